@@ -46,6 +46,7 @@ testenv: ## Build etcd, kube-apiserver, kube-scheduler and kube-controller-manag
 generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and CRDs.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./pkg/apis/...
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:dir=config/crd/bases
+	go run ./hack/crdpatch config/crd/bases/karpenter.sh_nodepools.yaml
 
 .PHONY: tidy
 tidy: ## Tidy the product and tools modules.

@@ -1,6 +1,7 @@
 package apis_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -91,7 +92,8 @@ func TestValidManifestsApply(t *testing.T) {
 	applied := map[string]int{}
 	for file, objects := range sets {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			ctx := t.Context()
+			// Cleanups run after t.Context() is cancelled; they delete with a live context.
+			ctx := context.WithoutCancel(t.Context())
 			for _, obj := range objects {
 				if err := env.Client.Create(ctx, obj); err != nil {
 					t.Errorf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
@@ -122,7 +124,7 @@ func TestValidManifestsApply(t *testing.T) {
 
 // TestDefaults checks the defaults an operator relies on when a field is left out.
 func TestDefaults(t *testing.T) {
-	ctx := t.Context()
+	ctx := context.WithoutCancel(t.Context())
 	nodePool := &v1.NodePool{
 		ObjectMeta: metav1.ObjectMeta{Name: "defaults"},
 		Spec: v1.NodePoolSpec{Template: v1.NodeClaimTemplate{Spec: v1.NodeClaimTemplateSpec{
@@ -265,7 +267,7 @@ func TestInvalidUpdatesRejected(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.Name, func(t *testing.T) {
-			ctx := t.Context()
+			ctx := context.WithoutCancel(t.Context())
 			before := &unstructured.Unstructured{Object: tc.Before}
 			if err := env.Client.Create(ctx, before); err != nil {
 				t.Fatalf("creating the valid starting object: %v", err)
@@ -281,7 +283,7 @@ func TestInvalidUpdatesRejected(t *testing.T) {
 // TestKubectl checks what an operator sees with kubectl: the printer columns of the three kinds,
 // and the field documentation that kubectl explain prints.
 func TestKubectl(t *testing.T) {
-	ctx := t.Context()
+	ctx := context.WithoutCancel(t.Context())
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := env.WriteKubeconfig(kubeconfig); err != nil {
 		t.Fatal(err)
@@ -356,4 +358,3 @@ func TestKubectl(t *testing.T) {
 		}
 	})
 }
-

@@ -14,11 +14,13 @@ type NodeClaimSpec struct {
 	// Taints the node registers with.
 	// +kubebuilder:validation:MaxItems=100
 	// +kubebuilder:validation:XValidation:rule="self.all(t, t.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])",message="taint effect must be one of NoSchedule, PreferNoSchedule or NoExecute"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, t.key.size() > 0 && t.key.size() <= 316)",message="taint keys must be 1 to 316 characters: an optional DNS prefix and '/', then a name (for example example.com/dedicated)"
 	// +optional
 	Taints []corev1.Taint `json:"taints,omitempty"`
 	// StartupTaints the node registers with and some agent removes when it is ready.
 	// +kubebuilder:validation:MaxItems=100
 	// +kubebuilder:validation:XValidation:rule="self.all(t, t.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])",message="taint effect must be one of NoSchedule, PreferNoSchedule or NoExecute"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, t.key.size() > 0 && t.key.size() <= 316)",message="taint keys must be 1 to 316 characters: an optional DNS prefix and '/', then a name (for example example.com/dedicated)"
 	// +optional
 	StartupTaints []corev1.Taint `json:"startupTaints,omitempty"`
 	// Requirements the launched instance must meet (instance types, zones, capacity types...).

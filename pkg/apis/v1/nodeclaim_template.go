@@ -26,16 +26,16 @@ const (
 // with the least number of distinct values that the launch decision must keep open (minValues),
 // for example at least 5 instance types so that spot capacity has room to choose.
 //
-// +kubebuilder:validation:XValidation:rule="self.operator in ['In', 'NotIn'] ? size(self.values) > 0 : true",messageExpression="'operator ' + self.operator + ' on key ' + self.key + ' needs at least one entry in values'"
-// +kubebuilder:validation:XValidation:rule="self.operator in ['Exists', 'DoesNotExist'] ? size(self.values) == 0 : true",messageExpression="'operator ' + self.operator + ' on key ' + self.key + ' takes no values: remove values, or use In or NotIn'"
-// +kubebuilder:validation:XValidation:rule="self.operator in ['Gt', 'Lt', 'Gte', 'Lte'] ? (size(self.values) == 1 && self.values[0].matches('^[0-9]{1,18}$')) : true",messageExpression="'operator ' + self.operator + ' on key ' + self.key + ' takes exactly one non-negative integer value, for example values: [\"5\"]'"
-// +kubebuilder:validation:XValidation:rule="self.operator == 'In' && has(self.minValues) ? size(self.values) >= self.minValues : true",messageExpression="'minValues on key ' + self.key + ' is larger than the number of values listed for operator In: list at least ' + string(self.minValues) + ' values or lower minValues'"
+// +kubebuilder:validation:XValidation:rule="self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : true",messageExpression="'operator ' + self.operator + ' on key ' + self.key + ' needs at least one entry in values'"
+// +kubebuilder:validation:XValidation:rule="self.operator in ['Exists', 'DoesNotExist'] ? (!has(self.values) || size(self.values) == 0) : true",messageExpression="'operator ' + self.operator + ' on key ' + self.key + ' takes no values: remove values, or use In or NotIn'"
+// +kubebuilder:validation:XValidation:rule="self.operator in ['Gt', 'Lt', 'Gte', 'Lte'] ? (has(self.values) && size(self.values) == 1 && self.values[0].matches('^[0-9]{1,18}$')) : true",messageExpression="'operator ' + self.operator + ' on key ' + self.key + ' takes exactly one non-negative integer value, for example values: [\"5\"]'"
+// +kubebuilder:validation:XValidation:rule="self.operator == 'In' && has(self.minValues) ? (has(self.values) && size(self.values) >= self.minValues) : true",messageExpression="'minValues on key ' + self.key + ' is larger than the number of values listed for operator In: list at least minValues values or lower minValues'"
 // +kubebuilder:validation:XValidation:rule="self.operator == 'DoesNotExist' ? !has(self.minValues) : true",messageExpression="'minValues on key ' + self.key + ' cannot be used with operator DoesNotExist: remove minValues'"
 // +kubebuilder:validation:XValidation:rule="self.key != 'kubernetes.io/hostname'",message="key kubernetes.io/hostname is restricted: a hostname is not known before launch; use a topology spread or anti-affinity on the pods instead"
 // +kubebuilder:validation:XValidation:rule="self.key.startsWith('karpenter.sh/') ? self.key in ['karpenter.sh/capacity-type', 'karpenter.sh/nodepool'] : true",messageExpression="'key ' + self.key + ' is in the restricted domain karpenter.sh: only karpenter.sh/capacity-type and karpenter.sh/nodepool may be used; use a label of your own domain'"
 // +kubebuilder:validation:XValidation:rule="self.key.startsWith('karpenter.k8s.aws/') ? (self.key.startsWith('karpenter.k8s.aws/instance-') || self.key in ['karpenter.k8s.aws/capacity-reservation-id', 'karpenter.k8s.aws/capacity-reservation-type']) : true",messageExpression="'key ' + self.key + ' is in the restricted domain karpenter.k8s.aws: only the well-known karpenter.k8s.aws/instance-* labels may be used; use a label of your own domain'"
-// +kubebuilder:validation:XValidation:rule="self.key.find('^[^/]+/') == '' || !self.key.find('^[^/]+').endsWith('kubernetes.io') || self.key in ['topology.kubernetes.io/zone', 'topology.kubernetes.io/region', 'kubernetes.io/arch', 'kubernetes.io/os', 'beta.kubernetes.io/arch', 'beta.kubernetes.io/os', 'beta.kubernetes.io/instance-type', 'failure-domain.beta.kubernetes.io/zone', 'failure-domain.beta.kubernetes.io/region'] || self.key.find('^[^/]+').endsWith('node.kubernetes.io') || self.key.find('^[^/]+').endsWith('node-restriction.kubernetes.io')",messageExpression="'key ' + self.key + ' is in the restricted domain kubernetes.io: use a well-known label such as topology.kubernetes.io/zone, kubernetes.io/arch or node.kubernetes.io/instance-type, or a label of your own domain'"
-// +kubebuilder:validation:XValidation:rule="self.key.find('^[^/]+/') == '' || !self.key.find('^[^/]+').endsWith('k8s.io') || self.key.find('^[^/]+').endsWith('kops.k8s.io')",messageExpression="'key ' + self.key + ' is in the restricted domain k8s.io: use a label of your own domain'"
+// +kubebuilder:validation:XValidation:rule="!self.key.contains('/') || !self.key.find('^[^/]+').endsWith('kubernetes.io') || self.key in ['topology.kubernetes.io/zone', 'topology.kubernetes.io/region', 'kubernetes.io/arch', 'kubernetes.io/os', 'beta.kubernetes.io/arch', 'beta.kubernetes.io/os', 'beta.kubernetes.io/instance-type', 'failure-domain.beta.kubernetes.io/zone', 'failure-domain.beta.kubernetes.io/region'] || self.key.find('^[^/]+').endsWith('node.kubernetes.io') || self.key.find('^[^/]+').endsWith('node-restriction.kubernetes.io')",messageExpression="'key ' + self.key + ' is in the restricted domain kubernetes.io: use a well-known label such as topology.kubernetes.io/zone, kubernetes.io/arch or node.kubernetes.io/instance-type, or a label of your own domain'"
+// +kubebuilder:validation:XValidation:rule="!self.key.contains('/') || !self.key.find('^[^/]+').endsWith('k8s.io') || self.key.find('^[^/]+').endsWith('kops.k8s.io')",messageExpression="'key ' + self.key + ' is in the restricted domain k8s.io: use a label of your own domain'"
 type NodeSelectorRequirementWithMinValues struct {
 	// Key is the node label the requirement is on.
 	// +kubebuilder:validation:MaxLength=316
@@ -95,16 +95,17 @@ type NodeClaimTemplate struct {
 type ObjectMeta struct {
 	// Labels put on every node of the NodePool, which pods may select with nodeSelector or node
 	// affinity. Labels in the kubernetes.io, k8s.io, karpenter.sh and karpenter.k8s.aws domains
-	// are reserved for the well-known labels that Joiner or the kubelet set.
+	// are reserved for the well-known labels that Joiner or the kubelet set. Values follow the
+	// Kubernetes label syntax, at most 63 characters (that schema rule is added by hack/crdpatch:
+	// markers cannot reach the values of a map).
 	// +kubebuilder:validation:MaxProperties=100
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 316 && k.matches('^(([a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?(\\\\.[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?)*)/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$'))",message="label keys must be qualified names: an optional DNS prefix and '/', then up to 63 letters, digits, '-', '_' or '.' (for example example.com/team)"
-	// +kubebuilder:validation:XValidation:rule="self.all(k, self[k].size() <= 63 && self[k].matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'))",message="label values must be at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k != 'karpenter.sh/nodepool')",message="label karpenter.sh/nodepool is restricted: Joiner sets it to the NodePool's name; remove it"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k != 'kubernetes.io/hostname')",message="label kubernetes.io/hostname is restricted: the kubelet sets it; remove it"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('karpenter.sh/') || k == 'karpenter.sh/capacity-type')",message="labels in the karpenter.sh domain are restricted: Joiner sets them; use a label of your own domain (for example example.com/team)"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('karpenter.k8s.aws/'))",message="labels in the karpenter.k8s.aws domain are restricted: Joiner sets them from the instance type; select on them with requirements instead"
-	// +kubebuilder:validation:XValidation:rule="self.all(k, k.find('^[^/]+/') == '' || !k.find('^[^/]+').endsWith('kubernetes.io') || k in ['topology.kubernetes.io/zone', 'topology.kubernetes.io/region', 'kubernetes.io/arch', 'kubernetes.io/os', 'node.kubernetes.io/windows-build'] || k.find('^[^/]+').endsWith('node.kubernetes.io') || k.find('^[^/]+').endsWith('node-restriction.kubernetes.io'))",message="labels in the kubernetes.io domain are restricted: use requirements on well-known labels, or a label of your own domain (for example example.com/team)"
-	// +kubebuilder:validation:XValidation:rule="self.all(k, k.find('^[^/]+/') == '' || !k.find('^[^/]+').endsWith('k8s.io') || k.find('^[^/]+').endsWith('kops.k8s.io'))",message="labels in the k8s.io domain are restricted: use a label of your own domain (for example example.com/team)"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.contains('/') || !k.find('^[^/]+').endsWith('kubernetes.io') || k in ['topology.kubernetes.io/zone', 'topology.kubernetes.io/region', 'kubernetes.io/arch', 'kubernetes.io/os', 'node.kubernetes.io/windows-build'] || k.find('^[^/]+').endsWith('node.kubernetes.io') || k.find('^[^/]+').endsWith('node-restriction.kubernetes.io'))",message="labels in the kubernetes.io domain are restricted: use requirements on well-known labels, or a label of your own domain (for example example.com/team)"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.contains('/') || !k.find('^[^/]+').endsWith('k8s.io') || k.find('^[^/]+').endsWith('kops.k8s.io'))",message="labels in the k8s.io domain are restricted: use a label of your own domain (for example example.com/team)"
 	// +optional
 	Labels map[string]string `json:"labels,omitempty"`
 	// Annotations put on every NodeClaim and its Node.
@@ -119,6 +120,7 @@ type NodeClaimTemplateSpec struct {
 	// +kubebuilder:validation:MaxItems=100
 	// +kubebuilder:validation:XValidation:rule="self.all(t, t.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])",message="taint effect must be one of NoSchedule, PreferNoSchedule or NoExecute"
 	// +kubebuilder:validation:XValidation:rule="self.all(t, t.key != 'karpenter.sh/unregistered')",message="taint karpenter.sh/unregistered is added and removed by Joiner itself: remove it from taints"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, t.key.size() > 0 && t.key.size() <= 316)",message="taint keys must be 1 to 316 characters: an optional DNS prefix and '/', then a name (for example example.com/dedicated)"
 	// +optional
 	Taints []corev1.Taint `json:"taints,omitempty"`
 	// StartupTaints are taints a node starts with that some agent (a CNI such as Cilium, a GPU
@@ -127,6 +129,7 @@ type NodeClaimTemplateSpec struct {
 	// +kubebuilder:validation:MaxItems=100
 	// +kubebuilder:validation:XValidation:rule="self.all(t, t.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])",message="taint effect must be one of NoSchedule, PreferNoSchedule or NoExecute"
 	// +kubebuilder:validation:XValidation:rule="self.all(t, t.key != 'karpenter.sh/unregistered')",message="taint karpenter.sh/unregistered is added and removed by Joiner itself: remove it from startupTaints"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, t.key.size() > 0 && t.key.size() <= 316)",message="taint keys must be 1 to 316 characters: an optional DNS prefix and '/', then a name (for example example.com/dedicated)"
 	// +optional
 	StartupTaints []corev1.Taint `json:"startupTaints,omitempty"`
 	// Requirements narrow the instance types, zones, capacity types and architectures a node may
