@@ -143,7 +143,11 @@ func (s *Stack) applySamples(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("applying sample %s %s, %w", obj.GetKind(), obj.GetName(), err)
 			}
-			fmt.Fprintf(s.out, "Applied %s %s\n", obj.GetKind(), client.ObjectKeyFromObject(obj))
+			name := obj.GetName()
+			if ns := obj.GetNamespace(); ns != "" {
+				name = ns + "/" + name
+			}
+			fmt.Fprintf(s.out, "Applied %s %s\n", obj.GetKind(), name)
 		}
 	}
 	return nil
