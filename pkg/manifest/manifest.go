@@ -1,5 +1,7 @@
 // Package manifest reads Kubernetes manifests: multi-document YAML or JSON, as operators write
-// them for kubectl apply. It decodes into unstructured objects and leaves typing to the caller.
+// them for kubectl apply. Decode gives unstructured documents; ObjectsFrom types the ones a
+// scheduling decision needs and expands workload controllers into the pods they would create.
+// It talks to no cluster.
 package manifest
 
 import (

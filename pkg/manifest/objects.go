@@ -1,0 +1,143 @@
+package manifest
+
+import (
+	"fmt"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+)
+
+// Objects are the manifests that matter to a scheduling decision, typed, with workload
+// controllers expanded into the pods they would create.
+type Objects struct {
+	NodePools   []*v1.NodePool
+	NodeClasses []*awsv1.EC2NodeClass
+	// Pods are the bare Pods of the manifests followed by the pods that their Deployments,
+	// ReplicaSets, StatefulSets and Jobs would create, in manifest order.
+	Pods []*corev1.Pod
+	// DaemonSets run a pod on every node, so their requests are overhead on any new node.
+	DaemonSets []*appsv1.DaemonSet
+	// Nodes are existing capacity.
+	Nodes []*corev1.Node
+	// Ignored are the documents of other kinds (Services, ConfigMaps...), for the caller to
+	// mention.
+	Ignored []*unstructured.Unstructured
+}
+
+// ObjectsFrom types the decoded documents. A document of a known kind with a field its type does
+// not have is an error naming the document and field, as kubectl's strict validation would be.
+func ObjectsFrom(docs []*unstructured.Unstructured) (*Objects, error) {
+	out := &Objects{}
+	for _, doc := range docs {
+		if err := out.add(doc); err != nil {
+			return nil, fmt.Errorf("reading %s %s, %w", doc.GetKind(), doc.GetName(), err)
+		}
+	}
+	return out, nil
+}
+
+func (o *Objects) add(doc *unstructured.Unstructured) error {
+	switch gk := doc.GroupVersionKind().GroupKind(); gk {
+	case v1.SchemeGroupVersion.WithKind("NodePool").GroupKind():
+		return typed(doc, &v1.NodePool{}, func(np *v1.NodePool) { o.NodePools = append(o.NodePools, np) })
+	case awsv1.SchemeGroupVersion.WithKind("EC2NodeClass").GroupKind():
+		return typed(doc, &awsv1.EC2NodeClass{}, func(nc *awsv1.EC2NodeClass) { o.NodeClasses = append(o.NodeClasses, nc) })
+	case schema.GroupKind{Kind: "Pod"}:
+		return typed(doc, &corev1.Pod{}, func(p *corev1.Pod) { o.Pods = append(o.Pods, defaultNamespace(p)) })
+	case schema.GroupKind{Kind: "Node"}:
+		return typed(doc, &corev1.Node{}, func(n *corev1.Node) { o.Nodes = append(o.Nodes, n) })
+	case schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
+		return typed(doc, &appsv1.DaemonSet{}, func(ds *appsv1.DaemonSet) { o.DaemonSets = append(o.DaemonSets, ds) })
+	case schema.GroupKind{Group: "apps", Kind: "Deployment"}:
+		return typed(doc, &appsv1.Deployment{}, func(d *appsv1.Deployment) {
+			o.Pods = append(o.Pods, expand(d.ObjectMeta, d.Spec.Template, replicas(d.Spec.Replicas))...)
+		})
+	case schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}:
+		return typed(doc, &appsv1.ReplicaSet{}, func(rs *appsv1.ReplicaSet) {
+			o.Pods = append(o.Pods, expand(rs.ObjectMeta, rs.Spec.Template, replicas(rs.Spec.Replicas))...)
+		})
+	case schema.GroupKind{Group: "apps", Kind: "StatefulSet"}:
+		return typed(doc, &appsv1.StatefulSet{}, func(ss *appsv1.StatefulSet) {
+			pods := expand(ss.ObjectMeta, ss.Spec.Template, replicas(ss.Spec.Replicas))
+			for _, p := range pods {
+				// The StatefulSet controller labels each pod with its own name, which
+				// anti-affinity and spread rules may select on.
+				p.Labels[appsv1.StatefulSetPodNameLabel] = p.Name
+			}
+			o.Pods = append(o.Pods, pods...)
+		})
+	case schema.GroupKind{Group: "batch", Kind: "Job"}:
+		return typed(doc, &batchv1.Job{}, func(j *batchv1.Job) {
+			o.Pods = append(o.Pods, expand(j.ObjectMeta, j.Spec.Template, jobPods(j.Spec))...)
+		})
+	default:
+		o.Ignored = append(o.Ignored, doc)
+		return nil
+	}
+}
+
+// typed converts doc strictly into obj and hands it to keep.
+func typed[T kruntime.Object](doc *unstructured.Unstructured, obj T, keep func(T)) error {
+	if err := kruntime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(doc.Object, obj, true); err != nil {
+		return err
+	}
+	keep(obj)
+	return nil
+}
+
+func replicas(r *int32) int {
+	if r == nil {
+		return 1 // the API server's default
+	}
+	return int(*r)
+}
+
+// jobPods is how many pods a Job runs at once: parallelism (default 1), capped by completions.
+func jobPods(spec batchv1.JobSpec) int {
+	n := replicas(spec.Parallelism)
+	if spec.Completions != nil && int(*spec.Completions) < n {
+		n = int(*spec.Completions)
+	}
+	return n
+}
+
+// expand returns the pending pods a controller would create from its template, named
+// <owner>-<i>: the StatefulSet scheme, and a stable stand-in for the random suffixes of the others.
+func expand(owner metav1.ObjectMeta, template corev1.PodTemplateSpec, count int) []*corev1.Pod {
+	namespace := owner.Namespace
+	if namespace == "" {
+		namespace = metav1.NamespaceDefault
+	}
+	pods := make([]*corev1.Pod, 0, count)
+	for i := range count {
+		pod := &corev1.Pod{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+			ObjectMeta: *template.ObjectMeta.DeepCopy(),
+			Spec:       *template.Spec.DeepCopy(),
+			Status:     corev1.PodStatus{Phase: corev1.PodPending},
+		}
+		pod.Name = owner.Name + "-" + strconv.Itoa(i)
+		pod.Namespace = namespace
+		if pod.Labels == nil {
+			pod.Labels = map[string]string{}
+		}
+		pods = append(pods, pod)
+	}
+	return pods
+}
+
+func defaultNamespace(p *corev1.Pod) *corev1.Pod {
+	if p.Namespace == "" {
+		p.Namespace = metav1.NamespaceDefault
+	}
+	return p
+}
