@@ -112,12 +112,12 @@ func TestObjectsFrom(t *testing.T) {
 }
 
 func TestObjectsFromUnknownField(t *testing.T) {
-	docs, err := Decode(strings.NewReader("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: np}\nspec: {tempalte: {}}\n"))
+	docs, err := Decode(strings.NewReader("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: np}\nspec: {templateSpec: {}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = ObjectsFrom(docs)
-	if err == nil || !strings.Contains(err.Error(), "NodePool np") || !strings.Contains(err.Error(), "tempalte") {
-		t.Fatalf("ObjectsFrom() error = %v, want one naming NodePool np and the field tempalte", err)
+	if err == nil || !strings.Contains(err.Error(), "NodePool np") || !strings.Contains(err.Error(), "templateSpec") {
+		t.Fatalf("ObjectsFrom() error = %v, want one naming NodePool np and the field templateSpec", err)
 	}
 }
