@@ -1,0 +1,203 @@
+package boot
+
+import (
+	"encoding/base64"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/joinerhq/joiner/awsemu/boot/shell"
+)
+
+// bootstrapPath is where AL2 EKS AMIs keep their bootstrap script.
+const bootstrapPath = "/etc/eks/bootstrap.sh"
+
+// al2Options are bootstrap.sh's options that take a value, and the variable each sets. Every
+// one is a "--name value" pair consumed with shift 2; nothing else is an option.
+var al2Options = map[string]string{
+	"--use-max-pods":            "USE_MAX_PODS",
+	"--b64-cluster-ca":          "B64_CLUSTER_CA",
+	"--apiserver-endpoint":      "APISERVER_ENDPOINT",
+	"--kubelet-extra-args":      "KUBELET_EXTRA_ARGS",
+	"--enable-docker-bridge":    "ENABLE_DOCKER_BRIDGE",
+	"--aws-api-retry-attempts":  "API_RETRY_ATTEMPTS",
+	"--docker-config-json":      "DOCKER_CONFIG_JSON",
+	"--containerd-config-file":  "CONTAINERD_CONFIG_FILE",
+	"--pause-container-account": "PAUSE_CONTAINER_ACCOUNT",
+	"--pause-container-version": "PAUSE_CONTAINER_VERSION",
+	"--dns-cluster-ip":          "DNS_CLUSTER_IP",
+	"--container-runtime":       "CONTAINER_RUNTIME",
+	"--ip-family":               "IP_FAMILY",
+	"--service-ipv6-cidr":       "SERVICE_IPV6_CIDR",
+	"--enable-local-outpost":    "ENABLE_LOCAL_OUTPOST",
+	"--cluster-id":              "CLUSTER_ID",
+	"--mount-bpf-fs":            "MOUNT_BPF_FS",
+	"--local-disks":             "LOCAL_DISKS",
+}
+
+// interpretAL2 runs the userData's scripts and models every /etc/eks/bootstrap.sh call in them.
+// The last bootstrap.sh call that succeeded configures the kubelet.
+func interpretAL2(in Instance, c Cluster) (*kubeletLaunch, *BootError) {
+	return runBootstrapScripts(in, func(cmd shell.Command) (bool, *kubeletLaunch, *exitError) {
+		args, ok := invocation(cmd, "bootstrap.sh")
+		if !ok {
+			return false, nil, nil
+		}
+		launch, err := bootstrapAL2(args, cmd.Env, in, c)
+		return true, launch, err
+	})
+}
+
+// launcher recognises a command that starts a kubelet and models it.
+type launcher func(cmd shell.Command) (handled bool, launch *kubeletLaunch, err *exitError)
+
+// runBootstrapScripts runs the userData's shell scripts with launch recognising the commands
+// that start a kubelet.
+func runBootstrapScripts(in Instance, launch launcher) (*kubeletLaunch, *BootError) {
+	scripts, console, err := shellScripts(in.UserData)
+	if err != nil {
+		lines := []string{cloudInit + fmt.Sprintf("__init__.py[WARNING]: Failed reading user data: %v", err)}
+		return nil, bootErrorf(ReasonUserDataInvalid, lines, "userData is not valid MIME: %v", err)
+	}
+	var (
+		last         *kubeletLaunch
+		tried        bool
+		lastErr      string
+		scriptFailed bool
+	)
+	for _, s := range scripts {
+		lines, failed := runScript(s, func(cmd shell.Command) (bool, []string, *exitError) {
+			handled, l, err := launch(cmd)
+			if !handled {
+				return false, nil, nil
+			}
+			tried = true
+			if err != nil {
+				lastErr = strings.Join(err.console, "; ")
+				return true, err.console, err
+			}
+			last = l
+			return true, l.console, nil
+		})
+		console = append(console, lines...)
+		scriptFailed = scriptFailed || failed
+	}
+	switch {
+	case last != nil:
+		last.console = console
+		return last, nil
+	case tried:
+		return nil, bootErrorf(ReasonBootstrapFailed, console, "%s failed: %s", bootstrapPath, lastErr)
+	case scriptFailed:
+		return nil, bootErrorf(ReasonBootstrapFailed, console, "the userData script failed before it started a kubelet")
+	default:
+		console = append(console, cloudInit+"Cloud-init finished: no bootstrap command ran, kubelet.service was never started")
+		return nil, bootErrorf(ReasonNoBootstrap, console, "the userData never calls %s or starts a kubelet", bootstrapPath)
+	}
+}
+
+// bootstrapAL2 models one bootstrap.sh run: its option loop, its defaults, DescribeCluster when
+// the endpoint or CA is missing, the CA decode, and the kubelet drop-in it writes.
+func bootstrapAL2(args []string, env map[string]string, in Instance, c Cluster) (*kubeletLaunch, *exitError) {
+	vars := map[string]string{}
+	maps.Copy(vars, env) // bootstrap.sh reads ${VAR:-default}: exported variables are defaults
+	var positional []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "-h" || a == "--help" {
+			return nil, &exitError{status: 1, console: []string{"usage: " + bootstrapPath + " [options] <cluster-name>"}}
+		}
+		name, ok := al2Options[a]
+		if !ok {
+			positional = append(positional, a) // unknown option: saved as a positional argument
+			continue
+		}
+		if i+1 >= len(args) {
+			return nil, &exitError{status: 1, console: []string{bootstrapPath + ": $2: unbound variable"}}
+		}
+		i++
+		vars[name] = args[i]
+	}
+	launch := &kubeletLaunch{}
+	if len(positional) > 0 {
+		launch.reg.ClusterName = positional[0]
+		launch.reg.IgnoredArguments = positional[1:]
+	}
+	if launch.reg.ClusterName == "" {
+		return nil, &exitError{status: 1, console: []string{"CLUSTER_NAME is not defined"}}
+	}
+	var out []string
+	if ipf := strings.ToLower(vars["IP_FAMILY"]); ipf != "" && ipf != "ipv4" && ipf != "ipv6" {
+		return nil, &exitError{status: 1, console: []string{"Invalid IpFamily. Only ipv4 or ipv6 are allowed"}}
+	}
+	serviceCIDR := ""
+	if vars["B64_CLUSTER_CA"] == "" || vars["APISERVER_ENDPOINT"] == "" {
+		if launch.reg.ClusterName != c.Name {
+			return nil, &exitError{status: 255, console: []string{
+				"Waiter ClusterActive failed: Waiter encountered a terminal failure state: An error occurred (ResourceNotFoundException): No cluster found for name: " + launch.reg.ClusterName + ".",
+				"An error occurred (ResourceNotFoundException) when calling the DescribeCluster operation: No cluster found for name: " + launch.reg.ClusterName + ".",
+			}}
+		}
+		vars["B64_CLUSTER_CA"], vars["APISERVER_ENDPOINT"], serviceCIDR = c.CertificateAuthority, c.Endpoint, c.ServiceCIDR
+	}
+	ca, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(vars["B64_CLUSTER_CA"]), ""))
+	if err != nil {
+		return nil, &exitError{status: 1, console: append(out, "base64: invalid input")}
+	}
+	launch.reg.CertificateAuthority = string(ca)
+	launch.reg.APIServerEndpoint = vars["APISERVER_ENDPOINT"]
+
+	dns := vars["DNS_CLUSTER_IP"]
+	if dns == "" {
+		if ip, ok := dnsIPFromCIDR(serviceCIDR); ok {
+			dns = ip
+		} else {
+			dns = defaultDNSForVPC(in.VPCCIDR)
+		}
+	}
+	launch.config.ClusterDNS = []string{dns}
+	if useMaxPods := vars["USE_MAX_PODS"]; (useMaxPods == "" || useMaxPods == "true") && in.ENIMaxPods > 0 {
+		launch.config.MaxPods = in.ENIMaxPods
+	}
+	if v := c.KubernetesVersion; v != "" {
+		out = append(out, "Using kubelet version "+v)
+	}
+	out = append(out, "Using containerd as the container runtime")
+
+	// bootstrap.sh writes Environment='KUBELET_EXTRA_ARGS=$KUBELET_EXTRA_ARGS' into a drop-in;
+	// systemd unquotes the assignment, then splits the unbraced $KUBELET_EXTRA_ARGS in
+	// ExecStart into words, honouring and removing quotes.
+	extra := vars["KUBELET_EXTRA_ARGS"]
+	if extra != "" {
+		extra = systemdEnvironment("'KUBELET_EXTRA_ARGS="+extra+"'", "KUBELET_EXTRA_ARGS", &out)
+	}
+	words, _ := shell.SplitSystemd(extra, true)
+	launch.args = words
+	out = append(out, "Created symlink from /etc/systemd/system/multi-user.target.wants/kubelet.service to /etc/systemd/system/kubelet.service.")
+	launch.console = out
+	return launch, nil
+}
+
+// systemdEnvironment reads an Environment= value as systemd does and returns the value it gives
+// name. Words that are not NAME=VALUE are ignored with systemd's warning; an unterminated quote
+// makes systemd ignore the whole line.
+func systemdEnvironment(value, name string, console *[]string) string {
+	const dropIn = "/etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf:2"
+	words, err := shell.SplitSystemd(value, false)
+	if err != nil {
+		*console = append(*console, systemd+fmt.Sprintf("%s: Invalid syntax, ignoring: Environment=%s", dropIn, value))
+		return ""
+	}
+	result := ""
+	for _, w := range words {
+		k, v, ok := strings.Cut(w, "=")
+		if !ok || k == "" {
+			*console = append(*console, systemd+fmt.Sprintf("%s: Invalid environment assignment, ignoring: %s", dropIn, w))
+			continue
+		}
+		if k == name {
+			result = v
+		}
+	}
+	return result
+}
