@@ -96,27 +96,50 @@ func runBootstrapScripts(in Instance, launch launcher) (*kubeletLaunch, *BootErr
 	}
 }
 
-// bootstrapAL2 models one bootstrap.sh run: its option loop, its defaults, DescribeCluster when
-// the endpoint or CA is missing, the CA decode, and the kubelet drop-in it writes.
-func bootstrapAL2(args []string, env map[string]string, in Instance, c Cluster) (*kubeletLaunch, *exitError) {
+// parseBootstrapArgs is bootstrap.sh's option loop: a known option takes the next word as its
+// value (shift 2), anything else is saved as a positional argument. Exported variables are the
+// defaults (bootstrap.sh reads ${VAR:-default}).
+func parseBootstrapArgs(args []string, env map[string]string) (map[string]string, []string, *exitError) {
 	vars := map[string]string{}
-	maps.Copy(vars, env) // bootstrap.sh reads ${VAR:-default}: exported variables are defaults
+	maps.Copy(vars, env)
 	var positional []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "-h" || a == "--help" {
-			return nil, &exitError{status: 1, console: []string{"usage: " + bootstrapPath + " [options] <cluster-name>"}}
+			return nil, nil, &exitError{status: 1, console: []string{"usage: " + bootstrapPath + " [options] <cluster-name>"}}
 		}
 		name, ok := al2Options[a]
 		if !ok {
-			positional = append(positional, a) // unknown option: saved as a positional argument
+			positional = append(positional, a)
 			continue
 		}
 		if i+1 >= len(args) {
-			return nil, &exitError{status: 1, console: []string{bootstrapPath + ": $2: unbound variable"}}
+			return nil, nil, &exitError{status: 1, console: []string{bootstrapPath + ": $2: unbound variable"}}
 		}
 		i++
 		vars[name] = args[i]
+	}
+	return vars, positional, nil
+}
+
+// bootstrapDNS is bootstrap.sh's cluster DNS IP: --dns-cluster-ip, else the tenth address of the
+// service CIDR DescribeCluster returned, else a default picked from the VPC CIDR.
+func bootstrapDNS(flag, serviceCIDR, vpcCIDR string) string {
+	if flag != "" {
+		return flag
+	}
+	if ip, ok := dnsIPFromCIDR(serviceCIDR); ok {
+		return ip
+	}
+	return defaultDNSForVPC(vpcCIDR)
+}
+
+// bootstrapAL2 models one bootstrap.sh run: its option loop, its defaults, DescribeCluster when
+// the endpoint or CA is missing, the CA decode, and the kubelet drop-in it writes.
+func bootstrapAL2(args []string, env map[string]string, in Instance, c Cluster) (*kubeletLaunch, *exitError) {
+	vars, positional, failure := parseBootstrapArgs(args, env)
+	if failure != nil {
+		return nil, failure
 	}
 	launch := &kubeletLaunch{}
 	if len(positional) > 0 {
@@ -147,15 +170,7 @@ func bootstrapAL2(args []string, env map[string]string, in Instance, c Cluster) 
 	launch.reg.CertificateAuthority = string(ca)
 	launch.reg.APIServerEndpoint = vars["APISERVER_ENDPOINT"]
 
-	dns := vars["DNS_CLUSTER_IP"]
-	if dns == "" {
-		if ip, ok := dnsIPFromCIDR(serviceCIDR); ok {
-			dns = ip
-		} else {
-			dns = defaultDNSForVPC(in.VPCCIDR)
-		}
-	}
-	launch.config.ClusterDNS = []string{dns}
+	launch.config.ClusterDNS = []string{bootstrapDNS(vars["DNS_CLUSTER_IP"], serviceCIDR, in.VPCCIDR)}
 	if useMaxPods := vars["USE_MAX_PODS"]; (useMaxPods == "" || useMaxPods == "true") && in.ENIMaxPods > 0 {
 		launch.config.MaxPods = in.ENIMaxPods
 	}

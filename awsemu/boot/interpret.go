@@ -1,6 +1,7 @@
 package boot
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net"
 	"strings"
@@ -67,4 +68,12 @@ func dnsIPFromCIDR(cidr string) (string, bool) {
 	}
 	v4 := ip.To4()
 	return fmt.Sprintf("%d.%d.%d.10", v4[0], v4[1], v4[2]), true
+}
+
+func decodeB64(s string) (string, error) {
+	b, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(s), ""))
+	if err != nil {
+		return "", fmt.Errorf("decoding base64, %w", err)
+	}
+	return string(b), nil
 }

@@ -195,9 +195,9 @@ func TestInterpretAL2(t *testing.T) {
 			wantLog:    "CLUSTER_NAME is not defined",
 		},
 		{
-			name:       "one-word option before the cluster name becomes the cluster name",
-			family:     "AL2",
-			userData:   al2Script(`/etc/eks/bootstrap.sh --kubelet-extra-args=--max-pods=20 demo --b64-cluster-ca $CA --apiserver-endpoint $URL`),
+			name:     "one-word option before the cluster name becomes the cluster name",
+			family:   "AL2",
+			userData: al2Script(`/etc/eks/bootstrap.sh --kubelet-extra-args=--max-pods=20 demo --b64-cluster-ca $CA --apiserver-endpoint $URL`),
 			want: al2Reg(func(r *KubeletRegistration) {
 				r.ClusterName = "--kubelet-extra-args=--max-pods=20"
 				r.IgnoredArguments = []string{"demo"}

@@ -109,7 +109,7 @@ func runScript(s script, handle commandHandler) ([]string, bool) {
 			break
 		}
 	}
-	if parseErr != nil && !(failed && errexit) {
+	if parseErr != nil && (!failed || !errexit) {
 		if se := (*shell.SyntaxError)(nil); errors.As(parseErr, &se) {
 			console = append(console,
 				cloudInit+fmt.Sprintf("%s: line %d: %s", s.name, se.StartLine, se.Msg),

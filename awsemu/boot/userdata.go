@@ -3,6 +3,7 @@ package boot
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -26,7 +27,7 @@ func splitMIME(userData []byte) (parts []part, ok bool, err error) {
 	}
 	r := textproto.NewReader(bufio.NewReader(bytes.NewReader(bytes.TrimLeft(userData, "\r\n\t "))))
 	header, err := r.ReadMIMEHeader()
-	if err != nil && err != io.EOF {
+	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, true, fmt.Errorf("reading MIME header, %w", err)
 	}
 	mediaType, params, err := mime.ParseMediaType(header.Get("Content-Type"))
@@ -43,7 +44,7 @@ func splitMIME(userData []byte) (parts []part, ok bool, err error) {
 	mr := multipart.NewReader(r.R, params["boundary"])
 	for {
 		p, err := mr.NextPart()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return parts, true, nil
 		}
 		if err != nil {

@@ -122,7 +122,7 @@ func (p *parser) looksLikeAssignment() bool {
 		if c == '=' {
 			return i > p.pos
 		}
-		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > p.pos && c >= '0' && c <= '9') {
+		if !isNameChar(c, i == p.pos) {
 			return false
 		}
 	}
@@ -260,25 +260,10 @@ func (p *parser) dollar(quoted bool) error {
 	case c == '(':
 		return p.substitution(begin)
 	case c == '{':
-		end := p.pos + 1
-		for end < len(p.src) && p.src[end] != '}' {
-			end++
-		}
-		if end >= len(p.src) {
-			return &SyntaxError{Line: p.line, StartLine: p.line, Msg: "unexpected EOF while looking for matching `}'"}
-		}
-		name := string(p.src[p.pos+1 : end])
-		p.pos = end + 1
-		if !isName(name) {
-			p.inWord = true
-			p.cur.WriteString(string(p.src[begin:p.pos]))
-			return nil
-		}
-		p.expand(name, quoted)
-	case c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z':
+		return p.braced(begin, quoted)
+	case isNameChar(c, true):
 		end := p.pos
-		for end < len(p.src) && (p.src[end] == '_' || p.src[end] >= 'A' && p.src[end] <= 'Z' ||
-			p.src[end] >= 'a' && p.src[end] <= 'z' || p.src[end] >= '0' && p.src[end] <= '9') {
+		for end < len(p.src) && isNameChar(p.src[end], false) {
 			end++
 		}
 		name := string(p.src[p.pos:end])
@@ -289,6 +274,26 @@ func (p *parser) dollar(quoted bool) error {
 		p.inWord = true
 		p.cur.WriteRune('$')
 	}
+	return nil
+}
+
+// braced expands ${NAME}; other ${...} forms are kept literally.
+func (p *parser) braced(begin int, quoted bool) error {
+	end := p.pos + 1
+	for end < len(p.src) && p.src[end] != '}' {
+		end++
+	}
+	if end >= len(p.src) {
+		return &SyntaxError{Line: p.line, StartLine: p.line, Msg: "unexpected EOF while looking for matching `}'"}
+	}
+	name := string(p.src[p.pos+1 : end])
+	p.pos = end + 1
+	if !isName(name) {
+		p.inWord = true
+		p.cur.WriteString(string(p.src[begin:p.pos]))
+		return nil
+	}
+	p.expand(name, quoted)
 	return nil
 }
 
@@ -386,9 +391,14 @@ func isName(s string) bool {
 		return false
 	}
 	for i, c := range s {
-		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+		if !isNameChar(c, i == 0) {
 			return false
 		}
 	}
 	return true
+}
+
+// isNameChar reports whether c may appear in a variable name (first: at its start).
+func isNameChar(c rune, first bool) bool {
+	return c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || !first && c >= '0' && c <= '9'
 }

@@ -241,16 +241,16 @@ func isBare(c byte) bool {
 }
 
 func (p *parser) value() (any, error) {
-	switch c := p.peek(); {
-	case c == '"':
+	switch p.peek() {
+	case '"':
 		return p.basicString()
-	case c == '\'':
+	case '\'':
 		return p.literalString()
-	case c == '[':
+	case '[':
 		return p.array()
-	case c == '{':
+	case '{':
 		return p.inlineTable()
-	case c == 0:
+	case 0:
 		return nil, p.errorf("expected a value, found end of document")
 	default:
 		return p.scalar()

@@ -1,0 +1,127 @@
+package boot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// APIServer is what a booting instance needs from the cluster: the aws-auth ConfigMap that
+// maps IAM roles, and the registration of its Node. Registrar implements it.
+type APIServer interface {
+	// AWSAuth returns kube-system/aws-auth's mapRoles and whether the ConfigMap exists. An error
+	// is a failure to read it; the caller retries.
+	AWSAuth(ctx context.Context) (mapRoles string, found bool, err error)
+	// RegisterNode creates node with its status, as a kubelet does. A Node of that name with
+	// the same providerID is adopted (the kubelet restarted); one with another providerID is an
+	// error. Other errors are the API server's; the caller retries.
+	RegisterNode(ctx context.Context, node *corev1.Node) error
+}
+
+var _ APIServer = (*Registrar)(nil)
+
+// ErrNodeGone is returned by Heartbeat when the Node was deleted. A kubelet does not
+// re-register a deleted Node until it restarts; neither does the Registrar.
+var ErrNodeGone = errors.New("node was deleted")
+
+// Registrar registers emulated kubelets' Nodes through a controller-runtime client and keeps
+// them Ready. It writes only what a kubelet writes: the Node on creation, then the status
+// conditions; it never touches labels, taints or other fields after creation, which belong to
+// controllers.
+type Registrar struct {
+	client client.Client
+	clock  clock.PassiveClock
+}
+
+// NewRegistrar returns a Registrar writing through c, stamping conditions with clk's time.
+// c should be a direct (uncached) client: a kubelet reads its own Node from the API server.
+func NewRegistrar(c client.Client, clk clock.PassiveClock) *Registrar {
+	return &Registrar{client: c, clock: clk}
+}
+
+// AWSAuth implements APIServer.
+func (r *Registrar) AWSAuth(ctx context.Context) (string, bool, error) {
+	cm := &corev1.ConfigMap{}
+	err := r.client.Get(ctx, types.NamespacedName{Namespace: metav1.NamespaceSystem, Name: "aws-auth"}, cm)
+	if apierrors.IsNotFound(err) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("reading kube-system/aws-auth, %w", err)
+	}
+	return cm.Data["mapRoles"], true, nil
+}
+
+// RegisterNode implements APIServer.
+func (r *Registrar) RegisterNode(ctx context.Context, node *corev1.Node) error {
+	status := node.Status
+	created := node.DeepCopy()
+	err := r.client.Create(ctx, created)
+	if apierrors.IsAlreadyExists(err) {
+		existing := &corev1.Node{}
+		if err := r.client.Get(ctx, client.ObjectKeyFromObject(node), existing); err != nil {
+			return fmt.Errorf("reading existing node %s, %w", node.Name, err)
+		}
+		if existing.Spec.ProviderID != node.Spec.ProviderID {
+			return fmt.Errorf("registering node %s, a node of that name belongs to %s", node.Name, existing.Spec.ProviderID)
+		}
+		created = existing
+	} else if err != nil {
+		return fmt.Errorf("creating node %s, %w", node.Name, err)
+	}
+	// The API server may drop status on create; write it through the status subresource.
+	created.Status = status
+	if err := r.client.Status().Update(ctx, created); err != nil {
+		return fmt.Errorf("writing status of node %s, %w", node.Name, err)
+	}
+	return nil
+}
+
+// Heartbeat posts a Ready status for the Node named name, as the kubelet does every few
+// seconds: every condition gets a fresh heartbeat, Ready is True and pressures are False. It
+// returns an error wrapping ErrNodeGone when the Node no longer exists. The caller decides how
+// often to call it.
+func (r *Registrar) Heartbeat(ctx context.Context, name string) error {
+	node := &corev1.Node{}
+	if err := r.client.Get(ctx, types.NamespacedName{Name: name}, node); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("posting status of node %s, %w", name, ErrNodeGone)
+		}
+		return fmt.Errorf("reading node %s, %w", name, err)
+	}
+	base := node.DeepCopy()
+	now := metav1.NewTime(r.clock.Now())
+	want := map[corev1.NodeConditionType]corev1.ConditionStatus{
+		corev1.NodeReady: corev1.ConditionTrue, corev1.NodeMemoryPressure: corev1.ConditionFalse,
+		corev1.NodeDiskPressure: corev1.ConditionFalse, corev1.NodePIDPressure: corev1.ConditionFalse,
+	}
+	seen := map[corev1.NodeConditionType]bool{}
+	for i := range node.Status.Conditions {
+		c := &node.Status.Conditions[i]
+		status, ours := want[c.Type]
+		if !ours {
+			continue
+		}
+		seen[c.Type] = true
+		if c.Status != status {
+			c.Status, c.LastTransitionTime = status, now
+		}
+		c.LastHeartbeatTime = now
+	}
+	for t, status := range want {
+		if !seen[t] {
+			node.Status.Conditions = append(node.Status.Conditions, corev1.NodeCondition{Type: t, Status: status, LastHeartbeatTime: now, LastTransitionTime: now})
+		}
+	}
+	if err := r.client.Status().Patch(ctx, node, client.StrategicMergeFrom(base)); err != nil {
+		return fmt.Errorf("posting status of node %s, %w", name, err)
+	}
+	return nil
+}
