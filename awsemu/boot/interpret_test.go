@@ -181,6 +181,13 @@ func TestInterpretAL2(t *testing.T) {
 			}),
 		},
 		{
+			name:       "set -u and an unset variable stop the script before bootstrap.sh",
+			family:     "AL2",
+			userData:   "#!/bin/bash\nset -euo pipefail\n/etc/eks/bootstrap.sh demo --b64-cluster-ca $CA --apiserver-endpoint " + testEndpoint + "\n",
+			wantReason: ReasonBootstrapFailed,
+			wantLog:    "line 3: CA: unbound variable",
+		},
+		{
 			name:       "unterminated quote: the script fails, no kubelet",
 			family:     "AL2",
 			userData:   al2Script(`/etc/eks/bootstrap.sh demo --b64-cluster-ca $CA --apiserver-endpoint $URL --kubelet-extra-args '--register-with-taints=karpenter.sh/unregistered:NoExecute`),

@@ -73,7 +73,8 @@ type commandHandler func(cmd shell.Command) (handled bool, console []string, err
 
 // runScript runs a script as bash would, as far as commands the handler models: commands run in
 // order; after a failing command the script stops if errexit is on (#!/bin/bash -e, set -e,
-// set -o errexit); a syntax error stops the script where bash stops reading it. It returns the
+// set -o errexit); with nounset on (set -u) a command expanding an unset variable stops it; a
+// syntax error stops the script where bash stops reading it. It returns the
 // console lines and whether the script exited non-zero.
 func runScript(s script, handle commandHandler) ([]string, bool) {
 	var console []string
@@ -82,34 +83,40 @@ func runScript(s script, handle commandHandler) ([]string, bool) {
 		return []string{cloudInit + fmt.Sprintf("util.py[WARNING]: Failed running %s [8]: [Errno 8] Exec format error", s.name)}, true
 	}
 	interp := strings.Fields(strings.TrimPrefix(shebang, "#!"))
-	errexit, xtrace := false, false
+	var o shellOptions
 	for _, f := range interp[1:] {
 		if strings.HasPrefix(f, "-") && !strings.HasPrefix(f, "--") {
-			errexit = errexit || strings.Contains(f, "e")
-			xtrace = xtrace || strings.Contains(f, "x")
+			o.set(f[1:], true)
 		}
 	}
 	cmds, parseErr := shell.Parse(s.body)
-	failed := false
+	failed, stopped := false, false
 	for _, cmd := range cmds {
 		if len(cmd.Words) == 0 {
 			continue
 		}
-		if xtrace {
+		if o.nounset && len(cmd.Unset) > 0 {
+			// An unset variable under set -u stops a non-interactive shell before the command.
+			console = append(console, cloudInit+fmt.Sprintf("%s: line %d: %s: unbound variable", s.name, cmd.Line, cmd.Unset[0]))
+			failed, stopped = true, true
+			break
+		}
+		if o.xtrace {
 			console = append(console, cloudInit+"+ "+traceWords(cmd.Words))
 		}
 		if cmd.Words[0] == "set" {
-			errexit, xtrace = applySet(cmd.Words[1:], errexit, xtrace)
+			o.apply(cmd.Words[1:])
 			continue
 		}
 		_, lines, err := handle(cmd)
 		console = append(console, prefixed(cloudInit, lines)...)
 		failed = err != nil
-		if err != nil && errexit {
+		if err != nil && o.errexit {
+			stopped = true
 			break
 		}
 	}
-	if parseErr != nil && (!failed || !errexit) {
+	if parseErr != nil && !stopped {
 		if se := (*shell.SyntaxError)(nil); errors.As(parseErr, &se) {
 			console = append(console,
 				cloudInit+fmt.Sprintf("%s: line %d: %s", s.name, se.StartLine, se.Msg),
@@ -125,31 +132,41 @@ func runScript(s script, handle commandHandler) ([]string, bool) {
 	return console, failed
 }
 
-func applySet(args []string, errexit, xtrace bool) (bool, bool) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		on := strings.HasPrefix(a, "-")
-		switch {
-		case a == "-o" || a == "+o":
-			if i+1 < len(args) {
-				i++
-				switch args[i] {
-				case "errexit":
-					errexit = on
-				case "xtrace":
-					xtrace = on
-				}
-			}
-		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
-			if strings.Contains(a, "e") {
-				errexit = on
-			}
-			if strings.Contains(a, "x") {
-				xtrace = on
-			}
+// shellOptions are the bash options that change how a script runs here.
+type shellOptions struct {
+	errexit, nounset, xtrace bool
+}
+
+// set turns the single-letter options in letters on or off.
+func (o *shellOptions) set(letters string, on bool) {
+	for _, l := range letters {
+		switch l {
+		case 'e':
+			o.errexit = on
+		case 'u':
+			o.nounset = on
+		case 'x':
+			o.xtrace = on
 		}
 	}
-	return errexit, xtrace
+}
+
+// apply runs the arguments of a set builtin: -eux, +e, -o errexit, +o nounset.
+func (o *shellOptions) apply(args []string) {
+	long := map[string]string{"errexit": "e", "nounset": "u", "xtrace": "x"}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "" || (a[0] != '-' && a[0] != '+') {
+			continue
+		}
+		on := a[0] == '-'
+		if a[1:] == "o" && i+1 < len(args) {
+			i++
+			o.set(long[args[i]], on)
+			continue
+		}
+		o.set(a[1:], on)
+	}
 }
 
 // traceWords renders words as bash's xtrace does: words needing it in single quotes.

@@ -18,6 +18,9 @@ type Command struct {
 	// Env is what the command sees in its environment: the variables exported so far plus its
 	// own Assignments.
 	Env map[string]string
+	// Unset are the variables the command expanded while they were unset (they expanded to
+	// nothing); under set -u the shell would have stopped at this command.
+	Unset []string
 }
 
 // SyntaxError is a script that the shell refuses to read past, such as an unterminated quote.
@@ -66,6 +69,7 @@ type parser struct {
 	inWord    bool
 	curAssign bool
 	begun     bool
+	unset     []string
 }
 
 func (p *parser) run() ([]Command, error) {
@@ -322,7 +326,10 @@ func (p *parser) substitution(begin int) error {
 }
 
 func (p *parser) expand(name string, quoted bool) {
-	value := p.vars[name]
+	value, set := p.vars[name]
+	if !set {
+		p.unset = append(p.unset, name)
+	}
 	if quoted || p.curAssign {
 		p.cur.WriteString(value)
 		return
@@ -354,9 +361,11 @@ func (p *parser) endWord() {
 func (p *parser) endCommand() {
 	p.endWord()
 	if len(p.words) == 0 {
+		p.unset = nil
 		return
 	}
-	cmd := Command{Line: p.cmdLine, Assignments: map[string]string{}}
+	cmd := Command{Line: p.cmdLine, Assignments: map[string]string{}, Unset: p.unset}
+	p.unset = nil
 	i := 0
 	for ; i < len(p.words) && p.assignOK[i]; i++ {
 		name, value, _ := strings.Cut(p.words[i], "=")

@@ -63,6 +63,16 @@ func TestParseEnvironment(t *testing.T) {
 	}
 }
 
+func TestParseUnset(t *testing.T) {
+	cmds, err := Parse("A=1\nrun $A $B \"${C}\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"B", "C"}, cmds[1].Unset); diff != "" {
+		t.Errorf("Unset (-want +got):\n%s", diff)
+	}
+}
+
 func TestParseSyntaxError(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -114,4 +124,20 @@ func TestSplitSystemd(t *testing.T) {
 			}
 		})
 	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{"a 'b' \"c $D\" ${E} $(f) `g`\n", "X=1\nexport Y=$X\n#c\n", "a \\\nb; c && d"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, script string) {
+		_, _ = Parse(script) // must not panic
+	})
+}
+
+func FuzzSplitSystemd(f *testing.F) {
+	f.Add(`'K=--a="b c"' d\ e`, true)
+	f.Fuzz(func(t *testing.T, s string, relax bool) {
+		_, _ = SplitSystemd(s, relax) // must not panic
+	})
 }

@@ -116,12 +116,14 @@ func (p *parser) header(root map[string]any) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, closing := range map[bool]string{false: "]", true: "]]"}[array] {
-		if p.peek() != byte(closing) {
-			return nil, p.errorf("expected %q to close the table header", map[bool]string{false: "]", true: "]]"}[array])
-		}
-		p.next()
+	closing := "]"
+	if array {
+		closing = "]]"
 	}
+	if !strings.HasPrefix(p.src[p.pos:], closing) {
+		return nil, p.errorf("expected %q to close the table header", closing)
+	}
+	p.pos += len(closing)
 	if err := p.endOfLine(); err != nil {
 		return nil, err
 	}
@@ -163,8 +165,11 @@ func (p *parser) walk(t map[string]any, keys []string) (map[string]any, error) {
 		case map[string]any:
 			t = v
 		case []any:
-			last, ok := v[len(v)-1].(map[string]any)
-			if len(v) == 0 || !ok {
+			var last map[string]any
+			if len(v) > 0 {
+				last, _ = v[len(v)-1].(map[string]any)
+			}
+			if last == nil {
 				return nil, p.errorf("key %q is an array of values, not tables", k)
 			}
 			t = last
@@ -371,6 +376,7 @@ func (p *parser) basicString() (string, error) {
 		case c == '"' && !multi:
 			return b.String(), nil
 		case c == '\n' && !multi:
+			p.line--
 			return "", p.errorf("unterminated string")
 		case c == '\\':
 			if err := p.escape(&b, multi); err != nil {

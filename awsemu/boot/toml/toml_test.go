@@ -89,7 +89,8 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{name: "unquoted string", doc: "a = 1\nb = hello\n", wantLine: 2},
 		{name: "duplicate key", doc: "a = 1\na = 2\n", wantLine: 2},
-		{name: "unterminated string", doc: "a = \"x\n", wantLine: 2},
+		{name: "unterminated string", doc: "a = \"x\n", wantLine: 1},
+		{name: "table under an empty array", doc: "a = []\n[a.b]\n", wantLine: 2},
 		{name: "table over value", doc: "a = 1\n[a]\n", wantLine: 2},
 		{name: "missing equals", doc: "[s]\nkey \"v\"\n", wantLine: 2},
 		{name: "float unsupported", doc: "a = 1.5\n", wantLine: 1},
@@ -109,4 +110,13 @@ func TestParseErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{"[a]\nb = 1\n", "a = [1, {b = 'c'}]\n", "[[x]]\n[x.y]\nz = \"\"\"\nq\"\"\"\n", "a = []\n[a.b]\n"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		_, _ = Parse(doc) // must not panic
+	})
 }
