@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
+
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 )
 
 // Input is one instance booting in one cluster.
@@ -58,10 +60,7 @@ func NewBooter(clk clock.PassiveClock, api APIServer) *Booter {
 // forwarded, are in the Outcome whatever happens.
 func (b *Booter) Boot(ctx context.Context, in Input) (out Outcome) {
 	inst, cl := in.Instance, in.Cluster
-	console := []string{
-		"Linux version 6.1 (mockbuild@amazon.com) #1 SMP",
-		fmt.Sprintf("Cloud-init v. 22.2.2 running 'modules:final' at %s.", b.clock.Now().UTC().Format(time.RFC1123Z)),
-	}
+	console := bootHeader(inst.AMIFamily, b.clock.Now())
 	defer func() { out.Console = b.stamp(inst, out.Console) }()
 
 	reg, lines, err := Interpret(inst, cl)
@@ -125,6 +124,17 @@ func (b *Booter) Boot(ctx context.Context, in Input) (out Outcome) {
 	klog(fmt.Sprintf("I1122 kubelet_node_status.go:78] \"Successfully registered node\" node=%q", node.Name))
 	out.Joined, out.Message, out.Console = true, d.Message, console
 	return out
+}
+
+// bootHeader is what the console shows before the bootstrap's own output.
+func bootHeader(family string, now time.Time) []string {
+	if family == awsv1.AMIFamilyBottlerocket {
+		return []string{"Linux version 6.1 (builder@buildkitsandbox) #1 SMP", systemd + "Welcome to Bottlerocket OS!"}
+	}
+	return []string{
+		"Linux version 6.1 (mockbuild@amazon.com) #1 SMP",
+		fmt.Sprintf("Cloud-init v. 22.2.2 running 'modules:final' at %s.", now.UTC().Format(time.RFC1123Z)),
+	}
 }
 
 // stamp prefixes console lines with the uptime, as the kernel console does.

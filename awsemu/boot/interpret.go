@@ -23,6 +23,8 @@ type kubeletLaunch struct {
 // kubelet starts, or the kubelet exits at startup, it returns a *BootError whose Console holds
 // every line printed, and no registration.
 //
+// The kubelet is taken to be of the cluster's Kubernetes version.
+//
 // Interpret checks nothing against the cluster beyond what the bootstrap itself does (AL2's
 // bootstrap.sh calls DescribeCluster when the endpoint or CA is missing): whether the kubelet
 // then reaches and is admitted by the API server is Boot's business.
@@ -48,7 +50,7 @@ func Interpret(in Instance, c Cluster) (*KubeletRegistration, []string, error) {
 	}
 	reg := launch.reg
 	console := launch.console
-	if kerr := applyKubelet(&reg, launch.config, launch.args); kerr != nil {
+	if kerr := applyKubelet(&reg, launch.config, launch.args, minorVersion(c.KubernetesVersion)); kerr != nil {
 		console = append(console,
 			kubeletP+fmt.Sprintf("E1122 command failed err=%q", kerr.Error()),
 			systemd+"kubelet.service: Main process exited, code=exited, status=1/FAILURE",

@@ -232,6 +232,21 @@ func TestInterpretAL2(t *testing.T) {
 			wantLog:    "unknown command extra",
 		},
 		{
+			name:       "a kubelet flag removed in 1.27 stops the kubelet",
+			family:     "AL2",
+			userData:   al2Script(`/etc/eks/bootstrap.sh demo --b64-cluster-ca $CA --apiserver-endpoint $URL --kubelet-extra-args '--container-runtime=remote --max-pods=20'`),
+			wantReason: ReasonKubeletFailed,
+			wantLog:    "unknown flag: --container-runtime",
+		},
+		{
+			name:     "unknown kubelet flags are kept",
+			family:   "AL2",
+			userData: al2Script(`/etc/eks/bootstrap.sh demo --b64-cluster-ca $CA --apiserver-endpoint $URL --kubelet-extra-args '--v=2 --image-gc-high-threshold 80 --register-node'`),
+			want: al2Reg(func(r *KubeletRegistration) {
+				r.ExtraFlags = []string{"--v=2", "--image-gc-high-threshold=80", "--register-node"}
+			}),
+		},
+		{
 			name:     "exported KUBELET_EXTRA_ARGS is bootstrap.sh's default",
 			family:   "AL2",
 			userData: al2Script("export KUBELET_EXTRA_ARGS='--register-with-taints=karpenter.sh/unregistered:NoExecute'\n/etc/eks/bootstrap.sh demo --b64-cluster-ca $CA --apiserver-endpoint $URL"),

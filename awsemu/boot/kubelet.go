@@ -21,8 +21,22 @@ type kubeletConfig struct {
 // kubeletBoolFlags are kubelet flags that take no separate value word.
 var kubeletBoolFlags = []string{
 	"register-node", "register-schedulable", "fail-swap-on", "exit-on-lock-contention",
-	"help", "version", "logtostderr", "alsologtostderr", "skip-headers", "enable-server",
-	"enable-debugging-handlers", "read-only-port", "seccomp-default", "rotate-certificates",
+	"help", "enable-server", "enable-debugging-handlers", "seccomp-default", "rotate-certificates",
+	"rotate-server-certificates", "protect-kernel-defaults", "cgroups-per-qos", "enable-controller-attach-detach",
+	"make-iptables-util-chains", "serialize-image-pulls", "logtostderr", "alsologtostderr", "skip-headers",
+}
+
+// kubeletRemovedFlags are flags that once worked in userData and that the kubelet of the given
+// minor version and later rejects as unknown, stopping at startup.
+var kubeletRemovedFlags = map[string]int{
+	// dockershim removal
+	"network-plugin": 24, "cni-bin-dir": 24, "cni-conf-dir": 24, "cni-cache-dir": 24,
+	"docker-endpoint": 24, "image-pull-progress-deadline": 24, "network-plugin-mtu": 24,
+	// klog flags removed from the components
+	"logtostderr": 26, "alsologtostderr": 26, "log-dir": 26, "log-file": 26, "log-file-max-size": 26,
+	"skip-headers": 26, "skip-log-headers": 26, "one-output": 26, "stderrthreshold": 26, "add-dir-header": 26,
+	// the only runtime left is remote
+	"container-runtime": 27,
 }
 
 // kubeletAllowedLabelPrefixes and kubeletAllowedLabels are the kubernetes.io / k8s.io labels a
@@ -42,9 +56,13 @@ var (
 // the whole list each time it appears, --node-labels adds to the labels each time (later keys
 // win). It returns the kubelet's own error message when the kubelet would exit at startup.
 //
+// Flags the kubelet of minor version kubeletMinor no longer has (kubeletRemovedFlags) stop it
+// as unknown flags; kubeletMinor 0 means unknown, and then no flag is refused.
+//
 // Approximation: a flag written "--name value" takes the next word as its value unless the flag
-// is a known boolean; the kubelet's full flag table is not modelled.
-func applyKubelet(reg *KubeletRegistration, cfg kubeletConfig, args []string) error {
+// is a known boolean; the kubelet's full flag table is not modelled, and other unknown flags are
+// accepted and kept in ExtraFlags.
+func applyKubelet(reg *KubeletRegistration, cfg kubeletConfig, args []string, kubeletMinor int) error {
 	reg.ClusterDNS = cfg.ClusterDNS
 	reg.MaxPods = cfg.MaxPods
 	reg.Taints = cfg.RegisterWithTaints
@@ -63,7 +81,11 @@ func applyKubelet(reg *KubeletRegistration, cfg kubeletConfig, args []string) er
 			return fmt.Errorf("unknown command %s", arg)
 		}
 		name, value, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
-		if !hasValue && !slices.Contains(kubeletBoolFlags, name) {
+		if removedIn, ok := kubeletRemovedFlags[name]; ok && kubeletMinor >= removedIn {
+			return fmt.Errorf("failed to parse kubelet flag: unknown flag: --%s", name)
+		}
+		isBool := !hasValue && slices.Contains(kubeletBoolFlags, name)
+		if !hasValue && !isBool {
 			if i+1 >= len(args) {
 				return fmt.Errorf("failed to parse kubelet flag: flag needs an argument: %s", arg)
 			}
@@ -73,7 +95,11 @@ func applyKubelet(reg *KubeletRegistration, cfg kubeletConfig, args []string) er
 		if err := applyKubeletFlag(reg, name, value); err != nil {
 			return fmt.Errorf("failed to parse kubelet flag: invalid argument %q for \"--%s\" flag: %w", value, name, err)
 		}
-		if !slices.Contains([]string{"node-labels", "register-with-taints", "max-pods", "cluster-dns"}, name) {
+		switch {
+		case slices.Contains([]string{"node-labels", "register-with-taints", "max-pods", "cluster-dns"}, name):
+		case isBool:
+			reg.ExtraFlags = append(reg.ExtraFlags, "--"+name)
+		default:
 			reg.ExtraFlags = append(reg.ExtraFlags, "--"+name+"="+value)
 		}
 	}
@@ -193,4 +219,17 @@ func parseTaint(spec string) (corev1.Taint, error) {
 // hasTaint reports whether taints holds one with key and effect.
 func hasTaint(taints []corev1.Taint, key string, effect corev1.TaintEffect) bool {
 	return slices.ContainsFunc(taints, func(t corev1.Taint) bool { return t.Key == key && t.Effect == effect })
+}
+
+// minorVersion reads the minor version of "1.33" or "v1.33.2-eks"; 0 when it cannot.
+func minorVersion(v string) int {
+	parts := strings.Split(strings.TrimPrefix(v, "v"), ".")
+	if len(parts) < 2 {
+		return 0
+	}
+	n, err := strconv.Atoi(parts[1])
+	if err != nil {
+		return 0
+	}
+	return n
 }
