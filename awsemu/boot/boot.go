@@ -63,7 +63,7 @@ func (b *Booter) Boot(ctx context.Context, in Input) (out Outcome) {
 	console := bootHeader(inst.AMIFamily, b.clock.Now())
 	defer func() { out.Console = b.stamp(inst, out.Console) }()
 
-	reg, lines, err := Interpret(inst, cl)
+	reg, lines, err := interpretAt(inst, cl, b.clock.Now())
 	console = append(console, lines...)
 	if err != nil {
 		out.Console = console
@@ -78,9 +78,11 @@ func (b *Booter) Boot(ctx context.Context, in Input) (out Outcome) {
 	out.Registration = reg
 	node := NodeFor(inst, reg, cl.KubernetesVersion, b.clock.Now())
 	out.Node = node
-	klog := func(msg string) { console = append(console, kubeletP+msg) }
+	klog := func(severity byte, source, msg string) {
+		console = append(console, kubeletP+klogLine(severity, b.clock.Now(), source, msg))
+	}
 	fail := func(reason string, retry bool, msg string) Outcome {
-		klog(fmt.Sprintf("E1122 kubelet_node_status.go:95] \"Unable to register node with API server\" err=%q node=%q", msg, node.Name))
+		klog('E', "kubelet_node_status.go:95", fmt.Sprintf("\"Unable to register node with API server\" err=%q node=%q", msg, node.Name))
 		out.Reason, out.Message, out.Retry, out.Console = reason, msg, retry, console
 		return out
 	}
@@ -93,7 +95,7 @@ func (b *Booter) Boot(ctx context.Context, in Input) (out Outcome) {
 		return fail(ReasonAPIServerUnreachable, false, fmt.Sprintf("Post \"%s/api/v1/nodes\": tls: failed to verify certificate: x509: certificate signed by unknown authority", cl.Endpoint))
 	}
 	if inst.RoleARN == "" {
-		klog("E1122 \"Failed to get token\" err=\"NoCredentialProviders: no valid providers in chain: the instance has no instance profile\"")
+		klog('E', "token.go:112", "\"Failed to get token\" err=\"NoCredentialProviders: no valid providers in chain: the instance has no instance profile\"")
 		return fail(ReasonUnauthorized, false, "Unauthorized")
 	}
 	if reg.ClusterName != cl.Name {
@@ -111,19 +113,25 @@ func (b *Booter) Boot(ctx context.Context, in Input) (out Outcome) {
 		AccessEntries: cl.AccessEntries, AuthenticationMode: cl.AuthenticationMode,
 	})
 	for _, w := range d.Warnings {
-		klog("W1122 " + w)
+		klog('W', "kubelet.go:1596", w)
 	}
 	if !d.Allowed {
 		return fail(d.Reason, true, d.Message)
 	}
-	klog(fmt.Sprintf("I1122 kubelet_node_status.go:75] \"Attempting to register node\" node=%q", node.Name))
+	klog('I', "kubelet_node_status.go:75", fmt.Sprintf("\"Attempting to register node\" node=%q", node.Name))
 	if err := b.api.RegisterNode(ctx, node); err != nil {
 		out.Err = err
 		return fail(ReasonAPIError, true, err.Error())
 	}
-	klog(fmt.Sprintf("I1122 kubelet_node_status.go:78] \"Successfully registered node\" node=%q", node.Name))
+	klog('I', "kubelet_node_status.go:78", fmt.Sprintf("\"Successfully registered node\" node=%q", node.Name))
 	out.Joined, out.Message, out.Console = true, d.Message, console
 	return out
+}
+
+// klogLine formats a kubelet log line as klog does: Lmmdd hh:mm:ss.uuuuuu pid file:line] msg.
+func klogLine(severity byte, now time.Time, source, msg string) string {
+	now = now.UTC()
+	return fmt.Sprintf("%c%02d%02d %s %7d %s] %s", severity, int(now.Month()), now.Day(), now.Format("15:04:05.000000"), 3127, source, msg)
 }
 
 // bootHeader is what the console shows before the bootstrap's own output.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 )
@@ -29,6 +30,11 @@ type kubeletLaunch struct {
 // bootstrap.sh calls DescribeCluster when the endpoint or CA is missing): whether the kubelet
 // then reaches and is admitted by the API server is Boot's business.
 func Interpret(in Instance, c Cluster) (*KubeletRegistration, []string, error) {
+	return interpretAt(in, c, in.LaunchTime)
+}
+
+// interpretAt is Interpret with the time stamped on the kubelet's log lines.
+func interpretAt(in Instance, c Cluster, now time.Time) (*KubeletRegistration, []string, error) {
 	var (
 		launch *kubeletLaunch
 		err    *BootError
@@ -52,7 +58,7 @@ func Interpret(in Instance, c Cluster) (*KubeletRegistration, []string, error) {
 	console := launch.console
 	if kerr := applyKubelet(&reg, launch.config, launch.args, minorVersion(c.KubernetesVersion)); kerr != nil {
 		console = append(console,
-			kubeletP+fmt.Sprintf("E1122 command failed err=%q", kerr.Error()),
+			kubeletP+klogLine('E', now, "run.go:72", fmt.Sprintf("\"command failed\" err=%q", kerr.Error())),
 			systemd+"kubelet.service: Main process exited, code=exited, status=1/FAILURE",
 			systemd+"kubelet.service: Failed with result 'exit-code'.")
 		return nil, console, bootErrorf(ReasonKubeletFailed, console, "the kubelet exited at startup: %v", kerr)
