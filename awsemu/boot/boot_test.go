@@ -341,3 +341,45 @@ func registeredTaints(n *corev1.Node) []corev1.Taint {
 	}
 	return out
 }
+
+func TestRegistrarRunPods(t *testing.T) {
+	setAWSAuth(t, nodeMapping())
+	out, clk, name := bootInstance(t, "AL2", al2Script(karpenterAL2Bootstrap), testCluster())
+	if !out.Joined {
+		t.Fatalf("Boot() = %s: %s, want joined", out.Reason, out.Message)
+	}
+	ctx := t.Context()
+	bound := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "inflate-bound"},
+		Spec:       corev1.PodSpec{NodeName: name, Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}}},
+	}
+	elsewhere := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "inflate-elsewhere"},
+		Spec:       corev1.PodSpec{NodeName: "other-node", Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}}},
+	}
+	for _, p := range []*corev1.Pod{bound, elsewhere} {
+		if err := apiClient().Create(ctx, p); err != nil {
+			t.Fatalf("creating pod: %v", err)
+		}
+	}
+	r := NewRegistrar(apiClient(), clk)
+	n, err := r.RunPods(ctx, name, "10.0.1.23")
+	if err != nil || n != 1 {
+		t.Fatalf("RunPods() = %d, %v, want 1 pod", n, err)
+	}
+	if n, err := r.RunPods(ctx, name, "10.0.1.23"); err != nil || n != 0 {
+		t.Errorf("second RunPods() = %d, %v, want nothing to do", n, err)
+	}
+	if err := apiClient().Get(ctx, client.ObjectKeyFromObject(bound), bound); err != nil {
+		t.Fatal(err)
+	}
+	if bound.Status.Phase != corev1.PodRunning || bound.Status.PodIP == "" || len(bound.Status.ContainerStatuses) != 1 || !bound.Status.ContainerStatuses[0].Ready {
+		t.Errorf("bound pod status = %+v, want Running with an IP and a ready container", bound.Status)
+	}
+	if err := apiClient().Get(ctx, client.ObjectKeyFromObject(elsewhere), elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	if elsewhere.Status.Phase == corev1.PodRunning {
+		t.Errorf("pod on another node was run")
+	}
+}

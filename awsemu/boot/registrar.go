@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -124,4 +127,69 @@ func (r *Registrar) Heartbeat(ctx context.Context, name string) error {
 		return fmt.Errorf("posting status of node %s, %w", name, err)
 	}
 	return nil
+}
+
+// RunPods reports the pods bound to the Node named nodeName as running, as the kubelet does once
+// their containers start: phase Running, a pod IP (the host's for hostNetwork pods, else one
+// derived from the pod's UID in the host's /16), the host IP, every container running and ready,
+// and the Initialized, ContainersReady and Ready conditions True. Pods already Running, finished
+// or being deleted are left alone. It returns how many pods it changed; on error, the pods
+// before the failing one are changed.
+//
+// Approximation: images are not pulled, probes and init containers are not run, and the
+// kubelet's admission checks (resources, taints) are not applied.
+func (r *Registrar) RunPods(ctx context.Context, nodeName, hostIP string) (int, error) {
+	pods := &corev1.PodList{}
+	if err := r.client.List(ctx, pods, client.MatchingFields{"spec.nodeName": nodeName}); err != nil {
+		return 0, fmt.Errorf("listing pods on node %s, %w", nodeName, err)
+	}
+	now := metav1.NewTime(r.clock.Now())
+	changed := 0
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodRunning ||
+			pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		base := pod.DeepCopy()
+		podIP := hostIP
+		if !pod.Spec.HostNetwork {
+			podIP = podIPFor(hostIP, string(pod.UID))
+		}
+		pod.Status.Phase = corev1.PodRunning
+		pod.Status.HostIP = hostIP
+		pod.Status.HostIPs = []corev1.HostIP{{IP: hostIP}}
+		pod.Status.PodIP = podIP
+		pod.Status.PodIPs = []corev1.PodIP{{IP: podIP}}
+		pod.Status.StartTime = &now
+		pod.Status.Conditions = nil
+		for _, t := range []corev1.PodConditionType{corev1.PodScheduled, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
+			pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: now})
+		}
+		pod.Status.ContainerStatuses = nil
+		for _, c := range pod.Spec.Containers {
+			pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{
+				Name: c.Name, Image: c.Image, ImageID: c.Image, Ready: true, Started: ptr.To(true),
+				ContainerID: "containerd://" + string(pod.UID) + "-" + c.Name,
+				State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+			})
+		}
+		if err := r.client.Status().Patch(ctx, pod, client.MergeFrom(base)); err != nil {
+			return changed, fmt.Errorf("reporting pod %s/%s running, %w", pod.Namespace, pod.Name, err)
+		}
+		changed++
+	}
+	return changed, nil
+}
+
+// podIPFor derives a stable pod IP in the host's /16 from the pod's UID.
+func podIPFor(hostIP, uid string) string {
+	parts := strings.Split(hostIP, ".")
+	if len(parts) != 4 {
+		return hostIP
+	}
+	h := fnv.New32a()
+	h.Write([]byte(uid))
+	sum := h.Sum32()
+	return fmt.Sprintf("%s.%s.%d.%d", parts[0], parts[1], sum>>8&0xff, sum&0xff|1)
 }

@@ -2,7 +2,6 @@ package boot
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,15 +41,6 @@ type Instance struct {
 	RootVolumeGiB int64
 	// LaunchTime is when the instance entered pending; console timestamps count from it.
 	LaunchTime time.Time
-}
-
-// AccountID returns the AWS account of the instance's role ARN, or empty.
-func (i Instance) AccountID() string {
-	parts := strings.Split(i.RoleARN, ":")
-	if len(parts) < 5 {
-		return ""
-	}
-	return parts[4]
 }
 
 // Cluster is what the EKS control plane would answer about itself.
