@@ -150,6 +150,9 @@ func bootstrapAL2(args []string, env map[string]string, in Instance, c Cluster) 
 		return nil, &exitError{status: 1, console: []string{"CLUSTER_NAME is not defined"}}
 	}
 	var out []string
+	if rt := vars["CONTAINER_RUNTIME"]; rt != "" && rt != "containerd" && rt != "dockerd" {
+		return nil, &exitError{status: 1, console: []string{"Container runtime " + rt + " is not supported."}}
+	}
 	if ipf := strings.ToLower(vars["IP_FAMILY"]); ipf != "" && ipf != "ipv4" && ipf != "ipv6" {
 		return nil, &exitError{status: 1, console: []string{"Invalid IpFamily. Only ipv4 or ipv6 are allowed"}}
 	}

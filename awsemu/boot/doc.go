@@ -12,7 +12,8 @@
 //     the cluster's EKS access entries ([Authorize]); an unmapped role is Unauthorized, a mapping
 //     without the node username or group is Forbidden.
 //  3. Build: [NodeFor] makes the corev1.Node a kubelet would create for the instance.
-//  4. Register: a [Registrar] creates it through a controller-runtime client and keeps it Ready.
+//  4. Register: a [Registrar] creates it through a controller-runtime client, keeps it Ready
+//     ([Registrar.Heartbeat]) and reports the pods bound to it Running ([Registrar.RunPods]).
 //
 // [Booter.Boot] runs the steps in order and returns an [Outcome] whose console lines are what
 // GetConsoleOutput shows.

@@ -149,6 +149,19 @@ func TestInterpretAL2(t *testing.T) {
 			want:     al2Reg(func(r *KubeletRegistration) { r.ClusterDNS = []string{"10.100.0.10"} }),
 		},
 		{
+			name:     "--b64-cluster-ca without --apiserver-endpoint: DescribeCluster sets both",
+			family:   "AL2",
+			userData: "#!/bin/bash\n/etc/eks/bootstrap.sh demo --b64-cluster-ca b3RoZXI=\n",
+			want:     al2Reg(func(r *KubeletRegistration) { r.ClusterDNS = []string{"10.100.0.10"} }),
+		},
+		{
+			name:       "unsupported --container-runtime",
+			family:     "AL2",
+			userData:   al2Script(`/etc/eks/bootstrap.sh demo --b64-cluster-ca $CA --apiserver-endpoint $URL --container-runtime cri-o`),
+			wantReason: ReasonBootstrapFailed,
+			wantLog:    "Container runtime cri-o is not supported.",
+		},
+		{
 			name:       "DescribeCluster for a cluster that does not exist",
 			family:     "AL2",
 			userData:   "#!/bin/bash\n/etc/eks/bootstrap.sh other --apiserver-endpoint " + testEndpoint + "\n",
