@@ -84,7 +84,7 @@ func runBootstrapScripts(in Instance, launch launcher) (*kubeletLaunch, *BootErr
 	}
 	switch {
 	case last != nil:
-		last.console = console
+		last.console = append(console, last.journal...)
 		return last, nil
 	case tried:
 		return nil, bootErrorf(ReasonBootstrapFailed, console, "%s failed: %s", bootstrapPath, lastErr)
@@ -180,14 +180,16 @@ func bootstrapAL2(args []string, env map[string]string, in Instance, c Cluster) 
 	if v := c.KubernetesVersion; v != "" {
 		out = append(out, "Using kubelet version "+v)
 	}
-	out = append(out, "Using containerd as the container runtime")
+	if rt := vars["CONTAINER_RUNTIME"]; rt == "" || rt == "containerd" {
+		out = append(out, "Using containerd as the container runtime")
+	}
 
 	// bootstrap.sh writes Environment='KUBELET_EXTRA_ARGS=$KUBELET_EXTRA_ARGS' into a drop-in;
 	// systemd unquotes the assignment, then splits the unbraced $KUBELET_EXTRA_ARGS in
 	// ExecStart into words, honouring and removing quotes.
 	extra := vars["KUBELET_EXTRA_ARGS"]
 	if extra != "" {
-		extra = systemdEnvironment("'KUBELET_EXTRA_ARGS="+extra+"'", "KUBELET_EXTRA_ARGS", &out)
+		extra = systemdEnvironment("'KUBELET_EXTRA_ARGS="+extra+"'", "KUBELET_EXTRA_ARGS", &launch.journal)
 	}
 	words, _ := shell.SplitSystemd(extra, true)
 	launch.args = words
@@ -197,14 +199,13 @@ func bootstrapAL2(args []string, env map[string]string, in Instance, c Cluster) 
 }
 
 // systemdEnvironment reads an Environment= value as systemd does and returns the value it gives
-// name. Words that are not NAME=VALUE are ignored with systemd's warning; an unterminated quote
-// makes systemd ignore the whole line.
+// name. Words that are not NAME=VALUE are ignored with systemd's warning; at a syntax error
+// (an unterminated quote) systemd stops reading the line, keeping the assignments before it.
 func systemdEnvironment(value, name string, console *[]string) string {
 	const dropIn = "/etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf:2"
 	words, err := shell.SplitSystemd(value, false)
 	if err != nil {
 		*console = append(*console, systemd+fmt.Sprintf("%s: Invalid syntax, ignoring: Environment=%s", dropIn, value))
-		return ""
 	}
 	result := ""
 	for _, w := range words {

@@ -260,6 +260,16 @@ func TestInterpretAL2(t *testing.T) {
 			}),
 		},
 		{
+			// The drop-in reads Environment='KUBELET_EXTRA_ARGS=--node-labels='a=b c': systemd
+			// takes KUBELET_EXTRA_ARGS=--node-labels=a=b as the first word, then the quote
+			// opened after c never closes and it stops reading the line.
+			name:     "a single quote inside the extra args breaks the drop-in",
+			family:   "AL2",
+			userData: al2Script(`/etc/eks/bootstrap.sh demo --b64-cluster-ca $CA --apiserver-endpoint $URL --kubelet-extra-args "--node-labels='a=b c"`),
+			want:     al2Reg(func(r *KubeletRegistration) { r.Labels = map[string]string{"a": "b"} }),
+			wantLog:  "systemd[1]: /etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf:2: Invalid syntax",
+		},
+		{
 			name:     "exported KUBELET_EXTRA_ARGS is bootstrap.sh's default",
 			family:   "AL2",
 			userData: al2Script("export KUBELET_EXTRA_ARGS='--register-with-taints=karpenter.sh/unregistered:NoExecute'\n/etc/eks/bootstrap.sh demo --b64-cluster-ca $CA --apiserver-endpoint $URL"),

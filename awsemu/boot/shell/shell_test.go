@@ -109,7 +109,7 @@ func TestSplitSystemd(t *testing.T) {
 		{name: "inner double quotes removed", in: `--register-with-taints="karpenter.sh/unregistered:NoExecute" --max-pods=110`, want: []string{"--register-with-taints=karpenter.sh/unregistered:NoExecute", "--max-pods=110"}},
 		{name: "quoted blanks stay in a word", in: `'KUBELET_EXTRA_ARGS=--a=1 --b=2'`, want: []string{"KUBELET_EXTRA_ARGS=--a=1 --b=2"}},
 		{name: "escapes", in: `a\ b c\"d`, want: []string{"a b", `c"d`}},
-		{name: "unterminated strict", in: `'a b`, wantErr: true},
+		{name: "unterminated strict keeps the words before", in: `x 'a b`, want: []string{"x"}, wantErr: true},
 		{name: "unterminated relaxed", in: `"a b`, relax: true, want: []string{"a b"}},
 		{name: "empty", in: "  ", want: nil},
 	}

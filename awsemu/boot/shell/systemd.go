@@ -10,9 +10,10 @@ import (
 // double quotes group blanks into a word, anywhere in it, and are removed; a backslash escapes
 // the next character, and C escapes \n, \t, \\, \", \' and \s (space) are decoded.
 //
-// With relax false (Environment=), an unterminated quote is an error and systemd ignores the
-// whole assignment. With relax true (ExecStart expansion), an unterminated quote runs to the
-// end of the value.
+// With relax false (Environment=), an unterminated quote or a trailing backslash is an error;
+// the words completed before it are returned with the error, since systemd has applied them by
+// then. With relax true (ExecStart expansion), an unterminated quote runs to the end of the
+// value.
 func SplitSystemd(s string, relax bool) ([]string, error) {
 	var (
 		words  []string
@@ -27,7 +28,7 @@ func SplitSystemd(s string, relax bool) ([]string, error) {
 		case c == '\\':
 			if i+1 >= len(rs) {
 				if !relax {
-					return nil, errors.New("trailing backslash")
+					return words, errors.New("trailing backslash")
 				}
 				continue
 			}
@@ -55,7 +56,7 @@ func SplitSystemd(s string, relax bool) ([]string, error) {
 		}
 	}
 	if quote != 0 && !relax {
-		return nil, errors.New("unterminated quote")
+		return words, errors.New("unterminated quote")
 	}
 	if inWord {
 		words = append(words, cur.String())
