@@ -122,6 +122,20 @@ func parseBootstrapArgs(args []string, env map[string]string) (map[string]string
 	return vars, positional, nil
 }
 
+// checkBootstrapVars is bootstrap.sh's validation before it touches the node.
+func checkBootstrapVars(clusterName string, vars map[string]string) *exitError {
+	if clusterName == "" {
+		return &exitError{status: 1, console: []string{"CLUSTER_NAME is not defined"}}
+	}
+	if rt := vars["CONTAINER_RUNTIME"]; rt != "" && rt != "containerd" && rt != "dockerd" {
+		return &exitError{status: 1, console: []string{"Container runtime " + rt + " is not supported."}}
+	}
+	if ipf := strings.ToLower(vars["IP_FAMILY"]); ipf != "" && ipf != "ipv4" && ipf != "ipv6" {
+		return &exitError{status: 1, console: []string{"Invalid IpFamily. Only ipv4 or ipv6 are allowed"}}
+	}
+	return nil
+}
+
 // bootstrapDNS is bootstrap.sh's cluster DNS IP: --dns-cluster-ip, else the tenth address of the
 // service CIDR DescribeCluster returned, else a default picked from the VPC CIDR.
 func bootstrapDNS(flag, serviceCIDR, vpcCIDR string) string {
@@ -146,16 +160,10 @@ func bootstrapAL2(args []string, env map[string]string, in Instance, c Cluster) 
 		launch.reg.ClusterName = positional[0]
 		launch.reg.IgnoredArguments = positional[1:]
 	}
-	if launch.reg.ClusterName == "" {
-		return nil, &exitError{status: 1, console: []string{"CLUSTER_NAME is not defined"}}
+	if failure := checkBootstrapVars(launch.reg.ClusterName, vars); failure != nil {
+		return nil, failure
 	}
 	var out []string
-	if rt := vars["CONTAINER_RUNTIME"]; rt != "" && rt != "containerd" && rt != "dockerd" {
-		return nil, &exitError{status: 1, console: []string{"Container runtime " + rt + " is not supported."}}
-	}
-	if ipf := strings.ToLower(vars["IP_FAMILY"]); ipf != "" && ipf != "ipv4" && ipf != "ipv6" {
-		return nil, &exitError{status: 1, console: []string{"Invalid IpFamily. Only ipv4 or ipv6 are allowed"}}
-	}
 	serviceCIDR := ""
 	if vars["B64_CLUSTER_CA"] == "" || vars["APISERVER_ENDPOINT"] == "" {
 		if launch.reg.ClusterName != c.Name {
