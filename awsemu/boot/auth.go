@@ -1,6 +1,7 @@
 package boot
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -47,8 +48,12 @@ type AccessEntry struct {
 type AuthRequest struct {
 	// RoleARN is the instance profile's role ARN, with its IAM path.
 	RoleARN string
-	// NodeName is the Node the kubelet will create: its private DNS name.
+	// NodeName is the Node the kubelet will create: its private DNS name, unless the kubelet
+	// was given --hostname-override.
 	NodeName string
+	// PrivateDNSName is the instance's private DNS name, what {{EC2PrivateDNSName}} expands to;
+	// NodeName when empty.
+	PrivateDNSName string
 	// SessionName is the assumed-role session name: the instance id.
 	SessionName string
 	// MapRoles is the mapRoles YAML of kube-system/aws-auth; ConfigMapFound says whether the
@@ -202,7 +207,7 @@ func expandUsername(username string, req AuthRequest) string {
 		account = parts[4]
 	}
 	return strings.NewReplacer(
-		"{{EC2PrivateDNSName}}", req.NodeName,
+		"{{EC2PrivateDNSName}}", cmp.Or(req.PrivateDNSName, req.NodeName),
 		"{{SessionName}}", req.SessionName,
 		"{{AccountID}}", account,
 	).Replace(username)

@@ -108,7 +108,7 @@ func (b *Booter) Boot(ctx context.Context, in Input) (out Outcome) {
 		return fail(ReasonAPIError, true, err.Error())
 	}
 	d := Authorize(AuthRequest{
-		RoleARN: inst.RoleARN, NodeName: node.Name, SessionName: inst.ID,
+		RoleARN: inst.RoleARN, NodeName: node.Name, PrivateDNSName: inst.PrivateDNSName, SessionName: inst.ID,
 		MapRoles: mapRoles, ConfigMapFound: found,
 		AccessEntries: cl.AccessEntries, AuthenticationMode: cl.AuthenticationMode,
 	})

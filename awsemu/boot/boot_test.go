@@ -195,6 +195,13 @@ func TestBootNeverJoins(t *testing.T) {
 			wantReason: ReasonAPIServerUnreachable, wantLog: "x509: certificate signed by unknown authority",
 		},
 		{
+			name:       "--hostname-override: NodeRestriction refuses a node named otherwise",
+			mapRoles:   nodeMapping(),
+			family:     "AL2",
+			userData:   al2Script(`/etc/eks/bootstrap.sh demo --b64-cluster-ca $CA --apiserver-endpoint $URL --kubelet-extra-args '--hostname-override=build-node-1'`),
+			wantReason: ReasonForbidden, wantRetry: true, wantLog: `is not allowed to modify node \"build-node-1\"`,
+		},
+		{
 			name:       "mapped without system:nodes",
 			mapRoles:   mapRolesFor(nodeRole, NodeUsernameTemplate, BootstrappersGroup),
 			family:     "AL2",

@@ -96,7 +96,7 @@ func applyKubelet(reg *KubeletRegistration, cfg kubeletConfig, args []string, ku
 			return fmt.Errorf("failed to parse kubelet flag: invalid argument %q for \"--%s\" flag: %w", value, name, err)
 		}
 		switch {
-		case slices.Contains([]string{"node-labels", "register-with-taints", "max-pods", "cluster-dns"}, name):
+		case slices.Contains([]string{"node-labels", "register-with-taints", "max-pods", "cluster-dns", "hostname-override"}, name):
 		case isBool:
 			reg.ExtraFlags = append(reg.ExtraFlags, "--"+name)
 		default:
@@ -116,6 +116,8 @@ func applyKubeletFlag(reg *KubeletRegistration, name, value string) error {
 			return err
 		}
 		reg.Taints = taints
+	case "hostname-override":
+		reg.HostnameOverride = strings.ToLower(strings.TrimSpace(value))
 	case "max-pods":
 		n, err := strconv.ParseInt(value, 0, 32)
 		if err != nil {

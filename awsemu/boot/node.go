@@ -1,6 +1,7 @@
 package boot
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"strings"
@@ -21,17 +22,18 @@ func ProviderID(in Instance) string {
 }
 
 // NodeFor returns the Node a kubelet configured by reg registers for the instance, as it looks
-// once the cloud provider has initialised it: named after the private DNS name, with the
-// providerID, the kubelet's and the cloud provider's well-known labels (--node-labels override
-// the kubelet's own, the cloud provider's override both), the registration taints, capacity
-// from the instance, allocatable minus kube-reserved and the eviction threshold, and a Ready
-// condition stamped now.
+// once the cloud provider has initialised it: named after the private DNS name (or the
+// kubelet's --hostname-override), with the providerID, the kubelet's and the cloud provider's
+// well-known labels (--node-labels override the kubelet's own, the cloud provider's override
+// both), the registration taints, capacity from the instance, allocatable minus kube-reserved
+// and the eviction threshold, and a Ready condition stamped now.
 //
 // Approximation: the node.cloudprovider.kubernetes.io/uninitialized taint that an external
 // cloud provider adds and removes is not shown; the Node is returned already initialised.
 func NodeFor(in Instance, reg *KubeletRegistration, kubeletVersion string, now time.Time) *corev1.Node {
+	name := cmp.Or(reg.HostnameOverride, in.PrivateDNSName)
 	labels := map[string]string{
-		corev1.LabelHostname:      in.PrivateDNSName,
+		corev1.LabelHostname:      name,
 		corev1.LabelOSStable:      "linux",
 		corev1.LabelArchStable:    in.Architecture,
 		"beta.kubernetes.io/os":   "linux",
@@ -53,7 +55,7 @@ func NodeFor(in Instance, reg *KubeletRegistration, kubeletVersion string, now t
 	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:   in.PrivateDNSName,
+			Name:   name,
 			Labels: labels,
 			Annotations: map[string]string{
 				"alpha.kubernetes.io/provided-node-ip":                   in.PrivateIP,
@@ -79,7 +81,7 @@ func NodeFor(in Instance, reg *KubeletRegistration, kubeletVersion string, now t
 			},
 			Addresses: []corev1.NodeAddress{
 				{Type: corev1.NodeInternalIP, Address: in.PrivateIP},
-				{Type: corev1.NodeHostName, Address: in.PrivateDNSName},
+				{Type: corev1.NodeHostName, Address: name},
 				{Type: corev1.NodeInternalDNS, Address: in.PrivateDNSName},
 			},
 			NodeInfo: corev1.NodeSystemInfo{

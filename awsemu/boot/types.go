@@ -79,6 +79,9 @@ type KubeletRegistration struct {
 	Labels map[string]string
 	// Taints are the --register-with-taints (or registerWithTaints) the node registers with.
 	Taints []corev1.Taint
+	// HostnameOverride is the kubelet's --hostname-override: the Node's name instead of the
+	// private DNS name. Empty when not set.
+	HostnameOverride string
 	// ExtraFlags are kubelet flags given but not interpreted here, verbatim.
 	ExtraFlags []string
 	// IgnoredArguments are bootstrap arguments that were silently dropped, such as a one-word
