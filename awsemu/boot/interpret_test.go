@@ -292,6 +292,19 @@ func TestInterpretAL2(t *testing.T) {
 			wantLog: "+ /etc/eks/bootstrap.sh demo --apiserver-endpoint",
 		},
 		{
+			name:     "bootstrap.sh inside an if body and through sudo env",
+			family:   "AL2",
+			userData: al2Script("if [ -x /etc/eks/bootstrap.sh ]; then sudo -E env A=1 /etc/eks/bootstrap.sh demo --b64-cluster-ca $CA --apiserver-endpoint $URL; fi"),
+			want:     al2Reg(nil),
+		},
+		{
+			name:   "base64-encoded MIME part",
+			family: "AL2",
+			userData: "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"b\"\n\n--b\nContent-Type: text/x-shellscript\nContent-Transfer-Encoding: base64\n\n" +
+				wrap76(base64.StdEncoding.EncodeToString([]byte(al2Script(`/etc/eks/bootstrap.sh demo --b64-cluster-ca $CA --apiserver-endpoint $URL --kubelet-extra-args '--max-pods=29'`)))) + "\n--b--\n",
+			want: al2Reg(func(r *KubeletRegistration) { r.MaxPods = 29 }),
+		},
+		{
 			name:       "userData that is not a script starts nothing",
 			family:     "AL2",
 			userData:   "/etc/eks/bootstrap.sh demo\n",
@@ -305,4 +318,15 @@ func TestInterpretAL2(t *testing.T) {
 			wantReason: ReasonNoBootstrap,
 		},
 	})
+}
+
+// wrap76 wraps s at 76 characters, as MIME encoders do.
+func wrap76(s string) string {
+	var b strings.Builder
+	for len(s) > 76 {
+		b.WriteString(s[:76] + "\r\n")
+		s = s[76:]
+	}
+	b.WriteString(s)
+	return b.String()
 }

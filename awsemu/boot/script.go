@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -190,13 +191,21 @@ func prefixed(prefix string, lines []string) []string {
 	return out
 }
 
+// commandPrefixes are words before a command that still run it: wrappers (with their options
+// and, for env, assignments) and the shell reserved words that start a body.
+var commandPrefixes = []string{
+	"bash", "sh", "sudo", "exec", "env", "nohup", "time",
+	"if", "elif", "then", "else", "while", "until", "do", "{", "!",
+}
+
 // invocation returns the arguments of cmd when it runs the program named name (by base name),
-// directly or through bash, sh, sudo, exec or env.
+// directly, through a wrapper (bash, sudo, env, ...), or as the first command of an if, loop or
+// function body.
 func invocation(cmd shell.Command, name string) ([]string, bool) {
 	words := cmd.Words
-	for len(words) > 0 && slices.Contains([]string{"bash", "sh", "sudo", "exec", "env", "nohup"}, path.Base(words[0])) {
+	for len(words) > 0 && slices.Contains(commandPrefixes, path.Base(words[0])) {
 		words = words[1:]
-		for len(words) > 0 && strings.HasPrefix(words[0], "-") {
+		for len(words) > 0 && (strings.HasPrefix(words[0], "-") || isAssignment(words[0])) {
 			words = words[1:]
 		}
 	}
@@ -205,3 +214,7 @@ func invocation(cmd shell.Command, name string) ([]string, bool) {
 	}
 	return words[1:], true
 }
+
+var assignmentWord = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+
+func isAssignment(word string) bool { return assignmentWord.MatchString(word) }

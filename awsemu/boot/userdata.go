@@ -3,6 +3,7 @@ package boot
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -50,7 +51,11 @@ func splitMIME(userData []byte) (parts []part, ok bool, err error) {
 		if err != nil {
 			return nil, true, fmt.Errorf("reading MIME part %d, %w", len(parts)+1, err)
 		}
-		body, err := io.ReadAll(p)
+		var r io.Reader = p
+		if strings.EqualFold(strings.TrimSpace(p.Header.Get("Content-Transfer-Encoding")), "base64") {
+			r = base64.NewDecoder(base64.StdEncoding, newlineStripper{p})
+		}
+		body, err := io.ReadAll(r)
 		if err != nil {
 			return nil, true, fmt.Errorf("reading MIME part %d, %w", len(parts)+1, err)
 		}
@@ -59,5 +64,24 @@ func splitMIME(userData []byte) (parts []part, ok bool, err error) {
 			ct = "text/plain"
 		}
 		parts = append(parts, part{contentType: ct, body: string(body)})
+	}
+}
+
+// newlineStripper drops CR and LF so that wrapped base64 decodes.
+type newlineStripper struct{ r io.Reader }
+
+func (n newlineStripper) Read(p []byte) (int, error) {
+	for {
+		c, err := n.r.Read(p)
+		kept := 0
+		for _, b := range p[:c] {
+			if b != '\r' && b != '\n' {
+				p[kept] = b
+				kept++
+			}
+		}
+		if kept > 0 || err != nil {
+			return kept, err
+		}
 	}
 }
