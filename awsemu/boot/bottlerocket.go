@@ -138,7 +138,8 @@ func bottlerocketLabels(k8s map[string]any, labels map[string]string) error {
 	return nil
 }
 
-// bottlerocketTaints reads node-taints: key = ["value:Effect", ...] (or a single string).
+// bottlerocketTaints reads node-taints: key = ["value:Effect", ...] (or a single string);
+// ":Effect" and a bare "Effect" have an empty value.
 func bottlerocketTaints(k8s map[string]any) ([]corev1.Taint, error) {
 	raw, present := k8s["node-taints"]
 	if !present {
@@ -171,10 +172,12 @@ func bottlerocketTaints(k8s map[string]any) ([]corev1.Taint, error) {
 			return nil, fmt.Errorf("settings.kubernetes.node-taints.%q must be a list of \"value:Effect\" strings", k)
 		}
 		for _, ve := range values {
-			if !strings.Contains(ve, ":") {
-				return nil, fmt.Errorf("settings.kubernetes.node-taints.%q: %q is not \"value:Effect\"", k, ve)
+			value, effect, ok := strings.Cut(ve, ":")
+			if !ok {
+				// A bare effect is read as an empty value; whether Bottlerocket accepts it is
+				// not established, so it is accepted rather than failing working userData.
+				value, effect = "", ve
 			}
-			value, effect, _ := strings.Cut(ve, ":")
 			spec := k + ":" + effect
 			if value != "" {
 				spec = k + "=" + value + ":" + effect

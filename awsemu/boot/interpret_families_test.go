@@ -193,9 +193,17 @@ func TestInterpretBottlerocket(t *testing.T) {
 			wantLog:    "Unable to deserialize user data as TOML",
 		},
 		{
-			name:       "taint without an effect",
+			name:     "bare effect and a single string",
+			family:   "Bottlerocket",
+			userData: base + "[settings.kubernetes.node-taints]\n\"karpenter.sh/unregistered\" = [\"NoExecute\"]\nspecial = \"true:NoSchedule\"\n",
+			want: brReg(func(r *KubeletRegistration) {
+				r.Taints = []corev1.Taint{v1.UnregisteredNoExecuteTaint(), {Key: "special", Value: "true", Effect: corev1.TaintEffectNoSchedule}}
+			}),
+		},
+		{
+			name:       "taint with an unknown effect",
 			family:     "Bottlerocket",
-			userData:   base + "[settings.kubernetes.node-taints]\n\"karpenter.sh/unregistered\" = [\"NoExecute\"]\n",
+			userData:   base + "[settings.kubernetes.node-taints]\n\"karpenter.sh/unregistered\" = [\":NoExecut\"]\n",
 			wantReason: ReasonUserDataInvalid,
 			wantLog:    "Failed to set settings",
 		},
