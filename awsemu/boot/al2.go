@@ -12,27 +12,48 @@ import (
 // bootstrapPath is where AL2 EKS AMIs keep their bootstrap script.
 const bootstrapPath = "/etc/eks/bootstrap.sh"
 
-// al2Options are bootstrap.sh's options that take a value, and the variable each sets. Every
-// one is a "--name value" pair consumed with shift 2; nothing else is an option.
-var al2Options = map[string]string{
-	"--use-max-pods":            "USE_MAX_PODS",
-	"--b64-cluster-ca":          "B64_CLUSTER_CA",
-	"--apiserver-endpoint":      "APISERVER_ENDPOINT",
-	"--kubelet-extra-args":      "KUBELET_EXTRA_ARGS",
-	"--enable-docker-bridge":    "ENABLE_DOCKER_BRIDGE",
-	"--aws-api-retry-attempts":  "API_RETRY_ATTEMPTS",
-	"--docker-config-json":      "DOCKER_CONFIG_JSON",
-	"--containerd-config-file":  "CONTAINERD_CONFIG_FILE",
-	"--pause-container-account": "PAUSE_CONTAINER_ACCOUNT",
-	"--pause-container-version": "PAUSE_CONTAINER_VERSION",
-	"--dns-cluster-ip":          "DNS_CLUSTER_IP",
-	"--container-runtime":       "CONTAINER_RUNTIME",
-	"--ip-family":               "IP_FAMILY",
-	"--service-ipv6-cidr":       "SERVICE_IPV6_CIDR",
-	"--enable-local-outpost":    "ENABLE_LOCAL_OUTPOST",
-	"--cluster-id":              "CLUSTER_ID",
-	"--mount-bpf-fs":            "MOUNT_BPF_FS",
-	"--local-disks":             "LOCAL_DISKS",
+// al2Option returns the variable a bootstrap.sh option sets. Every option takes a value: it is
+// a "--name value" pair consumed with shift 2; nothing else is an option.
+func al2Option(option string) (string, bool) {
+	switch option {
+	case "--use-max-pods":
+		return "USE_MAX_PODS", true
+	case "--b64-cluster-ca":
+		return "B64_CLUSTER_CA", true
+	case "--apiserver-endpoint":
+		return "APISERVER_ENDPOINT", true
+	case "--kubelet-extra-args":
+		return "KUBELET_EXTRA_ARGS", true
+	case "--enable-docker-bridge":
+		return "ENABLE_DOCKER_BRIDGE", true
+	case "--aws-api-retry-attempts":
+		return "API_RETRY_ATTEMPTS", true
+	case "--docker-config-json":
+		return "DOCKER_CONFIG_JSON", true
+	case "--containerd-config-file":
+		return "CONTAINERD_CONFIG_FILE", true
+	case "--pause-container-account":
+		return "PAUSE_CONTAINER_ACCOUNT", true
+	case "--pause-container-version":
+		return "PAUSE_CONTAINER_VERSION", true
+	case "--dns-cluster-ip":
+		return "DNS_CLUSTER_IP", true
+	case "--container-runtime":
+		return "CONTAINER_RUNTIME", true
+	case "--ip-family":
+		return "IP_FAMILY", true
+	case "--service-ipv6-cidr":
+		return "SERVICE_IPV6_CIDR", true
+	case "--enable-local-outpost":
+		return "ENABLE_LOCAL_OUTPOST", true
+	case "--cluster-id":
+		return "CLUSTER_ID", true
+	case "--mount-bpf-fs":
+		return "MOUNT_BPF_FS", true
+	case "--local-disks":
+		return "LOCAL_DISKS", true
+	}
+	return "", false
 }
 
 // interpretAL2 runs the userData's scripts and models every /etc/eks/bootstrap.sh call in them.
@@ -108,7 +129,7 @@ func parseBootstrapArgs(args []string, env map[string]string) (map[string]string
 		if a == "-h" || a == "--help" {
 			return nil, nil, &exitError{status: 1, console: []string{"usage: " + bootstrapPath + " [options] <cluster-name>"}}
 		}
-		name, ok := al2Options[a]
+		name, ok := al2Option(a)
 		if !ok {
 			positional = append(positional, a)
 			continue

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,8 +18,6 @@ const (
 	nodeConfigMediaType = "application/node.eks.aws"
 	nodeConfigKind      = "NodeConfig"
 )
-
-var nodeConfigVersions = []string{"node.eks.aws/v1alpha1", "node.eks.aws/v1beta1"}
 
 // nodeConfig is the part of nodeadm's NodeConfig that decides registration.
 type nodeConfig struct {
@@ -66,7 +63,7 @@ func interpretAL2023(in Instance) (*kubeletLaunch, *BootError) {
 		if err := yaml.Unmarshal([]byte(doc), &nc); err != nil {
 			return nil, fail("failed to decode NodeConfig %d: %v", i+1, err)
 		}
-		if nc.Kind != nodeConfigKind || !slices.Contains(nodeConfigVersions, nc.APIVersion) {
+		if nc.Kind != nodeConfigKind || (nc.APIVersion != "node.eks.aws/v1alpha1" && nc.APIVersion != "node.eks.aws/v1beta1") {
 			return nil, fail("no kind %q is registered for version %q", nc.Kind, nc.APIVersion)
 		}
 		mergeNodeConfig(&merged, &nc)

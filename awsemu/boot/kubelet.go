@@ -18,45 +18,56 @@ type kubeletConfig struct {
 	RegisterWithTaints []corev1.Taint
 }
 
-// kubeletBoolFlags are kubelet flags that take no separate value word.
-var kubeletBoolFlags = []string{
-	"register-node", "register-schedulable", "fail-swap-on", "exit-on-lock-contention",
-	"help", "enable-server", "enable-debugging-handlers", "seccomp-default", "rotate-certificates",
-	"rotate-server-certificates", "protect-kernel-defaults", "cgroups-per-qos", "enable-controller-attach-detach",
-	"make-iptables-util-chains", "serialize-image-pulls", "logtostderr", "alsologtostderr", "skip-headers",
+// isKubeletBoolFlag reports whether a kubelet flag takes no separate value word.
+func isKubeletBoolFlag(name string) bool {
+	switch name {
+	case "register-node", "register-schedulable", "fail-swap-on", "exit-on-lock-contention",
+		"help", "enable-server", "enable-debugging-handlers", "seccomp-default", "rotate-certificates",
+		"rotate-server-certificates", "protect-kernel-defaults", "cgroups-per-qos", "enable-controller-attach-detach",
+		"make-iptables-util-chains", "serialize-image-pulls", "logtostderr", "alsologtostderr", "skip-headers":
+		return true
+	}
+	return false
 }
 
-// kubeletRemovedFlags are flags that once worked in userData and that the kubelet of the given
-// minor version and later rejects as unknown, stopping at startup.
-var kubeletRemovedFlags = map[string]int{
-	// dockershim removal
-	"network-plugin": 24, "cni-bin-dir": 24, "cni-conf-dir": 24, "cni-cache-dir": 24,
-	"docker-endpoint": 24, "image-pull-progress-deadline": 24, "network-plugin-mtu": 24,
-	// klog flags removed from the components
-	"logtostderr": 26, "alsologtostderr": 26, "log-dir": 26, "log-file": 26, "log-file-max-size": 26,
-	"skip-headers": 26, "skip-log-headers": 26, "one-output": 26, "stderrthreshold": 26, "add-dir-header": 26,
-	// the only runtime left is remote
-	"container-runtime": 27,
+// kubeletFlagRemovedIn returns the kubelet minor version from which a flag that once worked in
+// userData is rejected as unknown, stopping the kubelet; 0 for flags still accepted.
+func kubeletFlagRemovedIn(name string) int {
+	switch name {
+	case "network-plugin", "cni-bin-dir", "cni-conf-dir", "cni-cache-dir", "docker-endpoint",
+		"image-pull-progress-deadline", "network-plugin-mtu": // dockershim removal
+		return 24
+	case "logtostderr", "alsologtostderr", "log-dir", "log-file", "log-file-max-size", "skip-headers",
+		"skip-log-headers", "one-output", "stderrthreshold", "add-dir-header": // klog flags
+		return 26
+	case "container-runtime": // the only runtime left is remote
+		return 27
+	}
+	return 0
 }
 
-// kubeletAllowedLabelPrefixes and kubeletAllowedLabels are the kubernetes.io / k8s.io labels a
-// kubelet may set on its own Node (the NodeRestriction rules the kubelet checks at startup).
-var (
-	kubeletAllowedLabelPrefixes = []string{"kubelet.kubernetes.io/", "node.kubernetes.io/"}
-	kubeletAllowedLabels        = []string{
-		"beta.kubernetes.io/arch", "beta.kubernetes.io/instance-type", "beta.kubernetes.io/os",
+// kubeletMayLabel reports whether the kubelet may set a kubernetes.io or k8s.io label on its own
+// Node (the NodeRestriction rules the kubelet checks at startup).
+func kubeletMayLabel(key string) bool {
+	if strings.HasPrefix(key, "kubelet.kubernetes.io/") || strings.HasPrefix(key, "node.kubernetes.io/") {
+		return true
+	}
+	switch key {
+	case "beta.kubernetes.io/arch", "beta.kubernetes.io/instance-type", "beta.kubernetes.io/os",
 		"failure-domain.beta.kubernetes.io/region", "failure-domain.beta.kubernetes.io/zone",
 		"kubernetes.io/arch", "kubernetes.io/hostname", "kubernetes.io/os",
-		"node.kubernetes.io/instance-type", "topology.kubernetes.io/region", "topology.kubernetes.io/zone",
+		"node.kubernetes.io/instance-type", "topology.kubernetes.io/region", "topology.kubernetes.io/zone":
+		return true
 	}
-)
+	return false
+}
 
 // applyKubelet starts from the config file and applies the command line on top, as the kubelet
 // does: a flag overrides the config field of the same meaning, --register-with-taints replaces
 // the whole list each time it appears, --node-labels adds to the labels each time (later keys
 // win). It returns the kubelet's own error message when the kubelet would exit at startup.
 //
-// Flags the kubelet of minor version kubeletMinor no longer has (kubeletRemovedFlags) stop it
+// Flags the kubelet of minor version kubeletMinor no longer has (kubeletFlagRemovedIn) stop it
 // as unknown flags; kubeletMinor 0 means unknown, and then no flag is refused.
 //
 // Approximation: a flag written "--name value" takes the next word as its value unless the flag
@@ -81,10 +92,10 @@ func applyKubelet(reg *KubeletRegistration, cfg kubeletConfig, args []string, ku
 			return fmt.Errorf("unknown command %s", arg)
 		}
 		name, value, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
-		if removedIn, ok := kubeletRemovedFlags[name]; ok && kubeletMinor >= removedIn {
+		if removedIn := kubeletFlagRemovedIn(name); removedIn > 0 && kubeletMinor >= removedIn {
 			return fmt.Errorf("failed to parse kubelet flag: unknown flag: --%s", name)
 		}
-		isBool := !hasValue && slices.Contains(kubeletBoolFlags, name)
+		isBool := !hasValue && isKubeletBoolFlag(name)
 		if !hasValue && !isBool {
 			if i+1 >= len(args) {
 				return fmt.Errorf("failed to parse kubelet flag: flag needs an argument: %s", arg)
@@ -168,8 +179,7 @@ func checkNodeLabels(labels map[string]string) error {
 		}
 		restricted := domain == "kubernetes.io" || strings.HasSuffix(domain, ".kubernetes.io") ||
 			domain == "k8s.io" || strings.HasSuffix(domain, ".k8s.io")
-		if !restricted || slices.Contains(kubeletAllowedLabels, k) ||
-			slices.ContainsFunc(kubeletAllowedLabelPrefixes, func(p string) bool { return strings.HasPrefix(k, p) }) {
+		if !restricted || kubeletMayLabel(k) {
 			continue
 		}
 		bad = append(bad, k)
@@ -179,8 +189,8 @@ func checkNodeLabels(labels map[string]string) error {
 	}
 	slices.Sort(bad)
 	return fmt.Errorf("unknown 'kubernetes.io' or 'k8s.io' labels specified with --node-labels: %v\n"+
-		"--node-labels in the 'kubernetes.io' namespace must begin with an allowed prefix (%s) or be in the specifically allowed set (%s)",
-		bad, strings.Join(kubeletAllowedLabelPrefixes, ", "), strings.Join(kubeletAllowedLabels, ", "))
+		"--node-labels in the 'kubernetes.io' namespace must begin with an allowed prefix (kubelet.kubernetes.io, node.kubernetes.io) or be in the specifically allowed set (beta.kubernetes.io/arch, beta.kubernetes.io/instance-type, beta.kubernetes.io/os, failure-domain.beta.kubernetes.io/region, failure-domain.beta.kubernetes.io/zone, kubernetes.io/arch, kubernetes.io/hostname, kubernetes.io/os, node.kubernetes.io/instance-type, topology.kubernetes.io/region, topology.kubernetes.io/zone)",
+		bad)
 }
 
 // parseTaints reads a --register-with-taints value: comma-separated key[=value]:Effect.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/joinerhq/joiner/awsemu/boot/shell"
@@ -191,11 +190,15 @@ func prefixed(prefix string, lines []string) []string {
 	return out
 }
 
-// commandPrefixes are words before a command that still run it: wrappers (with their options
-// and, for env, assignments) and the shell reserved words that start a body.
-var commandPrefixes = []string{
-	"bash", "sh", "sudo", "exec", "env", "nohup", "time",
-	"if", "elif", "then", "else", "while", "until", "do", "{", "!",
+// isCommandPrefix reports whether a word before a command still runs it: a wrapper (whose
+// options and, for env, assignments follow) or a shell reserved word that starts a body.
+func isCommandPrefix(word string) bool {
+	switch path.Base(word) {
+	case "bash", "sh", "sudo", "exec", "env", "nohup", "time",
+		"if", "elif", "then", "else", "while", "until", "do", "{", "!":
+		return true
+	}
+	return false
 }
 
 // invocation returns the arguments of cmd when it runs the program named name (by base name),
@@ -203,7 +206,7 @@ var commandPrefixes = []string{
 // function body.
 func invocation(cmd shell.Command, name string) ([]string, bool) {
 	words := cmd.Words
-	for len(words) > 0 && slices.Contains(commandPrefixes, path.Base(words[0])) {
+	for len(words) > 0 && isCommandPrefix(words[0]) {
 		words = words[1:]
 		for len(words) > 0 && (strings.HasPrefix(words[0], "-") || isAssignment(words[0])) {
 			words = words[1:]
