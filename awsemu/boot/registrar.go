@@ -1,0 +1,195 @@
+package boot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// APIServer is what a booting instance needs from the cluster: the aws-auth ConfigMap that
+// maps IAM roles, and the registration of its Node. Registrar implements it.
+type APIServer interface {
+	// AWSAuth returns kube-system/aws-auth's mapRoles and whether the ConfigMap exists. An error
+	// is a failure to read it; the caller retries.
+	AWSAuth(ctx context.Context) (mapRoles string, found bool, err error)
+	// RegisterNode creates node with its status, as a kubelet does. A Node of that name with
+	// the same providerID is adopted (the kubelet restarted); one with another providerID is an
+	// error. Other errors are the API server's; the caller retries.
+	RegisterNode(ctx context.Context, node *corev1.Node) error
+}
+
+var _ APIServer = (*Registrar)(nil)
+
+// ErrNodeGone is returned by Heartbeat when the Node was deleted. A kubelet does not
+// re-register a deleted Node until it restarts; neither does the Registrar.
+var ErrNodeGone = errors.New("node was deleted")
+
+// Registrar registers emulated kubelets' Nodes through a controller-runtime client and keeps
+// them Ready. It writes only what a kubelet writes: the Node on creation, then the status
+// conditions; it never touches labels, taints or other fields after creation, which belong to
+// controllers.
+type Registrar struct {
+	client client.Client
+	clock  clock.PassiveClock
+}
+
+// NewRegistrar returns a Registrar writing through c, stamping conditions with clk's time.
+// c should be a direct (uncached) client: a kubelet reads its own Node from the API server.
+func NewRegistrar(c client.Client, clk clock.PassiveClock) *Registrar {
+	return &Registrar{client: c, clock: clk}
+}
+
+// AWSAuth implements APIServer.
+func (r *Registrar) AWSAuth(ctx context.Context) (string, bool, error) {
+	cm := &corev1.ConfigMap{}
+	err := r.client.Get(ctx, types.NamespacedName{Namespace: metav1.NamespaceSystem, Name: "aws-auth"}, cm)
+	if apierrors.IsNotFound(err) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("reading kube-system/aws-auth, %w", err)
+	}
+	return cm.Data["mapRoles"], true, nil
+}
+
+// RegisterNode implements APIServer.
+func (r *Registrar) RegisterNode(ctx context.Context, node *corev1.Node) error {
+	status := node.Status
+	created := node.DeepCopy()
+	err := r.client.Create(ctx, created)
+	if apierrors.IsAlreadyExists(err) {
+		existing := &corev1.Node{}
+		if err := r.client.Get(ctx, client.ObjectKeyFromObject(node), existing); err != nil {
+			return fmt.Errorf("reading existing node %s, %w", node.Name, err)
+		}
+		if existing.Spec.ProviderID != node.Spec.ProviderID {
+			return fmt.Errorf("registering node %s, a node of that name belongs to %s", node.Name, existing.Spec.ProviderID)
+		}
+		created = existing
+	} else if err != nil {
+		return fmt.Errorf("creating node %s, %w", node.Name, err)
+	}
+	// The API server may drop status on create; write it through the status subresource.
+	created.Status = status
+	if err := r.client.Status().Update(ctx, created); err != nil {
+		return fmt.Errorf("writing status of node %s, %w", node.Name, err)
+	}
+	return nil
+}
+
+// Heartbeat posts a Ready status for the Node named name, as the kubelet does every few
+// seconds: every condition gets a fresh heartbeat, Ready is True and pressures are False. It
+// returns an error wrapping ErrNodeGone when the Node no longer exists. The caller decides how
+// often to call it.
+func (r *Registrar) Heartbeat(ctx context.Context, name string) error {
+	node := &corev1.Node{}
+	if err := r.client.Get(ctx, types.NamespacedName{Name: name}, node); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("posting status of node %s, %w", name, ErrNodeGone)
+		}
+		return fmt.Errorf("reading node %s, %w", name, err)
+	}
+	base := node.DeepCopy()
+	now := metav1.NewTime(r.clock.Now())
+	want := map[corev1.NodeConditionType]corev1.ConditionStatus{
+		corev1.NodeReady: corev1.ConditionTrue, corev1.NodeMemoryPressure: corev1.ConditionFalse,
+		corev1.NodeDiskPressure: corev1.ConditionFalse, corev1.NodePIDPressure: corev1.ConditionFalse,
+	}
+	seen := map[corev1.NodeConditionType]bool{}
+	for i := range node.Status.Conditions {
+		c := &node.Status.Conditions[i]
+		status, ours := want[c.Type]
+		if !ours {
+			continue
+		}
+		seen[c.Type] = true
+		if c.Status != status {
+			c.Status, c.LastTransitionTime = status, now
+		}
+		c.LastHeartbeatTime = now
+	}
+	for t, status := range want {
+		if !seen[t] {
+			node.Status.Conditions = append(node.Status.Conditions, corev1.NodeCondition{Type: t, Status: status, LastHeartbeatTime: now, LastTransitionTime: now})
+		}
+	}
+	if err := r.client.Status().Patch(ctx, node, client.StrategicMergeFrom(base)); err != nil {
+		return fmt.Errorf("posting status of node %s, %w", name, err)
+	}
+	return nil
+}
+
+// RunPods reports the pods bound to the Node named nodeName as running, as the kubelet does once
+// their containers start: phase Running, a pod IP (the host's for hostNetwork pods, else one
+// derived from the pod's UID in the host's /16), the host IP, every container running and ready,
+// and the Initialized, ContainersReady and Ready conditions True. Pods already Running, finished
+// or being deleted are left alone. It returns how many pods it changed; on error, the pods
+// before the failing one are changed.
+//
+// Approximation: images are not pulled, probes and init containers are not run, and the
+// kubelet's admission checks (resources, taints) are not applied.
+func (r *Registrar) RunPods(ctx context.Context, nodeName, hostIP string) (int, error) {
+	pods := &corev1.PodList{}
+	if err := r.client.List(ctx, pods, client.MatchingFields{"spec.nodeName": nodeName}); err != nil {
+		return 0, fmt.Errorf("listing pods on node %s, %w", nodeName, err)
+	}
+	now := metav1.NewTime(r.clock.Now())
+	changed := 0
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodRunning ||
+			pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		base := pod.DeepCopy()
+		podIP := hostIP
+		if !pod.Spec.HostNetwork {
+			podIP = podIPFor(hostIP, string(pod.UID))
+		}
+		pod.Status.Phase = corev1.PodRunning
+		pod.Status.HostIP = hostIP
+		pod.Status.HostIPs = []corev1.HostIP{{IP: hostIP}}
+		pod.Status.PodIP = podIP
+		pod.Status.PodIPs = []corev1.PodIP{{IP: podIP}}
+		pod.Status.StartTime = &now
+		pod.Status.Conditions = nil
+		for _, t := range []corev1.PodConditionType{corev1.PodScheduled, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
+			pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: now})
+		}
+		pod.Status.ContainerStatuses = nil
+		for _, c := range pod.Spec.Containers {
+			pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{
+				Name: c.Name, Image: c.Image, ImageID: c.Image, Ready: true, Started: ptr.To(true),
+				ContainerID: "containerd://" + string(pod.UID) + "-" + c.Name,
+				State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+			})
+		}
+		if err := r.client.Status().Patch(ctx, pod, client.MergeFrom(base)); err != nil {
+			return changed, fmt.Errorf("reporting pod %s/%s running, %w", pod.Namespace, pod.Name, err)
+		}
+		changed++
+	}
+	return changed, nil
+}
+
+// podIPFor derives a stable pod IP in the host's /16 from the pod's UID.
+func podIPFor(hostIP, uid string) string {
+	parts := strings.Split(hostIP, ".")
+	if len(parts) != 4 {
+		return hostIP
+	}
+	h := fnv.New32a()
+	h.Write([]byte(uid))
+	sum := h.Sum32()
+	return fmt.Sprintf("%s.%s.%d.%d", parts[0], parts[1], sum>>8&0xff, sum&0xff|1)
+}
