@@ -55,18 +55,18 @@ func operatorParts(userData string) ([]part, error) {
 
 // al2BootstrapScript is Joiner's shell part: one bootstrap.sh call with two-word options.
 func al2BootstrapScript(opts Options) string {
-	args := []string{"/etc/eks/bootstrap.sh", shellQuote(opts.ClusterName),
-		"--apiserver-endpoint", shellQuote(opts.ClusterEndpoint),
-		"--b64-cluster-ca", shellQuote(opts.CABundle)}
+	lines := []string{"/etc/eks/bootstrap.sh " + shellQuote(opts.ClusterName),
+		"--apiserver-endpoint " + shellQuote(opts.ClusterEndpoint),
+		"--b64-cluster-ca " + shellQuote(opts.CABundle)}
 	dns := opts.clusterDNS()
 	if len(dns) > 0 {
-		args = append(args, "--dns-cluster-ip", shellQuote(dns[0]))
+		lines = append(lines, "--dns-cluster-ip "+shellQuote(dns[0]))
 	}
 	if opts.maxPods() != nil {
-		args = append(args, "--use-max-pods", "false")
+		lines = append(lines, "--use-max-pods false")
 	}
-	args = append(args, "--kubelet-extra-args", shellQuote(strings.Join(al2KubeletArgs(opts, dns), " ")))
-	return "#!/bin/bash -xe\n" + strings.Join(args, " \\\n  ") + "\n"
+	lines = append(lines, "--kubelet-extra-args "+shellQuote(strings.Join(al2KubeletArgs(opts, dns), " ")))
+	return "#!/bin/bash -xe\n" + strings.Join(lines, " \\\n  ") + "\n"
 }
 
 // al2KubeletArgs are the kubelet flags Joiner passes through --kubelet-extra-args. Values are

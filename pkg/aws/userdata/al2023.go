@@ -71,6 +71,8 @@ func renderAL2023(opts Options) (*Result, error) {
 		}
 		parts[i].body = body
 	}
+	// A part whose NodeConfigs were all moved into Joiner's is dropped.
+	parts = slices.DeleteFunc(parts, func(p part) bool { return p.mediaType() == contentTypeNodeConfig && strings.TrimSpace(p.body) == "" })
 	m.finish()
 	body, err := yaml.Marshal(generated)
 	if err != nil {
@@ -189,6 +191,9 @@ func (m *al2023Merge) rewritePart(body string) (string, error) {
 	}
 	var b strings.Builder
 	for _, doc := range docs {
+		if spec, ok := doc["spec"].(map[string]any); isNodeConfig(doc) && (!ok || len(spec) == 0) {
+			continue // everything it set is now in Joiner's NodeConfig
+		}
 		out, err := yaml.Marshal(doc)
 		if err != nil {
 			return "", err
