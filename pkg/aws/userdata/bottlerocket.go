@@ -129,20 +129,28 @@ func (m *bottlerocketMerge) taints(opts Options) {
 	var operator []corev1.Taint
 	for _, key := range t.keys {
 		for _, entry := range bottlerocketTaintValues(t.get(key)) {
-			value, effect, _ := strings.Cut(entry, ":")
-			operator = append(operator, corev1.Taint{Key: key, Value: value, Effect: corev1.TaintEffect(effect)})
+			operator = append(operator, bottlerocketTaint(key, entry))
 		}
 	}
 	m.warnings = append(m.warnings, taintWarnings(operator, opts, "the userData settings.kubernetes.node-taints")...)
 	for _, required := range opts.requiredTaints() {
 		entries := bottlerocketTaintValues(t.get(required.Key))
-		want := required.Value + ":" + string(required.Effect)
-		if slices.Contains(entries, want) {
+		if slices.ContainsFunc(entries, func(e string) bool { return bottlerocketTaint(required.Key, e) == required }) {
 			continue
 		}
-		entries = slices.DeleteFunc(entries, func(e string) bool { return strings.HasSuffix(e, ":"+string(required.Effect)) })
-		t.set(required.Key, tomlStrings(append(entries, want)))
+		// The required taint replaces one of the operator's with the same key and effect.
+		entries = slices.DeleteFunc(entries, func(e string) bool { return bottlerocketTaint(required.Key, e).Effect == required.Effect })
+		t.set(required.Key, tomlStrings(append(entries, required.Value+":"+string(required.Effect))))
 	}
+}
+
+// bottlerocketTaint reads one node-taints value: "value:Effect", or "Effect" alone.
+func bottlerocketTaint(key, entry string) corev1.Taint {
+	value, effect, ok := strings.Cut(entry, ":")
+	if !ok {
+		value, effect = "", entry
+	}
+	return corev1.Taint{Key: key, Value: value, Effect: corev1.TaintEffect(effect)}
 }
 
 // bottlerocketTaintValues reads one node-taints entry: a list of "value:Effect" or one string.

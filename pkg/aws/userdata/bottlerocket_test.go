@@ -24,6 +24,7 @@ image-gc-high-threshold-percent = 85
 [settings.kubernetes.node-taints]
 "node.cilium.io/agent-not-ready" = ["true:NoExecute"]
 "karpenter.sh/unregistered" = "x:NoExecute"
+"example.com/dedicated" = "NoSchedule"
 
 [settings.host-containers.admin]
 enabled = true
