@@ -173,6 +173,12 @@ func TestRenderCustom(t *testing.T) {
 		{name: "Bottlerocket node-taints", userData: "[settings.kubernetes.node-taints]\n\"karpenter.sh/unregistered\" = [\":NoExecute\"]\n"},
 		{name: "a broken bootstrap.sh call", userData: s2Script, want: []finding{{SeverityProblem, "BootstrapOptionIgnored"}}},
 		{name: "a working bootstrap.sh call", userData: strings.Replace(s2Script, "--kubelet-extra-args=", "--kubelet-extra-args ", 1)},
+		{name: "S3 as Custom: a later flag drops the taint", userData: strings.Replace(s3UserData, "--//--", "--//\nContent-Type: application/node.eks.aws\n\n"+
+			"apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    config:\n      registerWithTaints:\n      - key: karpenter.sh/unregistered\n        effect: NoExecute\n--//--", 1),
+			want: []finding{{SeverityProblem, "UnregisteredTaintMissing"}}},
+		{name: "NodeConfig flag with the taint", userData: strings.Replace(s3UserData, "agent-not-ready=true:NoExecute", "agent-not-ready=true:NoExecute,karpenter.sh/unregistered:NoExecute", 1)},
+		{name: "Bottlerocket without the taint", userData: "[settings.kubernetes]\ncluster-name = \"demo\"\n[settings.kubernetes.node-taints]\n\"karpenter.sh/unregistered\" = [\":NoSchedule\"]\n",
+			want: []finding{{SeverityProblem, "UnregisteredTaintMissing"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
