@@ -1,0 +1,11 @@
+// Package instancetype turns what EC2 says of an instance type into what scheduling needs: its
+// capacity (cpu, memory net of the hypervisor's overhead, pods, ephemeral storage) and the
+// overhead the kubelet keeps (kube-reserved by the EKS formula, system-reserved, eviction
+// thresholds), so that allocatable = capacity - overhead is known before any node exists.
+//
+// docs/allocatable.md states the formulas; the tests check them against hand-computed values.
+//
+// The package is pure arithmetic on Info values: it must not call AWS. Reading
+// DescribeInstanceTypes and DescribeInstanceTypeOfferings into Info and offerings is planned here,
+// behind small interfaces the SDK clients satisfy.
+package instancetype
