@@ -25,6 +25,8 @@ type Info struct {
 	MaxENIs int64
 	// IPv4PerENI is the number of private IPv4 addresses per network interface.
 	IPv4PerENI int64
+	// Architecture is EC2's processor architecture: x86_64 or arm64.
+	Architecture string
 }
 
 // Settings are what the node class and the operator decide about capacity.

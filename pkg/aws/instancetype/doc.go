@@ -3,6 +3,10 @@
 // overhead the kubelet keeps (kube-reserved by the EKS formula, system-reserved, eviction
 // thresholds), so that allocatable = capacity - overhead is known before any node exists.
 //
+// It also owns the instance-type labels a node will carry (Requirements: the well-known and
+// karpenter.k8s.aws/instance-* labels, zones and capacity types of the available offerings) and
+// the cache of offerings EC2 recently had no capacity for (UnavailableOfferings).
+//
 // docs/allocatable.md states the formulas; the tests check them against hand-computed values.
 //
 // The package is pure arithmetic on Info values: it must not call AWS. Reading
