@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 
@@ -10,7 +11,13 @@ import (
 
 func runJoiner(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
+	return runJoinerWithInput(t, "", args...)
+}
+
+func runJoinerWithInput(t *testing.T, stdin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
 	cmd := newRootCommand()
+	cmd.SetIn(strings.NewReader(stdin))
 	var out, errOut bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
@@ -105,5 +112,28 @@ func TestRenderUserDataScenarios(t *testing.T) {
 				t.Errorf("unexpected warnings:\n%s", stderr)
 			}
 		})
+	}
+}
+
+// TestRenderUserDataS2Fixed feeds S2 with the two-word form through standard input: the working
+// userData is not flagged.
+func TestRenderUserDataS2Fixed(t *testing.T) {
+	raw, err := os.ReadFile("../../test/scenarios/s2-custom-ami-taint-args.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed := strings.ReplaceAll(string(raw), "--kubelet-extra-args='--register-with-taints", "--kubelet-extra-args '--register-with-taints")
+	if fixed == string(raw) {
+		t.Fatal("the scenario no longer has the single-word form")
+	}
+	_, stderr, err := runJoinerWithInput(t, fixed, "render-userdata", "-f", "-", "--nodeclass", "custom-ami")
+	if err != nil {
+		t.Fatalf("render-userdata: %v\n%s", err, stderr)
+	}
+	if strings.Contains(stderr, "Problem") {
+		t.Errorf("working userData flagged:\n%s", stderr)
+	}
+	if !strings.Contains(stderr, "Advice UserDataCallsBootstrap") {
+		t.Errorf("no advice about the bootstrap.sh call:\n%s", stderr)
 	}
 }

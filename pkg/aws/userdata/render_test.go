@@ -35,6 +35,17 @@ func TestRenderUnknownFamily(t *testing.T) {
 	}
 }
 
+func TestRenderTooLarge(t *testing.T) {
+	big := "#!/bin/bash\n# " + strings.Repeat("x", MaxUserDataBytes) + "\n"
+	_, err := Render(baseOptions(awsv1.AMIFamilyAL2, big))
+	if err == nil || !strings.Contains(err.Error(), "over EC2's limit of 16384") {
+		t.Errorf("err = %v, want the 16 KiB limit", err)
+	}
+	if _, err := Render(baseOptions(awsv1.AMIFamilyAL2, "#!/bin/bash\n# "+strings.Repeat("x", 8000)+"\n")); err != nil {
+		t.Errorf("8 KB of userData: %v", err)
+	}
+}
+
 func TestFamilyOf(t *testing.T) {
 	tests := []struct {
 		spec awsv1.EC2NodeClassSpec

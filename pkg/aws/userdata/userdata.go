@@ -92,7 +92,8 @@ func (r *Result) Problems() []Warning {
 
 // Render renders the userData of one instance. It fails, with an error wrapped as
 // "rendering userdata, ...", only when the operator's userData cannot be parsed in the family's
-// format (so it cannot be merged) or the family is unknown; everything else is a Warning.
+// format (so it cannot be merged), the family is unknown, or the result is over EC2's 16 KiB
+// limit; everything else is a Warning.
 func Render(opts Options) (*Result, error) {
 	var (
 		res *Result
@@ -113,8 +114,15 @@ func Render(opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rendering userdata, %w", err)
 	}
+	if len(res.UserData) > MaxUserDataBytes {
+		return nil, fmt.Errorf("rendering userdata, the rendered userData is %d bytes, over EC2's limit of %d: shorten spec.userData by at least %d bytes (move files to S3 or the AMI)",
+			len(res.UserData), MaxUserDataBytes, len(res.UserData)-MaxUserDataBytes)
+	}
 	return res, nil
 }
+
+// MaxUserDataBytes is EC2's limit on userData, before base64 encoding.
+const MaxUserDataBytes = 16 * 1024
 
 // FamilyOf returns the AMI family of an EC2NodeClass: spec.amiFamily, or else the family its alias
 // term implies. It returns "" when neither says.
