@@ -75,8 +75,8 @@ func al2BootstrapScript(opts Options) string {
 func al2KubeletArgs(opts Options, dns []string) []string {
 	q := func(s string) string { return `"` + strings.ReplaceAll(s, "%", "%%") + `"` }
 	var args []string
-	if len(opts.Labels) > 0 {
-		args = append(args, "--node-labels="+q(formatLabels(opts.Labels)))
+	if labels := opts.kubeletLabels(); len(labels) > 0 {
+		args = append(args, "--node-labels="+q(formatLabels(labels)))
 	}
 	args = append(args, "--register-with-taints="+q(formatTaints(opts.requiredTaints())))
 	if mp := opts.maxPods(); mp != nil {

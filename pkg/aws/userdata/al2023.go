@@ -323,15 +323,16 @@ func (m *al2023Merge) finish() {
 	for k, v := range m.labels {
 		labels[k] = v
 	}
-	for _, k := range slices.Sorted(maps.Keys(m.opts.Labels)) {
-		if theirs, ok := labels[k]; ok && theirs != m.opts.Labels[k] {
+	ours := m.opts.kubeletLabels()
+	for _, k := range slices.Sorted(maps.Keys(ours)) {
+		if theirs, ok := labels[k]; ok && theirs != ours[k] {
 			m.warnings = append(m.warnings, Warning{
 				Severity: SeverityAdvice, Reason: "UserDataLabelReplaced",
-				Message: fmt.Sprintf("the userData NodeConfig sets node label %s=%s; the NodePool says %s=%s, which wins", k, theirs, k, m.opts.Labels[k]),
+				Message: fmt.Sprintf("the userData NodeConfig sets node label %s=%s; the NodePool says %s=%s, which wins", k, theirs, k, ours[k]),
 				Fix:     fmt.Sprintf("remove %s from the --node-labels flag in userData", k),
 			})
 		}
-		labels[k] = m.opts.Labels[k]
+		labels[k] = ours[k]
 	}
 	flags := slices.Clone(m.flags)
 	if len(labels) > 0 {

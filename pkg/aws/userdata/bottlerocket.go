@@ -66,7 +66,7 @@ func renderBottlerocket(opts Options) (*Result, error) {
 		}
 		m.stringTable("eviction-soft-grace-period", periods)
 	}
-	m.stringTable("node-labels", opts.Labels)
+	m.stringTable("node-labels", opts.kubeletLabels())
 	m.taints(opts)
 	if m.err != nil {
 		return nil, m.err

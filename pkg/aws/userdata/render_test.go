@@ -35,6 +35,41 @@ func TestRenderUnknownFamily(t *testing.T) {
 	}
 }
 
+func TestKubeletLabels(t *testing.T) {
+	opts := Options{Labels: map[string]string{
+		"example.com/team":                    "web",
+		"karpenter.sh/nodepool":               "default",
+		"kubernetes.io/arch":                  "amd64",
+		"topology.kubernetes.io/zone":         "us-west-2a",
+		"node.kubernetes.io/instance-type":    "m5.large",
+		"team.node.kubernetes.io/role":        "web",
+		"node-restriction.kubernetes.io/pool": "a",
+		"example.kubernetes.io/x":             "y",
+		"k8s.io/x":                            "y",
+		"plain":                               "ok",
+	}}
+	want := map[string]string{
+		"example.com/team": "web", "karpenter.sh/nodepool": "default", "kubernetes.io/arch": "amd64",
+		"topology.kubernetes.io/zone": "us-west-2a", "node.kubernetes.io/instance-type": "m5.large",
+		"team.node.kubernetes.io/role": "web", "plain": "ok",
+	}
+	if diff := cmp.Diff(want, opts.kubeletLabels()); diff != "" {
+		t.Errorf("kubeletLabels (-want +got):\n%s", diff)
+	}
+	// A label the kubelet would refuse never reaches it, in any family.
+	for _, family := range []string{awsv1.AMIFamilyAL2, awsv1.AMIFamilyAL2023, awsv1.AMIFamilyBottlerocket} {
+		o := baseOptions(family, "")
+		o.Labels["node-restriction.kubernetes.io/pool"] = "a"
+		res, err := Render(o)
+		if err != nil {
+			t.Fatalf("Render %s: %v", family, err)
+		}
+		if strings.Contains(res.UserData, "node-restriction") || !strings.Contains(res.UserData, "example.com/team") {
+			t.Errorf("%s: labels passed to the kubelet are wrong:\n%s", family, res.UserData)
+		}
+	}
+}
+
 func TestRenderTooLarge(t *testing.T) {
 	big := "#!/bin/bash\n# " + strings.Repeat("x", MaxUserDataBytes) + "\n"
 	_, err := Render(baseOptions(awsv1.AMIFamilyAL2, big))

@@ -28,8 +28,9 @@ type Options struct {
 	ClusterDNS string
 	// ClusterCIDR is the service CIDR (AL2023 needs it in spec.cluster.cidr).
 	ClusterCIDR string
-	// Labels the node registers with (the NodeClaim's labels). The caller passes only labels the
-	// kubelet may set on itself.
+	// Labels of the NodeClaim. Those the kubelet may set on itself are passed to it; the others
+	// (kubernetes.io and k8s.io domains the kubelet refuses, which would stop it from starting)
+	// are left for Joiner to sync onto the Node at registration.
 	Labels map[string]string
 	// Taints and StartupTaints the node registers with. karpenter.sh/unregistered:NoExecute is
 	// always added; the caller need not pass it.
@@ -160,6 +161,42 @@ func (o Options) clusterDNS() []string {
 		return []string{o.ClusterDNS}
 	}
 	return nil
+}
+
+// kubeletLabels are the Labels the kubelet accepts in --node-labels.
+func (o Options) kubeletLabels() map[string]string {
+	out := map[string]string{}
+	for k, v := range o.Labels {
+		if kubeletMaySet(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// kubeletMaySet reports whether the kubelet accepts a label key in --node-labels: any key
+// outside the kubernetes.io and k8s.io domains, and in them only the kubelet's own labels (the
+// kubelet.kubernetes.io and node.kubernetes.io domains and the well-known node labels). The
+// kubelet refuses to start with any other.
+func kubeletMaySet(key string) bool {
+	domain, _, found := strings.Cut(key, "/")
+	if !found {
+		return true
+	}
+	inDomain := func(d, parent string) bool { return d == parent || strings.HasSuffix(d, "."+parent) }
+	if !inDomain(domain, "kubernetes.io") && !inDomain(domain, "k8s.io") {
+		return true
+	}
+	if inDomain(domain, "kubelet.kubernetes.io") || inDomain(domain, "node.kubernetes.io") {
+		return true
+	}
+	switch key {
+	case corev1.LabelHostname, corev1.LabelArchStable, corev1.LabelOSStable, corev1.LabelInstanceTypeStable,
+		corev1.LabelTopologyZone, corev1.LabelTopologyRegion, corev1.LabelFailureDomainBetaZone,
+		corev1.LabelFailureDomainBetaRegion, corev1.LabelInstanceType, "beta.kubernetes.io/arch", "beta.kubernetes.io/os":
+		return true
+	}
+	return false
 }
 
 // maxPods is MaxPods, else spec.kubelet.maxPods, else nil.
