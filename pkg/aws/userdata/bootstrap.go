@@ -46,33 +46,87 @@ type bootstrapCall struct {
 	env        map[string]shellVar
 }
 
-// findBootstrapCalls returns every call of bootstrap.sh in a shell script, directly or through
-// bash, sh, sudo, exec, env or time.
-func findBootstrapCalls(script string) []bootstrapCall {
-	var calls []bootstrapCall
+// bootstrapScript is what a shell script does with bootstrap.sh.
+type bootstrapScript struct {
+	calls []bootstrapCall
+	// modifiedAt is the first line of a command, other than a call, that names bootstrap.sh (sed
+	// -i, cat >...): the script may change what bootstrap.sh does. 0 when none.
+	modifiedAt int
+	// taintElsewhereAt is the first line, other than the calls, the assignments the reader
+	// follows and comments, that mentions the taint or a way to register taints (a kubelet config
+	// file, a drop-in): the kubelet may get the taint from there. 0 when none.
+	taintElsewhereAt int
+}
+
+// readBootstrapScript finds every call of bootstrap.sh in a shell script, directly or through
+// bash, sh, sudo, exec, env or time, and what else the script does that a check must allow for.
+func readBootstrapScript(script string) bootstrapScript {
+	var s bootstrapScript
+	// modelled are the lines of the calls and of the plain assignments the reader follows.
+	modelled := map[int]bool{}
 	for _, cmd := range readShell(script) {
+		if len(cmd.words) == 0 || isDeclaration(cmd.words[0].text) {
+			markLines(modelled, cmd)
+			continue
+		}
 		words := cmd.words
 		for len(words) > 0 && isCommandPrefix(words[0].text) {
 			words = words[1:]
 		}
-		if len(words) == 0 || path.Base(words[0].text) != "bootstrap.sh" {
+		if len(words) > 0 && path.Base(words[0].text) == "bootstrap.sh" {
+			markLines(modelled, cmd)
+			s.calls = append(s.calls, newBootstrapCall(cmd, words[1:]))
 			continue
 		}
-		call := bootstrapCall{line: cmd.line, options: map[string]shellWord{}, env: cmd.env}
-		args := words[1:]
-		for i := 0; i < len(args); i++ {
-			if isBootstrapOption(args[i].text) {
-				if i+1 < len(args) {
-					call.options[args[i].text] = args[i+1]
-				}
-				i++
-				continue
-			}
-			call.positional = append(call.positional, args[i])
+		if s.modifiedAt == 0 && slices.ContainsFunc(words, func(w shellWord) bool { return path.Base(w.text) == "bootstrap.sh" }) {
+			s.modifiedAt = cmd.line
 		}
-		calls = append(calls, call)
 	}
-	return calls
+	s.taintElsewhereAt = firstTaintMention(script, modelled)
+	return s
+}
+
+func markLines(lines map[int]bool, cmd shellCommand) {
+	for l := cmd.line; l <= max(cmd.line, cmd.endLine); l++ {
+		lines[l] = true
+	}
+}
+
+// newBootstrapCall reads a call's arguments as bootstrap.sh does.
+func newBootstrapCall(cmd shellCommand, args []shellWord) bootstrapCall {
+	call := bootstrapCall{line: cmd.line, options: map[string]shellWord{}, env: cmd.env}
+	for i := 0; i < len(args); i++ {
+		if isBootstrapOption(args[i].text) {
+			if i+1 < len(args) {
+				call.options[args[i].text] = args[i+1]
+			}
+			i++
+			continue
+		}
+		call.positional = append(call.positional, args[i])
+	}
+	return call
+}
+
+// firstTaintMention is the first line, not modelled and not a comment, that mentions the taint or
+// a way to register taints; 0 when none.
+func firstTaintMention(script string, modelled map[int]bool) int {
+	for i, line := range strings.Split(script, "\n") {
+		if modelled[i+1] || strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		for _, mention := range []string{v1.UnregisteredTaintKey, "register-with-taints", "registerWithTaints", "kubelet.service.d"} {
+			if strings.Contains(line, mention) {
+				return i + 1
+			}
+		}
+	}
+	return 0
+}
+
+// findBootstrapCalls returns every call of bootstrap.sh in a shell script.
+func findBootstrapCalls(script string) []bootstrapCall {
+	return readBootstrapScript(script).calls
 }
 
 func isCommandPrefix(word string) bool {
@@ -94,14 +148,15 @@ func callsBootstrap(script string) bool {
 // verified because it depends on values only known at boot (Advice). It returns nothing for a
 // script that does not call bootstrap.sh, and nothing for calls that work.
 func CheckBootstrapScript(script string) []Warning {
+	s := readBootstrapScript(script)
 	var out []Warning
-	for _, call := range findBootstrapCalls(script) {
-		out = append(out, call.check()...)
+	for _, call := range s.calls {
+		out = append(out, call.check(s)...)
 	}
 	return out
 }
 
-func (c bootstrapCall) check() []Warning {
+func (c bootstrapCall) check(s bootstrapScript) []Warning {
 	var out []Warning
 	required := v1.UnregisteredNoExecuteTaint()
 	ignoredCarriesTaint := false
@@ -162,6 +217,19 @@ func (c bootstrapCall) check() []Warning {
 		old = fmt.Sprintf("; %s/uninitialized is the old name of the taint, Joiner requires %s", v1.Group, v1.UnregisteredTaintKey)
 	}
 	fixed := strings.TrimSpace(withTaint(extraArgs.text, unionTaints(taints, []corev1.Taint{required})))
+	if elsewhere := max(s.modifiedAt, s.taintElsewhereAt); elsewhere > 0 {
+		what := "registers taints some other way"
+		if s.modifiedAt > 0 {
+			what = "changes bootstrap.sh itself"
+		}
+		return append(out, Warning{
+			Severity: SeverityAdvice,
+			Reason:   "BootstrapTaintUnverifiable",
+			Message: fmt.Sprintf("userData line %d: the kubelet gets %s from bootstrap.sh (from %s), but the script %s (line %d), so Joiner cannot tell whether the node registers with %s",
+				c.line, got, source, what, elsewhere, formatTaint(required)),
+			Fix: fmt.Sprintf("pass the taint where Joiner can see it: --kubelet-extra-args %s, or drop the bootstrap.sh call and let Joiner's own part make it", shellQuote(fixed)),
+		})
+	}
 	out = append(out, Warning{
 		Severity: SeverityProblem,
 		Reason:   "UnregisteredTaintMissing",

@@ -28,8 +28,8 @@ type shellVar struct {
 
 // shellCommand is one simple command.
 type shellCommand struct {
-	// line is where the command starts, 1-based.
-	line int
+	// line is where the command starts, endLine where its last word ends; 1-based.
+	line, endLine int
 	// assignments are the NAME=value words before the command name: the command's environment.
 	assignments map[string]shellVar
 	// words are the command name and its arguments.
@@ -38,7 +38,7 @@ type shellCommand struct {
 	env map[string]shellVar
 }
 
-var identifierAssignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+var identifierAssignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\+?=`)
 
 // shellReader reads one script command by command, tracking the variables it assigns.
 type shellReader struct {
@@ -251,9 +251,20 @@ func (b *commandBuilder) endWord() {
 	}
 	r := b.r
 	w := shellWord{text: b.cur.String(), unknown: b.unknown, raw: strings.TrimSpace(r.src[b.wordStart:r.pos])}
+	b.cmd.endLine = r.line
 	if len(b.cmd.words) == 0 && identifierAssignment.MatchString(w.raw) {
 		name, value, _ := strings.Cut(w.text, "=")
-		b.cmd.assignments[name] = shellVar{value: value, unknown: w.unknown}
+		v := shellVar{value: value, unknown: w.unknown}
+		if base, appending := strings.CutSuffix(name, "+"); appending {
+			// NAME+=value appends to what NAME holds.
+			name = base
+			if old, ok := r.vars[name]; ok {
+				v = shellVar{value: old.value + value, unknown: old.unknown || w.unknown}
+			} else {
+				v.unknown = true
+			}
+		}
+		b.cmd.assignments[name] = v
 	} else {
 		b.cmd.words = append(b.cmd.words, w)
 	}
