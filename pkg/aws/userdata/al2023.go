@@ -62,6 +62,13 @@ func renderAL2023(opts Options) (*Result, error) {
 	generated := al2023NodeConfig(opts)
 	m := &al2023Merge{opts: opts, generated: generated}
 	for i, p := range parts {
+		if p.mediaType() == "text/x-shellscript" && callsBootstrap(p.body) {
+			m.warnings = append(m.warnings, Warning{
+				Severity: SeverityAdvice, Reason: "UserDataCallsBootstrap",
+				Message: fmt.Sprintf("userData part %d calls /etc/eks/bootstrap.sh, which AL2023 does not have (nodeadm joins the node); the call fails and its arguments are lost", i+1),
+				Fix:     "remove the bootstrap.sh call; put kubelet settings in spec.kubelet or a NodeConfig part, and labels and taints in the NodePool",
+			})
+		}
 		if p.mediaType() != contentTypeNodeConfig {
 			continue
 		}

@@ -311,6 +311,13 @@ func TestRenderAL2023KubeletConfig(t *testing.T) {
 }
 
 func TestRenderAL2023Errors(t *testing.T) {
+	res, err := Render(baseOptions(awsv1.AMIFamilyAL2023, s2Script))
+	if err != nil {
+		t.Fatalf("Render: %v", err)
+	}
+	if diff := cmp.Diff([]finding{{SeverityAdvice, "UserDataCallsBootstrap"}}, findings(res.Warnings)); diff != "" {
+		t.Errorf("AL2 habits on AL2023 (-want +got):\n%s", diff)
+	}
 	for _, userData := range []string{
 		"just some text",
 		"MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"B\"\n\n--B\nContent-Type: application/node.eks.aws\n\n: : not yaml [\n--B--\n",
