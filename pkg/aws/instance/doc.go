@@ -1,7 +1,7 @@
 // Package instance owns launching, finding and terminating EC2 instances for NodeClaims. Today it
 // holds the pure part of a launch: choosing the capacity type and building the CreateFleet
 // overrides (instance type × subnet × launch template) from the instance types a NodeClaim allows;
-// and the choice of leaked instances to garbage-collect (tagged for the cluster, no NodeClaim,
+// the tags of launched instances; and the choice of leaked instances to garbage-collect (tagged for the cluster, no NodeClaim,
 // past a grace period).
 // The CreateFleet, DescribeInstances and TerminateInstances calls are planned here, behind small
 // interfaces the SDK clients satisfy.
