@@ -1,0 +1,163 @@
+package userdata
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+)
+
+// renderCustom passes the operator's userData verbatim and checks that some registration with the
+// required taint is visible in it.
+func renderCustom(opts Options) *Result {
+	return &Result{UserData: opts.UserData, Warnings: CheckCustom(opts.UserData)}
+}
+
+// CheckCustom looks in Custom userData for a kubelet registration with
+// karpenter.sh/unregistered:NoExecute, in the forms Joiner can read: bootstrap.sh calls (checked
+// as CheckBootstrapScript does), nodeadm NodeConfigs (merged as nodeadm merges them, the kubelet
+// keeping the last --register-with-taints), and Bottlerocket settings.kubernetes.node-taints. In
+// those it reports a missing taint as a Problem. Otherwise it looks for the taint named anywhere
+// near its effect, and warns (Advice: Joiner cannot see everything a custom image does at boot)
+// when it is not.
+func CheckCustom(userData string) []Warning {
+	required := v1.UnregisteredNoExecuteTaint()
+	texts := []string{userData}
+	var docs []map[string]any
+	if isMIME(userData) {
+		if parts, err := parseMIME(userData); err == nil {
+			texts = texts[:0]
+			for _, p := range parts {
+				texts = append(texts, p.body)
+				if p.mediaType() == contentTypeNodeConfig {
+					ds, _ := yamlDocuments(p.body)
+					docs = append(docs, ds...)
+				}
+			}
+		}
+	} else if ds, err := yamlDocuments(userData); err == nil && len(ds) > 0 && isNodeConfig(ds[0]) {
+		docs = ds
+	}
+	var out []Warning
+	for _, text := range texts {
+		if callsBootstrap(text) {
+			out = append(out, CheckBootstrapScript(text)...)
+		}
+	}
+	if taints, source, found := nodeadmTaints(docs); found {
+		if !hasTaint(taints, required) {
+			out = append(out, Warning{
+				Severity: SeverityProblem,
+				Reason:   "UnregisteredTaintMissing",
+				Message: fmt.Sprintf("nodeadm merges the userData NodeConfigs in order, and the kubelet registers with %s: %q, without %s, so Joiner must refuse the node",
+					source, formatTaints(taints), formatTaint(required)),
+				Fix: fmt.Sprintf("add %s to %s (keep one --register-with-taints flag in one NodeConfig), or use amiFamily AL2023 and let Joiner merge it",
+					formatTaint(required), source),
+			})
+		}
+		return out
+	}
+	if taints, found := bottlerocketNodeTaints(userData); found {
+		if !hasTaint(taints, required) {
+			out = append(out, Warning{
+				Severity: SeverityProblem,
+				Reason:   "UnregisteredTaintMissing",
+				Message:  fmt.Sprintf("the Bottlerocket settings.kubernetes.node-taints do not include %s, so Joiner must refuse the node", formatTaint(required)),
+				Fix:      fmt.Sprintf("add \"%s\" = [\":%s\"] to [settings.kubernetes.node-taints], or use amiFamily Bottlerocket and let Joiner add it", required.Key, required.Effect),
+			})
+		}
+		return out
+	}
+	if len(out) > 0 || taintVisible(texts, required.Key, string(required.Effect)) {
+		return out
+	}
+	return []Warning{{
+		Severity: SeverityAdvice,
+		Reason:   "CustomUserDataTaintNotVisible",
+		Message: fmt.Sprintf("amiFamily Custom passes userData verbatim, and Joiner sees no kubelet registration with %s in it "+
+			"(no --register-with-taints, NodeConfig registerWithTaints or Bottlerocket node-taints naming it); a node that registers without it is refused",
+			formatTaint(required)),
+		Fix: fmt.Sprintf("register the kubelet with %s (for example --register-with-taints=%s), or use amiFamily AL2, AL2023 or Bottlerocket and let Joiner add it",
+			formatTaint(required), formatTaint(required)),
+	}}
+}
+
+// nodeadmTaints returns the taints the kubelet registers with under NodeConfig documents, as
+// nodeadm merges them (in order, a later list replacing an earlier one) and the kubelet reads
+// them (its last --register-with-taints flag, else config registerWithTaints). source names
+// which; found is false when no document sets either.
+func nodeadmTaints(docs []map[string]any) (taints []corev1.Taint, source string, found bool) {
+	var flags []string
+	var configTaints any
+	for _, doc := range docs {
+		if !isNodeConfig(doc) {
+			continue
+		}
+		spec, _ := doc["spec"].(map[string]any)
+		kubelet, _ := spec["kubelet"].(map[string]any)
+		if list, ok := kubelet["flags"].([]any); ok && len(list) > 0 {
+			flags = flags[:0]
+			for _, f := range list {
+				flags = append(flags, fmt.Sprint(f))
+			}
+		}
+		config, _ := kubelet["config"].(map[string]any)
+		if raw, ok := config["registerWithTaints"]; ok {
+			configTaints = raw
+		}
+	}
+	if value, ok := lastFlag(flags, "--register-with-taints"); ok {
+		taints, _ = parseTaints(value)
+		return taints, "the --register-with-taints kubelet flag", true
+	}
+	if configTaints != nil {
+		return taintsFromConfig(configTaints), "kubelet config registerWithTaints", true
+	}
+	return nil, "", false
+}
+
+// bottlerocketNodeTaints reads settings.kubernetes.node-taints of Bottlerocket TOML; found is
+// false when the userData is not TOML with a settings.kubernetes table.
+func bottlerocketNodeTaints(userData string) (taints []corev1.Taint, found bool) {
+	doc, err := parseTOML(userData)
+	if err != nil {
+		return nil, false
+	}
+	settings := doc.get("settings")
+	if settings == nil || settings.table == nil {
+		return nil, false
+	}
+	k8s := settings.table.get("kubernetes")
+	if k8s == nil || k8s.table == nil {
+		return nil, false
+	}
+	if e := k8s.table.get("node-taints"); e != nil && e.table != nil {
+		for _, key := range e.table.keys {
+			for _, entry := range bottlerocketTaintValues(e.table.get(key)) {
+				taints = append(taints, bottlerocketTaint(key, entry))
+			}
+		}
+	}
+	return taints, true
+}
+
+// taintVisible reports whether some text names the taint key with the effect nearby, as a flag,
+// a NodeConfig entry or a Bottlerocket setting would.
+func taintVisible(texts []string, key, effect string) bool {
+	for _, text := range texts {
+		for rest := text; ; {
+			i := strings.Index(rest, key)
+			if i < 0 {
+				break
+			}
+			window := rest[i+len(key) : min(len(rest), i+len(key)+80)]
+			if strings.Contains(window, effect) {
+				return true
+			}
+			rest = rest[i+len(key):]
+		}
+	}
+	return false
+}
