@@ -1,0 +1,525 @@
+package scheduling
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+)
+
+// target is the ordered list of allowed domains of one topology key for the next pod.
+type target struct {
+	key    string
+	values []string
+}
+
+// pin is a chosen domain.
+type pin struct{ key, value string }
+
+// passes bounds how often unplaced pods are retried (a pod whose affinity target comes later in
+// the order needs a second pass).
+const passes = 3
+
+func (s *solver) run() {
+	pending := make([][]*corev1.Pod, len(s.classes))
+	for i, c := range s.classes {
+		pending[i] = c.pods
+	}
+	for range passes {
+		progress, left := false, 0
+		for i, c := range s.classes {
+			if c.invalid != nil {
+				continue
+			}
+			var still []*corev1.Pod
+			for _, pod := range pending[i] {
+				if s.placePod(c, pod) {
+					progress = true
+				} else {
+					still = append(still, pod)
+				}
+			}
+			pending[i] = still
+			left += len(still)
+		}
+		if !progress || left == 0 {
+			break
+		}
+	}
+	for i, c := range s.classes {
+		c.pods = pending[i] // from here on: the pods left unscheduled
+	}
+}
+
+// placePod tries the class's current variant and relaxes preferences, one at a time, on failure.
+func (s *solver) placePod(c *class, pod *corev1.Pod) bool {
+	for {
+		if s.tryPlace(c, c.variants[c.cur], pod) {
+			return true
+		}
+		if c.cur == len(c.variants)-1 {
+			return false
+		}
+		c.cur++
+	}
+}
+
+func (s *solver) tryPlace(c *class, v *variant, pod *corev1.Pod) bool {
+	ts, msg := s.targets(c, v)
+	if msg != "" {
+		for _, p := range s.pools {
+			c.poolFail[p.idx] = Reason{NodePool: p.name, Code: ReasonTopology, Message: msg}
+		}
+		return false
+	}
+	pins := make([]pin, len(ts))
+	for i, t := range ts {
+		pins[i] = pin{t.key, t.values[0]}
+	}
+	alternatives := 1
+	if len(ts) > 0 {
+		alternatives = len(ts[0].values)
+	}
+	for alt := range alternatives {
+		if len(ts) > 0 {
+			pins[0].value = ts[0].values[alt]
+		}
+		if s.placeWith(c, v, pod, pins) {
+			return true
+		}
+	}
+	return false
+}
+
+func cursorKey(pins []pin) string {
+	if len(pins) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range pins {
+		b.WriteString(p.key + "=" + p.value + ";")
+	}
+	return b.String()
+}
+
+func (s *solver) placeWith(c *class, v *variant, pod *corev1.Pod, pins []pin) bool {
+	ck := cursorKey(pins)
+	advancing := true
+	for i := v.cursors[ck]; i < len(s.nodes); i++ {
+		n := s.nodes[i]
+		ok, permanent, cand, merged := s.fits(c, v, n, pins)
+		if ok {
+			s.commit(c, v, n, pod, cand, merged)
+			return true
+		}
+		if advancing && permanent {
+			v.cursors[ck] = i + 1
+		} else {
+			advancing = false
+		}
+	}
+	for _, p := range s.pools {
+		if s.newNode(c, v, p, pod, pins) {
+			return true
+		}
+	}
+	return false
+}
+
+// targets computes, for every non-hostname topology key the class is constrained on, the domains
+// the next pod may go to, best first. A non-empty message means no domain is allowed.
+func (s *solver) targets(c *class, v *variant) ([]target, string) {
+	if len(v.spreads) == 0 && len(v.affinities) == 0 && len(v.antis) == 0 && len(c.antiMatchedBy) == 0 {
+		return nil, ""
+	}
+	var ts []target
+	constrain := func(key string, allowed []string) bool {
+		for i := range ts {
+			if ts[i].key == key {
+				ts[i].values = slices.DeleteFunc(ts[i].values, func(d string) bool { return !slices.Contains(allowed, d) })
+				return len(ts[i].values) > 0
+			}
+		}
+		ts = append(ts, target{key: key, values: allowed})
+		return len(allowed) > 0
+	}
+	for _, sp := range v.spreads {
+		g := sp.g
+		if g.key == corev1.LabelHostname {
+			continue
+		}
+		u := s.universeOf(v, g.key)
+		minCount := 0
+		if len(u) >= sp.minDomains && len(u) > 0 {
+			minCount = g.counts[u[0]]
+			for _, d := range u {
+				minCount = min(minCount, g.counts[d])
+			}
+		}
+		allowed := sortedDomains(u, g.counts, func(d string) bool { return g.counts[d]+1-minCount <= sp.maxSkew }, false)
+		if !constrain(g.key, allowed) {
+			return nil, fmt.Sprintf("topology spread on %s: no domain keeps the skew within %d", g.key, sp.maxSkew)
+		}
+	}
+	for _, g := range v.affinities {
+		if g.key == corev1.LabelHostname {
+			continue
+		}
+		u := s.universeOf(v, g.key)
+		var allowed []string
+		if g.total == 0 {
+			if !c.selects(g) {
+				return nil, fmt.Sprintf("pod affinity on %s: no pod matches the term yet", g.key)
+			}
+			allowed = slices.Clone(u)
+		} else {
+			allowed = sortedDomains(u, g.counts, func(d string) bool { return g.counts[d] > 0 }, true)
+		}
+		if !constrain(g.key, allowed) {
+			return nil, fmt.Sprintf("pod affinity on %s: the matching pods are in no domain this pod may use", g.key)
+		}
+	}
+	for _, g := range v.antis {
+		if g.key == corev1.LabelHostname {
+			continue
+		}
+		u := s.universeOf(v, g.key)
+		if !constrain(g.key, sortedDomains(u, g.counts, func(d string) bool { return g.counts[d] == 0 }, false)) {
+			return nil, fmt.Sprintf("pod anti-affinity on %s: every domain already holds a matching pod", g.key)
+		}
+	}
+	for _, g := range c.antiMatchedBy {
+		if g.key == corev1.LabelHostname || len(g.owners) == 0 {
+			continue
+		}
+		u := s.universeOf(v, g.key)
+		if !constrain(g.key, sortedDomains(u, g.owners, func(d string) bool { return g.owners[d] == 0 }, false)) {
+			return nil, fmt.Sprintf("anti-affinity of placed pods on %s excludes every domain", g.key)
+		}
+	}
+	return ts, ""
+}
+
+// universeOf returns the domains of key that variant v could land in: values offered by the
+// NodePools' compatible instance types and labels of the existing nodes it may use.
+func (s *solver) universeOf(v *variant, key string) []string {
+	if u, ok := v.universe[key]; ok {
+		return u
+	}
+	set := map[string]struct{}{}
+	for _, p := range s.pools {
+		cp := v.perPool[p.idx]
+		if cp == nil || cp.reason != nil {
+			continue
+		}
+		r := cp.reqs[key]
+		cp.types.each(func(i int) bool {
+			t := s.types[i]
+			switch key {
+			case corev1.LabelTopologyZone, v1.CapacityTypeLabelKey:
+				zr, cr := cp.reqs[corev1.LabelTopologyZone], cp.reqs[v1.CapacityTypeLabelKey]
+				for _, o := range t.it.Offerings {
+					if o.Available && (zr == nil || zr.Has(o.Zone)) && (cr == nil || cr.Has(o.CapacityType)) {
+						if key == corev1.LabelTopologyZone {
+							set[o.Zone] = struct{}{}
+						} else {
+							set[o.CapacityType] = struct{}{}
+						}
+					}
+				}
+			default:
+				if val, ok := valueOf(t, p, key); ok && (r == nil || r.Has(val)) {
+					set[val] = struct{}{}
+				}
+			}
+			return true
+		})
+	}
+	for _, n := range s.nodes {
+		if n.existing != nil && v.reqs.Matches(n.labels) {
+			if val, ok := n.labels[key]; ok {
+				set[val] = struct{}{}
+			}
+		}
+	}
+	u := unionSorted(set)
+	v.universe[key] = u
+	return u
+}
+
+// fits reports whether one pod of c (as variant v, in the pinned domains) fits on n, and whether
+// a failure is permanent (n will never fit this variant in these domains again). For a new node
+// it also returns the narrowed instance types and, if v was not yet merged, the new requirements.
+func (s *solver) fits(c *class, v *variant, n *node, pins []pin) (ok, permanent bool, cand bitset, merged Requirements) {
+	if n.existing != nil {
+		for _, p := range pins {
+			if n.labels[p.key] != p.value {
+				return false, true, nil, nil
+			}
+		}
+		if !v.reqs.Matches(n.labels) || !fitsSum(n.used, c.req, n.alloc) {
+			return false, true, nil, nil
+		}
+		if _, ok := tolerates(c.tolerations, n.existing.Taints); !ok {
+			return false, true, nil, nil
+		}
+	} else {
+		if v.perPool[n.pool.idx].reason != nil {
+			return false, true, nil, nil
+		}
+		for _, p := range pins {
+			if d, ok := n.domain(p.key); !ok || d != p.value {
+				return false, true, nil, nil
+			}
+		}
+	}
+	if ok, permanent := s.hostnameFits(c, v, n); !ok {
+		return false, permanent, nil, nil
+	}
+	for _, hp := range c.ports {
+		if slices.ContainsFunc(n.ports, hp.conflicts) {
+			return false, true, nil, nil
+		}
+	}
+	if n.existing != nil {
+		return true, false, nil, nil
+	}
+	reqs := n.reqs
+	needMerge := !slices.Contains(n.merged, v)
+	if needMerge {
+		if n.reqs.Intersects(v.reqs) != nil {
+			return false, true, nil, nil
+		}
+		merged = n.reqs.Merge(v.reqs)
+		reqs = merged
+	}
+	cp := v.perPool[n.pool.idx]
+	cand = newBitset(len(s.types))
+	any := false
+	for w := range cand {
+		cand[w] = n.types[w] & cp.types[w]
+	}
+	cand.each(func(i int) bool {
+		t := s.types[i]
+		if !fitsSum(n.used, c.req, t.alloc) || needMerge && !typeCompatible(reqs, n.pool, t) {
+			cand[i/64] &^= 1 << (uint(i) % 64)
+			return true
+		}
+		any = true
+		return true
+	})
+	if !any || !s.minValuesOK(n.pool, reqs, cand) {
+		return false, true, nil, nil
+	}
+	return true, false, cand, merged
+}
+
+// hostnameFits checks the constraints whose domain is the node itself.
+func (s *solver) hostnameFits(c *class, v *variant, n *node) (ok, permanent bool) {
+	for _, sp := range v.spreads {
+		// Another node can always be added as a domain with no matching pod, so the global
+		// minimum is zero and a node takes at most maxSkew pods of the group.
+		if sp.g.key == corev1.LabelHostname && sp.g.counts[n.name]+1 > sp.maxSkew {
+			return false, true
+		}
+	}
+	for _, g := range v.antis {
+		if g.key == corev1.LabelHostname && g.counts[n.name] > 0 {
+			return false, true
+		}
+	}
+	for _, g := range c.antiMatchedBy {
+		if g.key == corev1.LabelHostname && g.owners[n.name] > 0 {
+			return false, true
+		}
+	}
+	for _, g := range v.affinities {
+		if g.key == corev1.LabelHostname && g.counts[n.name] == 0 && (g.total > 0 || !c.selects(g)) {
+			return false, false
+		}
+	}
+	return true, false
+}
+
+func (s *solver) minValuesOK(p *pool, reqs Requirements, cand bitset) bool {
+	for _, k := range p.minKeys {
+		need := reqs[k].MinValues
+		seen := map[string]struct{}{}
+		cand.each(func(i int) bool {
+			t := s.types[i]
+			switch k {
+			case corev1.LabelTopologyZone, v1.CapacityTypeLabelKey:
+				for _, o := range t.it.Offerings {
+					if o.Available {
+						if k == corev1.LabelTopologyZone && reqs[k].Has(o.Zone) {
+							seen[o.Zone] = struct{}{}
+						} else if k == v1.CapacityTypeLabelKey && reqs[k].Has(o.CapacityType) {
+							seen[o.CapacityType] = struct{}{}
+						}
+					}
+				}
+			default:
+				if val, ok := valueOf(t, p, k); ok {
+					seen[val] = struct{}{}
+				}
+			}
+			return len(seen) < need
+		})
+		if len(seen) < need {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *solver) withinLimits(p *pool, t *itInfo) bool {
+	if p.limits == nil {
+		return true
+	}
+	for i, l := range p.limits {
+		if l >= 0 && p.used[i]+t.capacity[i] > l {
+			return false
+		}
+	}
+	return true
+}
+
+// newNode opens a NodeClaim in pool p for one pod of c, pinning every topology key in use.
+func (s *solver) newNode(c *class, v *variant, p *pool, pod *corev1.Pod, pins []pin) bool {
+	cp := v.perPool[p.idx]
+	if cp.reason != nil {
+		return false
+	}
+	fail := func(code ReasonCode, msg string) bool {
+		c.poolFail[p.idx] = Reason{NodePool: p.name, Code: code, Message: msg}
+		return false
+	}
+	for _, g := range v.affinities {
+		if g.key == corev1.LabelHostname && (g.total > 0 || !c.selects(g)) {
+			return fail(ReasonTopology, "pod affinity on kubernetes.io/hostname: must join a node that has a matching pod")
+		}
+	}
+	reqs := cp.reqs.Clone()
+	for _, pn := range pins {
+		r, _ := NewRequirement(pn.key, string(v1.NodeSelectorOpIn), []string{pn.value})
+		reqs.Add(r)
+		if reqs[pn.key].Empty() {
+			return fail(ReasonTopology, fmt.Sprintf("domain %s=%s is not allowed", pn.key, pn.value))
+		}
+	}
+	cand := newBitset(len(s.types))
+	limited := false
+	cp.types.each(func(i int) bool {
+		t := s.types[i]
+		if !s.withinLimits(p, t) {
+			limited = true
+			return true
+		}
+		if len(pins) == 0 || typeCompatible(reqs, p, t) {
+			cand.set(i)
+		}
+		return true
+	})
+	// Pin every other topology key in use to the cheapest option's value, so that the node's
+	// domains are known when pods are counted.
+	for _, k := range s.topoKeys {
+		if r, ok := reqs[k]; ok {
+			if _, single := r.Single(); single {
+				continue
+			}
+		}
+		value, found := "", false
+		cand.each(func(i int) bool {
+			t := s.types[i]
+			switch k {
+			case corev1.LabelTopologyZone, v1.CapacityTypeLabelKey:
+				if o, ok := cheapestOffering(reqs, t); ok {
+					value, found = o.Zone, true
+					if k == v1.CapacityTypeLabelKey {
+						value = o.CapacityType
+					}
+				}
+			default:
+				value, found = valueOf(t, p, k)
+			}
+			return !found
+		})
+		if !found {
+			continue
+		}
+		r, _ := NewRequirement(k, string(v1.NodeSelectorOpIn), []string{value})
+		reqs.Add(r)
+		cand.each(func(i int) bool {
+			if !typeCompatible(reqs, p, s.types[i]) {
+				cand[i/64] &^= 1 << (uint(i) % 64)
+			}
+			return true
+		})
+	}
+	if cand.empty() {
+		if limited {
+			return fail(ReasonLimits, "launching a node would exceed the NodePool's limits")
+		}
+		return fail(ReasonNoFit, "no instance type offers the chosen domains")
+	}
+	if !s.minValuesOK(p, reqs, cand) {
+		return fail(ReasonRequirements, "fewer instance types than minValues require")
+	}
+	p.count++
+	s.newCount++
+	n := &node{name: p.name + "-" + strconv.Itoa(p.count), pool: p, reqs: reqs, types: cand, merged: []*variant{v}, used: slices.Clone(p.daemon)}
+	s.nodes = append(s.nodes, n)
+	s.commit(c, v, n, pod, nil, nil)
+	return true
+}
+
+// commit places pod on n and updates the node, the pool's limit usage and the topology counts.
+func (s *solver) commit(c *class, v *variant, n *node, pod *corev1.Pod, cand bitset, merged Requirements) {
+	if n.existing == nil {
+		if cand != nil {
+			copy(n.types, cand)
+		}
+		if merged != nil {
+			n.reqs = merged
+			n.merged = append(n.merged, v)
+		}
+		if p := n.pool; p.limits != nil {
+			newMax := make([]int64, len(s.dims.names))
+			n.types.each(func(i int) bool {
+				for d, q := range s.types[i].capacity {
+					newMax[d] = max(newMax[d], q)
+				}
+				return true
+			})
+			for d := range newMax {
+				if n.maxCap != nil {
+					p.used[d] -= n.maxCap[d]
+				}
+				p.used[d] += newMax[d]
+			}
+			n.maxCap = newMax
+		}
+	}
+	addVec(n.used, c.req)
+	n.ports = append(n.ports, c.ports...)
+	n.pods = append(n.pods, pod)
+	s.order = append(s.order, pod)
+	for _, g := range c.matchedBy {
+		if !n.eligible(g) {
+			continue
+		}
+		if d, ok := n.domain(g.key); ok {
+			g.counts[d]++
+			g.total++
+		}
+	}
+	for _, g := range v.antis {
+		if d, ok := n.domain(g.key); ok {
+			g.owners[d]++
+		}
+	}
+}

@@ -1,0 +1,98 @@
+package scheduling
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+)
+
+func (s *solver) plan() *Plan {
+	p := &Plan{Order: s.order}
+	for _, n := range s.nodes {
+		if n.existing != nil {
+			for _, pod := range n.pods {
+				p.Placements = append(p.Placements, Placement{Pod: pod, Node: n.name})
+			}
+			continue
+		}
+		p.NodeClaims = append(p.NodeClaims, s.nodeClaim(n))
+	}
+	for _, c := range s.classes {
+		for _, pod := range c.pods {
+			p.Unschedulable = append(p.Unschedulable, Unschedulable{Pod: pod, Reasons: s.reasons(c)})
+		}
+	}
+	return p
+}
+
+type option struct {
+	t   *itInfo
+	off Offering
+}
+
+func (s *solver) nodeClaim(n *node) NodeClaim {
+	var opts []option
+	n.types.each(func(i int) bool {
+		t := s.types[i]
+		if o, ok := cheapestOffering(n.reqs, t); ok {
+			opts = append(opts, option{t: t, off: o})
+		}
+		return true
+	})
+	slices.SortStableFunc(opts, func(a, b option) int {
+		if c := cmp.Compare(a.off.Price, b.off.Price); c != 0 {
+			return c
+		}
+		return strings.Compare(a.t.it.Name, b.t.it.Name)
+	})
+	opts = opts[:min(len(opts), MaxInstanceTypes)]
+	names := make([]string, len(opts))
+	for i, o := range opts {
+		names[i] = o.t.it.Name
+	}
+	reqs := n.reqs.Clone()
+	r, _ := NewRequirement(corev1.LabelInstanceTypeStable, string(v1.NodeSelectorOpIn), names)
+	reqs.Add(r)
+	labels := maps.Clone(n.pool.labels)
+	for k, r := range reqs {
+		if v, ok := r.Single(); ok {
+			labels[k] = v
+		}
+	}
+	nc := NodeClaim{
+		Name: n.name, NodePool: n.pool.name, Requirements: reqs.ToAPI(), Labels: labels,
+		Taints: n.pool.taints, Pods: n.pods, InstanceTypes: names, Requests: s.dims.list(n.used),
+	}
+	if len(opts) > 0 {
+		o := opts[0]
+		nc.Launch = Launch{InstanceType: o.t.it.Name, Zone: o.off.Zone, CapacityType: o.off.CapacityType, Price: o.off.Price}
+	}
+	return nc
+}
+
+func (s *solver) reasons(c *class) []Reason {
+	if c.invalid != nil {
+		return []Reason{{Code: ReasonInvalid, Message: c.invalid.Error()}}
+	}
+	v := c.variants[c.cur]
+	var out []Reason
+	for _, p := range s.pools {
+		switch {
+		case v.perPool[p.idx].reason != nil:
+			out = append(out, *v.perPool[p.idx].reason)
+		case c.poolFail[p.idx].Code != "":
+			out = append(out, c.poolFail[p.idx])
+		default:
+			out = append(out, Reason{NodePool: p.name, Code: ReasonTopology, Message: "no node satisfies the pod's topology and affinity constraints"})
+		}
+	}
+	if len(s.pools) == 0 {
+		out = append(out, Reason{Code: ReasonNoFit, Message: "no existing node fits and there is no NodePool"})
+	}
+	return out
+}

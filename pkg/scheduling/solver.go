@@ -1,0 +1,481 @@
+package scheduling
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+)
+
+// itInfo is an instance type as the solver indexes it.
+type itInfo struct {
+	it       *InstanceType
+	labels   map[string]string
+	alloc    []int64
+	capacity []int64
+	minPrice float64
+}
+
+// pool is a NodePool as the solver tracks it.
+type pool struct {
+	idx     int
+	name    string
+	np      *v1.NodePool
+	weight  int32
+	reqs    Requirements
+	defined map[string]bool
+	labels  map[string]string
+	taints  []corev1.Taint
+	daemon  []int64
+	limits  []int64 // -1: unlimited; nil: no limits at all
+	used    []int64
+	minKeys []string
+	err     error
+	count   int
+}
+
+// node is an existing node or a new NodeClaim.
+type node struct {
+	name     string
+	existing *Node
+	pool     *pool
+	labels   map[string]string // existing nodes
+	reqs     Requirements      // new nodes
+	types    bitset            // new nodes
+	merged   []*variant
+	used     []int64
+	alloc    []int64 // existing nodes
+	ports    []hostPort
+	pods     []*corev1.Pod
+	maxCap   []int64 // new nodes in limited pools: the largest capacity over types
+}
+
+// eligible reports whether pods on n count in g: n satisfies g's node filter. A new node
+// satisfies it when every key the filter reads is pinned to an allowed value (or, for keys the
+// node cannot have, the filter allows the label to be absent).
+func (n *node) eligible(g *topoGroup) bool {
+	if len(g.filter) == 0 {
+		return true
+	}
+	if n.existing != nil {
+		return g.filter.Matches(n.labels)
+	}
+	for k, r := range g.filter {
+		if k == corev1.LabelInstanceTypeStable {
+			continue // the solver's bitset and the narrowed requirement carry it
+		}
+		nr, ok := n.reqs[k]
+		if !ok {
+			if !r.AllowsAbsent() {
+				return false
+			}
+			continue
+		}
+		v, single := nr.Single()
+		if !single || !r.Has(v) {
+			return false
+		}
+	}
+	return true
+}
+
+func (n *node) domain(key string) (string, bool) {
+	if key == corev1.LabelHostname {
+		return n.name, true
+	}
+	if n.existing != nil {
+		v, ok := n.labels[key]
+		return v, ok
+	}
+	if r, ok := n.reqs[key]; ok {
+		return r.Single()
+	}
+	return "", false
+}
+
+type solver struct {
+	in       *Input
+	dims     *dims
+	types    []*itInfo
+	pools    []*pool // by weight, then name
+	nodes    []*node
+	groups   *groups
+	topoKeys []string // non-hostname keys used by any group
+	classes  []*class
+	newCount int
+	order    []*corev1.Pod
+}
+
+// Solve simulates scheduling in.Pods onto in.Nodes and new NodeClaims of in.NodePools. It is
+// deterministic for a given Input, does not modify it, and never returns a plan that breaks a
+// constraint it models (see docs/design/scheduling.md for what is and is not modelled). An error
+// means the input itself is unusable (such as an instance type without allocatable).
+func Solve(in *Input) (*Plan, error) {
+	s := &solver{in: in, dims: newDims(), groups: &groups{byID: map[string]*topoGroup{}}}
+	if err := s.setup(); err != nil {
+		return nil, err
+	}
+	s.run()
+	return s.plan(), nil
+}
+
+func (s *solver) setup() error {
+	// Classes first: they register resource names and topology groups.
+	byKey := map[string]*class{}
+	reqCache := make([]corev1.ResourceList, len(s.in.Pods))
+	for i, pod := range s.in.Pods {
+		reqCache[i] = PodRequests(pod)
+		s.dims.addAll(reqCache[i])
+	}
+	for i, pod := range s.in.Pods {
+		key := classKey(pod, reqCache[i])
+		c, ok := byKey[key]
+		if !ok {
+			c = &class{key: key}
+			byKey[key] = c
+			s.classes = append(s.classes, c)
+		}
+		c.pods = append(c.pods, pod)
+	}
+	for _, c := range s.classes {
+		c.req = s.dims.vec(PodRequests(c.pods[0]))
+		s.buildClass(c)
+	}
+	s.sortClasses()
+	for _, it := range s.in.InstanceTypes {
+		if it.Allocatable == nil {
+			return fmt.Errorf("indexing instance type %s, it has no allocatable", it.Name)
+		}
+	}
+	s.indexTypes()
+	s.buildPools()
+	if err := s.buildNodes(); err != nil {
+		return err
+	}
+	keys := map[string]struct{}{}
+	for _, g := range s.groups.all {
+		if g.key != corev1.LabelHostname {
+			keys[g.key] = struct{}{}
+		}
+		// Keys a spread filter reads are pinned on new nodes too, so that whether a node
+		// counts for the filter is known when pods are placed.
+		for k := range g.filter {
+			if k != corev1.LabelHostname && k != corev1.LabelInstanceTypeStable {
+				keys[k] = struct{}{}
+			}
+		}
+	}
+	s.topoKeys = slices.Sorted(maps.Keys(keys))
+	for _, c := range s.classes {
+		for _, g := range s.groups.all {
+			if g.selects(c.namespace, c.labels) {
+				c.matchedBy = append(c.matchedBy, g)
+				if g.anti {
+					c.antiMatchedBy = append(c.antiMatchedBy, g)
+				}
+			}
+		}
+		if c.invalid != nil {
+			continue
+		}
+		for _, v := range c.variants {
+			v.perPool = make([]*classPool, len(s.pools))
+			for _, p := range s.pools {
+				v.perPool[p.idx] = s.classPool(c, v, p)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *solver) sortClasses() {
+	cpu, mem := s.dims.index[corev1.ResourceCPU], s.dims.index[corev1.ResourceMemory]
+	slices.SortStableFunc(s.classes, func(a, b *class) int {
+		if c := cmp.Compare(b.req[cpu], a.req[cpu]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.req[mem], a.req[mem]); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key, b.key)
+	})
+}
+
+func (s *solver) indexTypes() {
+	for _, it := range s.in.InstanceTypes {
+		s.dims.addAll(it.Allocatable)
+	}
+	for _, it := range s.in.InstanceTypes {
+		info := &itInfo{it: it, labels: maps.Clone(it.Labels), alloc: s.dims.vec(it.Allocatable), capacity: s.dims.vec(it.Capacity), minPrice: -1}
+		if info.labels == nil {
+			info.labels = map[string]string{}
+		}
+		info.labels[corev1.LabelInstanceTypeStable] = it.Name
+		for _, o := range it.Offerings {
+			if o.Available && (info.minPrice < 0 || o.Price < info.minPrice) {
+				info.minPrice = o.Price
+			}
+		}
+		if info.minPrice < 0 {
+			continue // nothing to launch
+		}
+		s.types = append(s.types, info)
+	}
+	slices.SortStableFunc(s.types, func(a, b *itInfo) int {
+		if c := cmp.Compare(a.minPrice, b.minPrice); c != 0 {
+			return c
+		}
+		return strings.Compare(a.it.Name, b.it.Name)
+	})
+}
+
+func (s *solver) buildPools() {
+	nps := slices.Clone(s.in.NodePools)
+	slices.SortStableFunc(nps, func(a, b *v1.NodePool) int {
+		wa, wb := int32(0), int32(0)
+		if a.Spec.Weight != nil {
+			wa = *a.Spec.Weight
+		}
+		if b.Spec.Weight != nil {
+			wb = *b.Spec.Weight
+		}
+		if wa != wb {
+			return cmp.Compare(wb, wa)
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	for i, np := range nps {
+		p := &pool{idx: i, name: np.Name, np: np, defined: map[string]bool{}, taints: np.Spec.Template.Spec.Taints}
+		if np.Spec.Weight != nil {
+			p.weight = *np.Spec.Weight
+		}
+		p.labels = maps.Clone(np.Spec.Template.Labels)
+		if p.labels == nil {
+			p.labels = map[string]string{}
+		}
+		p.labels[v1.NodePoolLabelKey] = np.Name
+		p.reqs, p.err = FromNodePoolRequirements(np.Spec.Template.Spec.Requirements)
+		if p.err == nil {
+			for _, r := range FromLabels(p.labels) {
+				p.reqs.Add(r)
+			}
+			for k, r := range p.reqs {
+				if r.MinValues > 0 {
+					p.minKeys = append(p.minKeys, k)
+				}
+				if _, ok := p.labels[k]; ok || !r.AllowsAbsent() && !s.typeKey(k) {
+					p.defined[k] = true
+				}
+			}
+			slices.Sort(p.minKeys)
+		}
+		p.daemon = make([]int64, len(s.dims.names))
+		for _, ds := range s.in.DaemonSetPods {
+			if _, ok := tolerates(ds.Spec.Tolerations, p.taints); !ok {
+				continue
+			}
+			if p.err == nil && !daemonFits(ds, p.reqs) {
+				continue
+			}
+			req := s.dims.vec(PodRequests(ds))
+			addVec(p.daemon, req)
+		}
+		if len(np.Spec.Limits) > 0 {
+			p.limits = make([]int64, len(s.dims.names))
+			for i := range p.limits {
+				p.limits[i] = -1
+			}
+			lim := s.dims.vec(corev1.ResourceList(np.Spec.Limits))
+			for name := range np.Spec.Limits {
+				if i, ok := s.dims.index[name]; ok {
+					p.limits[i] = lim[i]
+				}
+			}
+			p.used = make([]int64, len(s.dims.names))
+		}
+		s.pools = append(s.pools, p)
+	}
+}
+
+// typeKey reports whether some instance type defines label k (zone and capacity type included).
+func (s *solver) typeKey(k string) bool {
+	if k == corev1.LabelTopologyZone || k == v1.CapacityTypeLabelKey {
+		return true
+	}
+	for _, t := range s.types {
+		if _, ok := t.labels[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func daemonFits(ds *corev1.Pod, poolReqs Requirements) bool {
+	pod := FromLabels(ds.Spec.NodeSelector)
+	if poolReqs.Intersects(pod) != nil {
+		return false
+	}
+	aff := ds.Spec.Affinity
+	if aff == nil || aff.NodeAffinity == nil || aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return true
+	}
+	for _, t := range aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		rs, err := FromNodeSelectorTerm(t)
+		if err == nil && poolReqs.Intersects(rs) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *solver) buildNodes() error {
+	for _, en := range s.in.Nodes {
+		s.dims.addAll(en.Allocatable)
+	}
+	for _, en := range s.in.Nodes {
+		n := &node{name: en.Name, existing: en, labels: en.Labels, alloc: s.dims.vec(en.Allocatable), used: make([]int64, len(s.dims.names))}
+		if n.labels == nil {
+			n.labels = map[string]string{}
+		}
+		for _, p := range s.pools {
+			if p.name == en.NodePool && p.limits != nil {
+				addVec(p.used, s.dims.vec(en.Capacity))
+			}
+		}
+		for _, pod := range en.Pods {
+			addVec(n.used, s.dims.vec(PodRequests(pod)))
+			n.ports = append(n.ports, podHostPorts(pod)...)
+			if err := s.countExisting(n, pod); err != nil {
+				return err
+			}
+		}
+		s.nodes = append(s.nodes, n)
+	}
+	return nil
+}
+
+// countExisting records a bound pod in the topology groups: as a member of the groups that
+// select it, and as an owner of its required anti-affinity terms.
+func (s *solver) countExisting(n *node, pod *corev1.Pod) error {
+	if aff := pod.Spec.Affinity; aff != nil && aff.PodAntiAffinity != nil {
+		for i := range aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+			g, err := s.groups.affinityGroup(pod.Namespace, &aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[i])
+			if err != nil {
+				return fmt.Errorf("reading anti-affinity of bound pod %s/%s, %w", pod.Namespace, pod.Name, err)
+			}
+			g.anti = true
+			if d, ok := n.domain(g.key); ok {
+				g.owners[d]++
+			}
+		}
+	}
+	for _, g := range s.groups.all {
+		if g.selects(pod.Namespace, pod.Labels) && n.eligible(g) {
+			if d, ok := n.domain(g.key); ok {
+				g.counts[d]++
+				g.total++
+			}
+		}
+	}
+	return nil
+}
+
+// classPool computes once what pool p offers variant v of class c.
+func (s *solver) classPool(c *class, v *variant, p *pool) *classPool {
+	cp := &classPool{}
+	if p.err != nil {
+		cp.reason = &Reason{NodePool: p.name, Code: ReasonInvalid, Message: p.err.Error()}
+		return cp
+	}
+	if t, ok := tolerates(c.tolerations, p.taints); !ok {
+		cp.reason = &Reason{NodePool: p.name, Code: ReasonTaints, Message: fmt.Sprintf("does not tolerate taint %s=%s:%s", t.Key, t.Value, t.Effect)}
+		return cp
+	}
+	if err := p.reqs.Intersects(v.reqs); err != nil {
+		cp.reason = &Reason{NodePool: p.name, Code: ReasonRequirements, Message: err.Error()}
+		return cp
+	}
+	cp.reqs = p.reqs.Merge(v.reqs)
+	for k, r := range cp.reqs {
+		if r.Empty() {
+			cp.reason = &Reason{NodePool: p.name, Code: ReasonRequirements, Message: fmt.Sprintf("no value satisfies %s", r)}
+			return cp
+		}
+		_ = k
+	}
+	cp.types = newBitset(len(s.types))
+	compatible := 0
+	need := slices.Clone(p.daemon)
+	addVec(need, c.req)
+	for i, t := range s.types {
+		if !typeCompatible(cp.reqs, p, t) {
+			continue
+		}
+		compatible++
+		if fitsSum(need, make([]int64, len(need)), t.alloc) {
+			cp.types.set(i)
+		}
+	}
+	switch {
+	case compatible == 0:
+		cp.reason = &Reason{NodePool: p.name, Code: ReasonRequirements, Message: "no instance type or offering satisfies the pod's and the NodePool's requirements"}
+	case cp.types.empty():
+		cp.reason = &Reason{NodePool: p.name, Code: ReasonNoFit, Message: fmt.Sprintf("no compatible instance type has room for requests %v plus daemonset overhead", s.dims.list(c.req))}
+	}
+	return cp
+}
+
+// typeCompatible reports whether instance type t, in pool p, can satisfy reqs: every label t
+// defines is allowed, every key neither t nor p defines may be absent, and some available
+// offering has an allowed zone and capacity type.
+func typeCompatible(reqs Requirements, p *pool, t *itInfo) bool {
+	for k, r := range reqs {
+		if k == corev1.LabelTopologyZone || k == v1.CapacityTypeLabelKey {
+			continue
+		}
+		if val, ok := t.labels[k]; ok {
+			if !r.Has(val) {
+				return false
+			}
+			continue
+		}
+		if p.defined[k] {
+			continue
+		}
+		if !r.AllowsAbsent() {
+			return false
+		}
+	}
+	_, ok := cheapestOffering(reqs, t)
+	return ok
+}
+
+// cheapestOffering returns t's cheapest available offering allowed by reqs (first on ties).
+func cheapestOffering(reqs Requirements, t *itInfo) (Offering, bool) {
+	zr, cr := reqs[corev1.LabelTopologyZone], reqs[v1.CapacityTypeLabelKey]
+	best, found := Offering{}, false
+	for _, o := range t.it.Offerings {
+		if !o.Available || (zr != nil && !zr.Has(o.Zone)) || (cr != nil && !cr.Has(o.CapacityType)) {
+			continue
+		}
+		if !found || o.Price < best.Price {
+			best, found = o, true
+		}
+	}
+	return best, found
+}
+
+// valueOf returns the value t (with pool p's labels) gives key k, for keys other than zone and
+// capacity type.
+func valueOf(t *itInfo, p *pool, k string) (string, bool) {
+	if v, ok := t.labels[k]; ok {
+		return v, true
+	}
+	v, ok := p.labels[k]
+	return v, ok
+}
