@@ -148,8 +148,9 @@ func withNodeAffinity(key string, op corev1.NodeSelectorOperator, values ...stri
 }
 
 // mixedPods is the benchmark mix: one fifth each of plain pods, zonal topology spread, hostname
-// topology spread, zonal pod affinity and hostname pod anti-affinity, in groups of ten with
-// sizes drawn from a fixed set.
+// topology spread, zonal pod affinity and hostname pod anti-affinity, with sizes drawn from a
+// fixed set. As in Karpenter's benchmark, the pods of each constrained kind share one label set,
+// so the anti-affinity fifth needs one node per pod; plain pods come in groups of ten.
 func mixedPods(n int, seed uint64) []*corev1.Pod {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	cpus := []string{"100m", "250m", "500m", "1", "2"}
@@ -159,6 +160,9 @@ func mixedPods(n int, seed uint64) []*corev1.Pod {
 		group := i / 10
 		kind := group % 5
 		app := fmt.Sprintf("app-%d", group)
+		if kind > 0 {
+			app = fmt.Sprintf("kind-%d", kind)
+		}
 		size := (group / 5) % len(cpus)
 		if rng.IntN(4) == 0 {
 			size = rng.IntN(len(cpus))

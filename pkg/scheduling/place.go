@@ -298,6 +298,10 @@ func (s *solver) fits(c *class, v *variant, n *node, pins []pin) (ok, permanent 
 		reqs = merged
 	}
 	cp := v.perPool[n.pool.idx]
+	var f offerFilter
+	if needMerge {
+		f = s.offerFilter(reqs)
+	}
 	cand = newBitset(len(s.types))
 	any := false
 	for w := range cand {
@@ -305,7 +309,10 @@ func (s *solver) fits(c *class, v *variant, n *node, pins []pin) (ok, permanent 
 	}
 	cand.each(func(i int) bool {
 		t := s.types[i]
-		if !fitsSum(n.used, c.req, t.alloc) || needMerge && !typeCompatible(reqs, n.pool, t) {
+		// A type in both n.types and cp.types satisfies each side's label requirements, hence
+		// their intersection (labels are single-valued); only the zone x capacity-type
+		// combination of its offerings can still fail the merged requirements.
+		if !fitsSum(n.used, c.req, t.alloc) || needMerge && !hasOffering(f, t) {
 			cand[i/64] &^= 1 << (uint(i) % 64)
 			return true
 		}
@@ -413,13 +420,14 @@ func (s *solver) newNode(c *class, v *variant, p *pool, pod *corev1.Pod, pins []
 	}
 	cand := newBitset(len(s.types))
 	limited := false
+	f := s.offerFilter(reqs)
 	cp.types.each(func(i int) bool {
 		t := s.types[i]
 		if !s.withinLimits(p, t) {
 			limited = true
 			return true
 		}
-		if len(pins) == 0 || typeCompatible(reqs, p, t) {
+		if len(pins) == 0 || typeCompatible(reqs, f, p, t) {
 			cand.set(i)
 		}
 		return true
@@ -437,7 +445,7 @@ func (s *solver) newNode(c *class, v *variant, p *pool, pod *corev1.Pod, pins []
 			t := s.types[i]
 			switch k {
 			case corev1.LabelTopologyZone, v1.CapacityTypeLabelKey:
-				if o, ok := cheapestOffering(reqs, t); ok {
+				if o, ok := f.cheapest(t); ok {
 					value, found = o.Zone, true
 					if k == v1.CapacityTypeLabelKey {
 						value = o.CapacityType
@@ -453,8 +461,9 @@ func (s *solver) newNode(c *class, v *variant, p *pool, pod *corev1.Pod, pins []
 		}
 		r, _ := NewRequirement(k, string(v1.NodeSelectorOpIn), []string{value})
 		reqs.Add(r)
+		f = s.offerFilter(reqs)
 		cand.each(func(i int) bool {
-			if !typeCompatible(reqs, p, s.types[i]) {
+			if !allowsPinned(f, p, s.types[i], k, value) {
 				cand[i/64] &^= 1 << (uint(i) % 64)
 			}
 			return true
@@ -522,4 +531,19 @@ func (s *solver) commit(c *class, v *variant, n *node, pod *corev1.Pod, cand bit
 			g.owners[d]++
 		}
 	}
+}
+
+func hasOffering(f offerFilter, t *itInfo) bool {
+	_, ok := f.cheapest(t)
+	return ok
+}
+
+// allowsPinned reports whether t still qualifies once key is pinned to value (it qualified
+// before): for zone and capacity type an offering must remain, otherwise its label must match.
+func allowsPinned(f offerFilter, p *pool, t *itInfo, key, value string) bool {
+	if key == corev1.LabelTopologyZone || key == v1.CapacityTypeLabelKey {
+		return hasOffering(f, t)
+	}
+	v, ok := valueOf(t, p, key)
+	return ok && v == value
 }

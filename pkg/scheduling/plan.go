@@ -36,11 +36,20 @@ type option struct {
 }
 
 func (s *solver) nodeClaim(n *node) NodeClaim {
+	// Types are in order of their cheapest offering anywhere, a lower bound of their price
+	// here: once MaxInstanceTypes options are known and the next type's bound exceeds the
+	// dearest of them, no later type can make the list.
 	var opts []option
+	worst := 0.0
+	f := s.offerFilter(n.reqs)
 	n.types.each(func(i int) bool {
 		t := s.types[i]
-		if o, ok := cheapestOffering(n.reqs, t); ok {
+		if len(opts) >= MaxInstanceTypes && t.minPrice > worst {
+			return false
+		}
+		if o, ok := f.cheapest(t); ok {
 			opts = append(opts, option{t: t, off: o})
+			worst = max(worst, o.Price)
 		}
 		return true
 	})

@@ -15,6 +15,7 @@ import (
 // itInfo is an instance type as the solver indexes it.
 type itInfo struct {
 	it       *InstanceType
+	offers   []offer
 	labels   map[string]string
 	alloc    []int64
 	capacity []int64
@@ -109,6 +110,13 @@ type solver struct {
 	classes  []*class
 	newCount int
 	order    []*corev1.Pod
+	zoneIdx  map[string]int
+	ctIdx    map[string]int
+	zones    []string
+	cts      []string
+	// poolCache shares classPools between classes that differ only in labels (which the
+	// NodePool compatibility does not read).
+	poolCache map[string]*classPool
 }
 
 // Solve simulates scheduling in.Pods onto in.Nodes and new NodeClaims of in.NodePools. It is
@@ -186,7 +194,7 @@ func (s *solver) setup() error {
 		for _, v := range c.variants {
 			v.perPool = make([]*classPool, len(s.pools))
 			for _, p := range s.pools {
-				v.perPool[p.idx] = s.classPool(c, v, p)
+				v.perPool[p.idx] = s.cachedClassPool(c, v, p)
 			}
 		}
 	}
@@ -206,7 +214,17 @@ func (s *solver) sortClasses() {
 	})
 }
 
+func (s *solver) intern(v string, idx map[string]int, list *[]string) int {
+	if i, ok := idx[v]; ok {
+		return i
+	}
+	idx[v] = len(*list)
+	*list = append(*list, v)
+	return idx[v]
+}
+
 func (s *solver) indexTypes() {
+	s.zoneIdx, s.ctIdx = map[string]int{}, map[string]int{}
 	for _, it := range s.in.InstanceTypes {
 		s.dims.addAll(it.Allocatable)
 	}
@@ -223,6 +241,11 @@ func (s *solver) indexTypes() {
 		}
 		if info.minPrice < 0 {
 			continue // nothing to launch
+		}
+		for i, o := range it.Offerings {
+			if o.Available {
+				info.offers = append(info.offers, offer{zone: s.intern(o.Zone, s.zoneIdx, &s.zones), ct: s.intern(o.CapacityType, s.ctIdx, &s.cts), price: o.Price, idx: i})
+			}
 		}
 		s.types = append(s.types, info)
 	}
@@ -385,7 +408,26 @@ func (s *solver) countExisting(n *node, pod *corev1.Pod) error {
 	return nil
 }
 
-// classPool computes once what pool p offers variant v of class c.
+func (s *solver) cachedClassPool(c *class, v *variant, p *pool) *classPool {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d|%v|%v|", p.idx, c.req, v.reqs.ToAPI())
+	for i := range c.tolerations {
+		b.WriteString(c.tolerations[i].String())
+	}
+	key := b.String()
+	if s.poolCache == nil {
+		s.poolCache = map[string]*classPool{}
+	}
+	if cp, ok := s.poolCache[key]; ok {
+		return cp
+	}
+	cp := s.classPool(c, v, p)
+	s.poolCache[key] = cp
+	return cp
+}
+
+// classPool computes once what pool p offers variant v of class c. The result must not be
+// modified: classes with the same requests, requirements and tolerations share it.
 func (s *solver) classPool(c *class, v *variant, p *pool) *classPool {
 	cp := &classPool{}
 	if p.err != nil {
@@ -412,8 +454,9 @@ func (s *solver) classPool(c *class, v *variant, p *pool) *classPool {
 	compatible := 0
 	need := slices.Clone(p.daemon)
 	addVec(need, c.req)
+	f := s.offerFilter(cp.reqs)
 	for i, t := range s.types {
-		if !typeCompatible(cp.reqs, p, t) {
+		if !typeCompatible(cp.reqs, f, p, t) {
 			continue
 		}
 		compatible++
@@ -430,10 +473,10 @@ func (s *solver) classPool(c *class, v *variant, p *pool) *classPool {
 	return cp
 }
 
-// typeCompatible reports whether instance type t, in pool p, can satisfy reqs: every label t
-// defines is allowed, every key neither t nor p defines may be absent, and some available
-// offering has an allowed zone and capacity type.
-func typeCompatible(reqs Requirements, p *pool, t *itInfo) bool {
+// typeCompatible reports whether instance type t, in pool p, can satisfy reqs (whose offering
+// filter is f): every label t defines is allowed, every key neither t nor p defines may be absent,
+// and some available offering has an allowed zone and capacity type.
+func typeCompatible(reqs Requirements, f offerFilter, p *pool, t *itInfo) bool {
 	for k, r := range reqs {
 		if k == corev1.LabelTopologyZone || k == v1.CapacityTypeLabelKey {
 			continue
@@ -451,23 +494,47 @@ func typeCompatible(reqs Requirements, p *pool, t *itInfo) bool {
 			return false
 		}
 	}
-	_, ok := cheapestOffering(reqs, t)
+	_, ok := f.cheapest(t)
 	return ok
 }
 
-// cheapestOffering returns t's cheapest available offering allowed by reqs (first on ties).
-func cheapestOffering(reqs Requirements, t *itInfo) (Offering, bool) {
+// offer is an available offering with its zone and capacity type interned.
+type offer struct {
+	zone, ct int
+	price    float64
+	idx      int
+}
+
+// offerFilter is a requirement set's zone and capacity-type parts evaluated once over every
+// zone and capacity type that some instance type offers.
+type offerFilter struct {
+	zone, ct []bool
+}
+
+func (s *solver) offerFilter(reqs Requirements) offerFilter {
+	f := offerFilter{zone: make([]bool, len(s.zones)), ct: make([]bool, len(s.cts))}
 	zr, cr := reqs[corev1.LabelTopologyZone], reqs[v1.CapacityTypeLabelKey]
-	best, found := Offering{}, false
-	for _, o := range t.it.Offerings {
-		if !o.Available || (zr != nil && !zr.Has(o.Zone)) || (cr != nil && !cr.Has(o.CapacityType)) {
-			continue
-		}
-		if !found || o.Price < best.Price {
-			best, found = o, true
+	for i, z := range s.zones {
+		f.zone[i] = zr == nil || zr.Has(z)
+	}
+	for i, c := range s.cts {
+		f.ct[i] = cr == nil || cr.Has(c)
+	}
+	return f
+}
+
+// cheapest returns t's cheapest available offering the filter allows (first on ties).
+func (f offerFilter) cheapest(t *itInfo) (Offering, bool) {
+	best := -1
+	for i, o := range t.offers {
+		if f.zone[o.zone] && f.ct[o.ct] && (best < 0 || o.price < t.offers[best].price) {
+			best = i
 		}
 	}
-	return best, found
+	if best < 0 {
+		return Offering{}, false
+	}
+	return t.it.Offerings[t.offers[best].idx], true
 }
 
 // valueOf returns the value t (with pool p's labels) gives key k, for keys other than zone and
