@@ -4,7 +4,7 @@
 // with a reason per NodePool).
 //
 // It owns the requirement algebra (Requirements), pod resource arithmetic, topology bookkeeping
-// and the solver. It must not import a Kubernetes client, call a cloud, keep package-level mutable
-// state or read the clock except to report how long Solve took. The design is in
-// docs/design/scheduling.md; the independent plan checker is the check subpackage.
+// and the solver. It must not import a Kubernetes client, call a cloud, read the clock or keep
+// package-level mutable state. The design is in docs/design/scheduling.md; the independent plan
+// checker is the check subpackage, and the benchmark workload format is the workload subpackage.
 package scheduling
