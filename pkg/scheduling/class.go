@@ -128,38 +128,88 @@ func (s *solver) buildClass(c *class) {
 	c.namespace, c.labels, c.tolerations, c.ports = pod.Namespace, pod.Labels, pod.Spec.Tolerations, podHostPorts(pod)
 	c.poolFail = map[int]Reason{}
 	base := FromLabels(pod.Spec.NodeSelector)
-	terms := []Requirements{{}}
-	var prefs []preference
-	var required []func(v *variant) error
 	aff := pod.Spec.Affinity
-	if aff != nil && aff.NodeAffinity != nil {
-		if rn := aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution; rn != nil && len(rn.NodeSelectorTerms) > 0 {
-			terms = nil
-			for _, t := range rn.NodeSelectorTerms {
-				rs, err := FromNodeSelectorTerm(t)
-				if err != nil {
-					c.invalid = fmt.Errorf("parsing required node affinity, %w", err)
-					return
-				}
-				terms = append(terms, rs)
-			}
-		}
-		pref := slices.Clone(aff.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
-		slices.SortStableFunc(pref, func(a, b corev1.PreferredSchedulingTerm) int { return cmp.Compare(a.Weight, b.Weight) })
-		for _, p := range pref {
-			rs, err := FromNodeSelectorTerm(p.Preference)
-			if err != nil {
+	terms, nodePrefs, err := nodeAffinity(aff)
+	if err != nil {
+		c.invalid = err
+		return
+	}
+	var required []func(v *variant) error
+	var prefs, podPrefs []preference
+	s.spreadConstraints(pod, &required, &prefs)
+	if aff != nil {
+		s.podAffinityConstraints(c, aff, &required, &podPrefs)
+	}
+	if c.invalid != nil {
+		return
+	}
+	// Preferences are dropped from the front, one more per variant: ScheduleAnyway spreads
+	// first, then preferred pod (anti-)affinity and then preferred node affinity, each lowest
+	// weight first. Spread preferences also run first, so their node filter is the required
+	// requirements only.
+	prefs = append(append(prefs, podPrefs...), nodePrefs...)
+	for _, term := range terms {
+		for drop := 0; drop <= len(prefs); drop++ {
+			v := &variant{reqs: base.Merge(term), cursors: map[string]int{}, universe: map[string][]string{}}
+			if base.Intersects(term) != nil {
 				continue
 			}
-			prefs = append(prefs, func(v *variant) bool {
-				if v.reqs.Intersects(rs) != nil {
-					return false
+			for _, r := range required {
+				if err := r(v); err != nil {
+					c.invalid = err
+					return
 				}
-				v.reqs = v.reqs.Merge(rs)
-				return true
-			})
+			}
+			for _, p := range prefs[drop:] {
+				p(v)
+			}
+			c.variants = append(c.variants, v)
 		}
 	}
+	if len(c.variants) == 0 {
+		c.invalid = fmt.Errorf("nodeSelector conflicts with every required node affinity term")
+	}
+}
+
+// nodeAffinity returns the required node affinity terms (alternatives; one empty term when there
+// are none) and the preferred terms as preferences, lowest weight first.
+func nodeAffinity(aff *corev1.Affinity) ([]Requirements, []preference, error) {
+	terms := []Requirements{{}}
+	if aff == nil || aff.NodeAffinity == nil {
+		return terms, nil, nil
+	}
+	if rn := aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution; rn != nil && len(rn.NodeSelectorTerms) > 0 {
+		terms = nil
+		for _, t := range rn.NodeSelectorTerms {
+			rs, err := FromNodeSelectorTerm(t)
+			if err != nil {
+				return nil, nil, fmt.Errorf("parsing required node affinity, %w", err)
+			}
+			terms = append(terms, rs)
+		}
+	}
+	var prefs []preference
+	pref := slices.Clone(aff.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
+	slices.SortStableFunc(pref, func(a, b corev1.PreferredSchedulingTerm) int { return cmp.Compare(a.Weight, b.Weight) })
+	for _, p := range pref {
+		rs, err := FromNodeSelectorTerm(p.Preference)
+		if err != nil {
+			continue
+		}
+		prefs = append(prefs, func(v *variant) bool {
+			if v.reqs.Intersects(rs) != nil {
+				return false
+			}
+			v.reqs = v.reqs.Merge(rs)
+			return true
+		})
+	}
+	return terms, prefs, nil
+}
+
+// spreadConstraints adds the pod's DoNotSchedule spreads as required and ScheduleAnyway ones as
+// preferences.
+func (s *solver) spreadConstraints(pod *corev1.Pod, required *[]func(v *variant) error, prefs *[]preference) {
 	for i := range pod.Spec.TopologySpreadConstraints {
 		tsc := &pod.Spec.TopologySpreadConstraints[i]
 		add := func(v *variant) error {
@@ -181,41 +231,10 @@ func (s *solver) buildClass(c *class) {
 			return nil
 		}
 		if tsc.WhenUnsatisfiable == corev1.ScheduleAnyway {
-			// Preferences run after the required parts; snapshot the required requirements.
-			prefs = append(prefs, func(v *variant) bool { return add(v) == nil })
+			*prefs = append(*prefs, func(v *variant) bool { return add(v) == nil })
 			continue
 		}
-		required = append(required, add)
-	}
-	if aff != nil {
-		s.podAffinityConstraints(c, aff, &required, &prefs)
-	}
-	if c.invalid != nil {
-		return
-	}
-	// Preferences are dropped from the front: lowest weight node affinity first was appended
-	// first, so reverse so that ScheduleAnyway spreads and pod preferences go first.
-	slices.Reverse(prefs)
-	for _, term := range terms {
-		for drop := 0; drop <= len(prefs); drop++ {
-			v := &variant{reqs: base.Merge(term), cursors: map[string]int{}, universe: map[string][]string{}}
-			if base.Intersects(term) != nil {
-				continue
-			}
-			for _, r := range required {
-				if err := r(v); err != nil {
-					c.invalid = err
-					return
-				}
-			}
-			for _, p := range prefs[drop:] {
-				p(v)
-			}
-			c.variants = append(c.variants, v)
-		}
-	}
-	if len(c.variants) == 0 {
-		c.invalid = fmt.Errorf("nodeSelector conflicts with every required node affinity term")
+		*required = append(*required, add)
 	}
 }
 

@@ -130,23 +130,38 @@ func (s *solver) placeWith(c *class, v *variant, pod *corev1.Pod, pins []pin) bo
 	return false
 }
 
+// targetSet collects per-key allowed domains, keeping the first constraint's order.
+type targetSet []target
+
+func (ts *targetSet) constrain(key string, allowed []string) bool {
+	for i := range *ts {
+		if (*ts)[i].key == key {
+			(*ts)[i].values = slices.DeleteFunc((*ts)[i].values, func(d string) bool { return !slices.Contains(allowed, d) })
+			return len((*ts)[i].values) > 0
+		}
+	}
+	*ts = append(*ts, target{key: key, values: allowed})
+	return len(allowed) > 0
+}
+
 // targets computes, for every non-hostname topology key the class is constrained on, the domains
 // the next pod may go to, best first. A non-empty message means no domain is allowed.
 func (s *solver) targets(c *class, v *variant) ([]target, string) {
 	if len(v.spreads) == 0 && len(v.affinities) == 0 && len(v.antis) == 0 && len(c.antiMatchedBy) == 0 {
 		return nil, ""
 	}
-	var ts []target
-	constrain := func(key string, allowed []string) bool {
-		for i := range ts {
-			if ts[i].key == key {
-				ts[i].values = slices.DeleteFunc(ts[i].values, func(d string) bool { return !slices.Contains(allowed, d) })
-				return len(ts[i].values) > 0
-			}
+	var ts targetSet
+	for _, step := range []func(*class, *variant, *targetSet) string{s.spreadTargets, s.affinityTargets, s.antiTargets} {
+		if msg := step(c, v, &ts); msg != "" {
+			return nil, msg
 		}
-		ts = append(ts, target{key: key, values: allowed})
-		return len(allowed) > 0
 	}
+	return ts, ""
+}
+
+// spreadTargets allows the domains where one more pod keeps the skew within maxSkew, least
+// loaded first.
+func (s *solver) spreadTargets(_ *class, v *variant, ts *targetSet) string {
 	for _, sp := range v.spreads {
 		g := sp.g
 		if g.key == corev1.LabelHostname {
@@ -161,35 +176,47 @@ func (s *solver) targets(c *class, v *variant) ([]target, string) {
 			}
 		}
 		allowed := sortedDomains(u, g.counts, func(d string) bool { return g.counts[d]+1-minCount <= sp.maxSkew }, false)
-		if !constrain(g.key, allowed) {
-			return nil, fmt.Sprintf("topology spread on %s: no domain keeps the skew within %d", g.key, sp.maxSkew)
+		if !ts.constrain(g.key, allowed) {
+			return fmt.Sprintf("topology spread on %s: no domain keeps the skew within %d", g.key, sp.maxSkew)
 		}
 	}
+	return ""
+}
+
+// affinityTargets allows the domains holding a matching pod, most first; with no matching pod
+// anywhere, a pod its own term selects may start anywhere.
+func (s *solver) affinityTargets(c *class, v *variant, ts *targetSet) string {
 	for _, g := range v.affinities {
 		if g.key == corev1.LabelHostname {
 			continue
 		}
 		u := s.universeOf(v, g.key)
 		var allowed []string
-		if g.total == 0 {
-			if !c.selects(g) {
-				return nil, fmt.Sprintf("pod affinity on %s: no pod matches the term yet", g.key)
-			}
-			allowed = slices.Clone(u)
-		} else {
+		switch {
+		case g.total > 0:
 			allowed = sortedDomains(u, g.counts, func(d string) bool { return g.counts[d] > 0 }, true)
+		case c.selects(g):
+			allowed = slices.Clone(u)
+		default:
+			return fmt.Sprintf("pod affinity on %s: no pod matches the term yet", g.key)
 		}
-		if !constrain(g.key, allowed) {
-			return nil, fmt.Sprintf("pod affinity on %s: the matching pods are in no domain this pod may use", g.key)
+		if !ts.constrain(g.key, allowed) {
+			return fmt.Sprintf("pod affinity on %s: the matching pods are in no domain this pod may use", g.key)
 		}
 	}
+	return ""
+}
+
+// antiTargets allows the domains without a pod the class's anti-affinity selects, and without a
+// placed pod whose anti-affinity selects the class.
+func (s *solver) antiTargets(c *class, v *variant, ts *targetSet) string {
 	for _, g := range v.antis {
 		if g.key == corev1.LabelHostname {
 			continue
 		}
 		u := s.universeOf(v, g.key)
-		if !constrain(g.key, sortedDomains(u, g.counts, func(d string) bool { return g.counts[d] == 0 }, false)) {
-			return nil, fmt.Sprintf("pod anti-affinity on %s: every domain already holds a matching pod", g.key)
+		if !ts.constrain(g.key, sortedDomains(u, g.counts, func(d string) bool { return g.counts[d] == 0 }, false)) {
+			return fmt.Sprintf("pod anti-affinity on %s: every domain already holds a matching pod", g.key)
 		}
 	}
 	for _, g := range c.antiMatchedBy {
@@ -197,11 +224,11 @@ func (s *solver) targets(c *class, v *variant) ([]target, string) {
 			continue
 		}
 		u := s.universeOf(v, g.key)
-		if !constrain(g.key, sortedDomains(u, g.owners, func(d string) bool { return g.owners[d] == 0 }, false)) {
-			return nil, fmt.Sprintf("anti-affinity of placed pods on %s excludes every domain", g.key)
+		if !ts.constrain(g.key, sortedDomains(u, g.owners, func(d string) bool { return g.owners[d] == 0 }, false)) {
+			return fmt.Sprintf("anti-affinity of placed pods on %s excludes every domain", g.key)
 		}
 	}
-	return ts, ""
+	return ""
 }
 
 // universeOf returns the domains of key that variant v could land in: values offered by the
@@ -255,27 +282,8 @@ func (s *solver) universeOf(v *variant, key string) []string {
 // a failure is permanent (n will never fit this variant in these domains again). For a new node
 // it also returns the narrowed instance types and, if v was not yet merged, the new requirements.
 func (s *solver) fits(c *class, v *variant, n *node, pins []pin) (ok, permanent bool, cand bitset, merged Requirements) {
-	if n.existing != nil {
-		for _, p := range pins {
-			if n.labels[p.key] != p.value {
-				return false, true, nil, nil
-			}
-		}
-		if !v.reqs.Matches(n.labels) || !fitsSum(n.used, c.req, n.alloc) {
-			return false, true, nil, nil
-		}
-		if _, ok := tolerates(c.tolerations, n.existing.Taints); !ok {
-			return false, true, nil, nil
-		}
-	} else {
-		if v.perPool[n.pool.idx].reason != nil {
-			return false, true, nil, nil
-		}
-		for _, p := range pins {
-			if d, ok := n.domain(p.key); !ok || d != p.value {
-				return false, true, nil, nil
-			}
-		}
+	if !s.nodeAdmits(c, v, n, pins) {
+		return false, true, nil, nil
 	}
 	if ok, permanent := s.hostnameFits(c, v, n); !ok {
 		return false, permanent, nil, nil
@@ -288,41 +296,72 @@ func (s *solver) fits(c *class, v *variant, n *node, pins []pin) (ok, permanent 
 	if n.existing != nil {
 		return true, false, nil, nil
 	}
-	reqs := n.reqs
+	cand, merged, ok = s.narrow(c, v, n)
+	return ok, !ok, cand, merged
+}
+
+// nodeAdmits checks what never changes in n's favour: pinned domains, requirements, taints and,
+// for existing nodes, resources.
+func (s *solver) nodeAdmits(c *class, v *variant, n *node, pins []pin) bool {
+	if n.existing == nil {
+		if v.perPool[n.pool.idx].reason != nil {
+			return false
+		}
+		for _, p := range pins {
+			if d, ok := n.domain(p.key); !ok || d != p.value {
+				return false
+			}
+		}
+		return true
+	}
+	for _, p := range pins {
+		if n.labels[p.key] != p.value {
+			return false
+		}
+	}
+	if !v.reqs.Matches(n.labels) || !fitsSum(n.used, c.req, n.alloc) {
+		return false
+	}
+	_, ok := tolerates(c.tolerations, n.existing.Taints)
+	return ok
+}
+
+// narrow returns the instance types of new node n that still hold its pods plus one of c, and
+// the merged requirements when v is new on n.
+func (s *solver) narrow(c *class, v *variant, n *node) (bitset, Requirements, bool) {
+	reqs, merged := n.reqs, Requirements(nil)
 	needMerge := !slices.Contains(n.merged, v)
+	var f offerFilter
 	if needMerge {
 		if n.reqs.Intersects(v.reqs) != nil {
-			return false, true, nil, nil
+			return nil, nil, false
 		}
 		merged = n.reqs.Merge(v.reqs)
 		reqs = merged
-	}
-	cp := v.perPool[n.pool.idx]
-	var f offerFilter
-	if needMerge {
 		f = s.offerFilter(reqs)
 	}
-	cand = newBitset(len(s.types))
-	any := false
+	cp := v.perPool[n.pool.idx]
+	cand := newBitset(len(s.types))
 	for w := range cand {
 		cand[w] = n.types[w] & cp.types[w]
 	}
+	any := false
 	cand.each(func(i int) bool {
 		t := s.types[i]
 		// A type in both n.types and cp.types satisfies each side's label requirements, hence
 		// their intersection (labels are single-valued); only the zone x capacity-type
 		// combination of its offerings can still fail the merged requirements.
 		if !fitsSum(n.used, c.req, t.alloc) || needMerge && !hasOffering(f, t) {
-			cand[i/64] &^= 1 << (uint(i) % 64)
+			cand.unset(i)
 			return true
 		}
 		any = true
 		return true
 	})
 	if !any || !s.minValuesOK(n.pool, reqs, cand) {
-		return false, true, nil, nil
+		return nil, nil, false
 	}
-	return true, false, cand, merged
+	return cand, merged, true
 }
 
 // hostnameFits checks the constraints whose domain is the node itself.
@@ -432,43 +471,7 @@ func (s *solver) newNode(c *class, v *variant, p *pool, pod *corev1.Pod, pins []
 		}
 		return true
 	})
-	// Pin every other topology key in use to the cheapest option's value, so that the node's
-	// domains are known when pods are counted.
-	for _, k := range s.topoKeys {
-		if r, ok := reqs[k]; ok {
-			if _, single := r.Single(); single {
-				continue
-			}
-		}
-		value, found := "", false
-		cand.each(func(i int) bool {
-			t := s.types[i]
-			switch k {
-			case corev1.LabelTopologyZone, v1.CapacityTypeLabelKey:
-				if o, ok := f.cheapest(t); ok {
-					value, found = o.Zone, true
-					if k == v1.CapacityTypeLabelKey {
-						value = o.CapacityType
-					}
-				}
-			default:
-				value, found = valueOf(t, p, k)
-			}
-			return !found
-		})
-		if !found {
-			continue
-		}
-		r, _ := NewRequirement(k, string(v1.NodeSelectorOpIn), []string{value})
-		reqs.Add(r)
-		f = s.offerFilter(reqs)
-		cand.each(func(i int) bool {
-			if !allowsPinned(f, p, s.types[i], k, value) {
-				cand[i/64] &^= 1 << (uint(i) % 64)
-			}
-			return true
-		})
-	}
+	s.pinTopology(p, reqs, cand)
 	if cand.empty() {
 		if limited {
 			return fail(ReasonLimits, "launching a node would exceed the NodePool's limits")
@@ -546,4 +549,46 @@ func allowsPinned(f offerFilter, p *pool, t *itInfo, key, value string) bool {
 	}
 	v, ok := valueOf(t, p, key)
 	return ok && v == value
+}
+
+// pinTopology pins every topology key in use that reqs leaves open to the value of the cheapest
+// remaining option, narrowing reqs and cand in place, so that the node's domains are known when
+// pods are counted.
+func (s *solver) pinTopology(p *pool, reqs Requirements, cand bitset) {
+	f := s.offerFilter(reqs)
+	for _, k := range s.topoKeys {
+		if r, ok := reqs[k]; ok {
+			if _, single := r.Single(); single {
+				continue
+			}
+		}
+		value, found := "", false
+		cand.each(func(i int) bool {
+			t := s.types[i]
+			switch k {
+			case corev1.LabelTopologyZone, v1.CapacityTypeLabelKey:
+				if o, ok := f.cheapest(t); ok {
+					value, found = o.Zone, true
+					if k == v1.CapacityTypeLabelKey {
+						value = o.CapacityType
+					}
+				}
+			default:
+				value, found = valueOf(t, p, k)
+			}
+			return !found
+		})
+		if !found {
+			continue
+		}
+		r, _ := NewRequirement(k, string(v1.NodeSelectorOpIn), []string{value})
+		reqs.Add(r)
+		f = s.offerFilter(reqs)
+		cand.each(func(i int) bool {
+			if !allowsPinned(f, p, s.types[i], k, value) {
+				cand.unset(i)
+			}
+			return true
+		})
+	}
 }

@@ -273,56 +273,53 @@ func (s *solver) buildPools() {
 		return strings.Compare(a.Name, b.Name)
 	})
 	for i, np := range nps {
-		p := &pool{idx: i, name: np.Name, np: np, defined: map[string]bool{}, taints: np.Spec.Template.Spec.Taints}
-		if np.Spec.Weight != nil {
-			p.weight = *np.Spec.Weight
-		}
-		p.labels = maps.Clone(np.Spec.Template.Labels)
-		if p.labels == nil {
-			p.labels = map[string]string{}
-		}
-		p.labels[v1.NodePoolLabelKey] = np.Name
-		p.reqs, p.err = FromNodePoolRequirements(np.Spec.Template.Spec.Requirements)
-		if p.err == nil {
-			for _, r := range FromLabels(p.labels) {
-				p.reqs.Add(r)
-			}
-			for k, r := range p.reqs {
-				if r.MinValues > 0 {
-					p.minKeys = append(p.minKeys, k)
-				}
-				if _, ok := p.labels[k]; ok || !r.AllowsAbsent() && !s.typeKey(k) {
-					p.defined[k] = true
-				}
-			}
-			slices.Sort(p.minKeys)
-		}
-		p.daemon = make([]int64, len(s.dims.names))
-		for _, ds := range s.in.DaemonSetPods {
-			if _, ok := tolerates(ds.Spec.Tolerations, p.taints); !ok {
-				continue
-			}
-			if p.err == nil && !daemonFits(ds, p.reqs) {
-				continue
-			}
-			req := s.dims.vec(PodRequests(ds))
-			addVec(p.daemon, req)
-		}
-		if len(np.Spec.Limits) > 0 {
-			p.limits = make([]int64, len(s.dims.names))
-			for i := range p.limits {
-				p.limits[i] = -1
-			}
-			lim := s.dims.vec(corev1.ResourceList(np.Spec.Limits))
-			for name := range np.Spec.Limits {
-				if i, ok := s.dims.index[name]; ok {
-					p.limits[i] = lim[i]
-				}
-			}
-			p.used = make([]int64, len(s.dims.names))
-		}
-		s.pools = append(s.pools, p)
+		s.pools = append(s.pools, s.newPool(i, np))
 	}
+}
+
+func (s *solver) newPool(i int, np *v1.NodePool) *pool {
+	p := &pool{idx: i, name: np.Name, np: np, defined: map[string]bool{}, taints: np.Spec.Template.Spec.Taints}
+	if np.Spec.Weight != nil {
+		p.weight = *np.Spec.Weight
+	}
+	p.labels = maps.Clone(np.Spec.Template.Labels)
+	if p.labels == nil {
+		p.labels = map[string]string{}
+	}
+	p.labels[v1.NodePoolLabelKey] = np.Name
+	p.reqs, p.err = FromNodePoolRequirements(np.Spec.Template.Spec.Requirements)
+	if p.err == nil {
+		for _, r := range FromLabels(p.labels) {
+			p.reqs.Add(r)
+		}
+		for k, r := range p.reqs {
+			if r.MinValues > 0 {
+				p.minKeys = append(p.minKeys, k)
+			}
+			if _, ok := p.labels[k]; ok || !r.AllowsAbsent() && !s.typeKey(k) {
+				p.defined[k] = true
+			}
+		}
+		slices.Sort(p.minKeys)
+	}
+	p.daemon = make([]int64, len(s.dims.names))
+	for _, ds := range s.in.DaemonSetPods {
+		if _, ok := tolerates(ds.Spec.Tolerations, p.taints); ok && (p.err != nil || daemonFits(ds, p.reqs)) {
+			addVec(p.daemon, s.dims.vec(PodRequests(ds)))
+		}
+	}
+	if len(np.Spec.Limits) > 0 {
+		p.limits = make([]int64, len(s.dims.names))
+		lim := s.dims.vec(corev1.ResourceList(np.Spec.Limits))
+		for d, name := range s.dims.names {
+			p.limits[d] = -1
+			if _, ok := np.Spec.Limits[name]; ok {
+				p.limits[d] = lim[d]
+			}
+		}
+		p.used = make([]int64, len(s.dims.names))
+	}
+	return p
 }
 
 // typeKey reports whether some instance type defines label k (zone and capacity type included).

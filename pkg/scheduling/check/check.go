@@ -349,32 +349,50 @@ func (c *checker) checkAffinity(p *corev1.Pod, n *cnode) {
 	aff := p.Spec.Affinity
 	if aff != nil && aff.PodAffinity != nil {
 		for i := range aff.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
-			term := &aff.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution[i]
-			if _, ok := c.domain(n, term.TopologyKey); !ok {
-				c.fail("pod %s on node %s without affinity key %s", podName(p), n.name, term.TopologyKey)
-				continue
-			}
-			// Replayed: only pods bound or placed before p count.
-			others, near, self := 0, 0, false
+			c.checkAffinityTerm(p, n, &aff.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution[i])
+		}
+	}
+	c.checkOthersAntiAffinity(p, n)
+	if aff != nil && aff.PodAntiAffinity != nil {
+		for i := range aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+			term := &aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[i]
 			for _, q := range c.podsMatching(p, term) {
-				if q == p {
-					self = true
-					continue
+				if q != p && c.sameDomain(c.nodeOf[q], n, term.TopologyKey) {
+					c.fail("pod %s breaks required anti-affinity on %s with pod %s", podName(p), term.TopologyKey, podName(q))
 				}
-				if !c.before(q, p) {
-					continue
-				}
-				others++
-				if c.sameDomain(c.nodeOf[q], n, term.TopologyKey) {
-					near++
-				}
-			}
-			if near == 0 && (others > 0 || !self) {
-				c.fail("pod %s breaks required pod affinity on %s", podName(p), term.TopologyKey)
 			}
 		}
 	}
-	// Anti-affinity both ways: p's own terms, and the terms of pods sharing a domain with p.
+}
+
+// checkAffinityTerm replays one required affinity term: a pod bound or placed before p must match
+// in p's domain, unless none matches anywhere and p matches its own term.
+func (c *checker) checkAffinityTerm(p *corev1.Pod, n *cnode, term *corev1.PodAffinityTerm) {
+	if _, ok := c.domain(n, term.TopologyKey); !ok {
+		c.fail("pod %s on node %s without affinity key %s", podName(p), n.name, term.TopologyKey)
+		return
+	}
+	others, near, self := 0, 0, false
+	for _, q := range c.podsMatching(p, term) {
+		if q == p {
+			self = true
+			continue
+		}
+		if !c.before(q, p) {
+			continue
+		}
+		others++
+		if c.sameDomain(c.nodeOf[q], n, term.TopologyKey) {
+			near++
+		}
+	}
+	if near == 0 && (others > 0 || !self) {
+		c.fail("pod %s breaks required pod affinity on %s", podName(p), term.TopologyKey)
+	}
+}
+
+// checkOthersAntiAffinity: no pod sharing a domain with p has an anti-affinity term selecting p.
+func (c *checker) checkOthersAntiAffinity(p *corev1.Pod, n *cnode) {
 	for _, nn := range c.nodes {
 		for _, q := range nn.pods {
 			if q == p || q.Spec.Affinity == nil || q.Spec.Affinity.PodAntiAffinity == nil {
@@ -385,16 +403,6 @@ func (c *checker) checkAffinity(p *corev1.Pod, n *cnode) {
 				ns, all := termNamespaces(q, term)
 				if (all || ns[p.Namespace]) && selectorOf(term.LabelSelector).Matches(labels.Set(p.Labels)) && c.sameDomain(nn, n, term.TopologyKey) {
 					c.fail("pod %s shares %s with pod %s whose anti-affinity excludes it", podName(p), term.TopologyKey, podName(q))
-				}
-			}
-		}
-	}
-	if aff != nil && aff.PodAntiAffinity != nil {
-		for i := range aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
-			term := &aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[i]
-			for _, q := range c.podsMatching(p, term) {
-				if q != p && c.sameDomain(c.nodeOf[q], n, term.TopologyKey) {
-					c.fail("pod %s breaks required anti-affinity on %s with pod %s", podName(p), term.TopologyKey, podName(q))
 				}
 			}
 		}

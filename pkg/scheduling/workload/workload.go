@@ -81,18 +81,18 @@ type AffinityTerm struct {
 
 // PodGroup is count identical pods.
 type PodGroup struct {
-	Name            string                `json:"name"`
-	Count           int                   `json:"count"`
-	Namespace       string                `json:"namespace"`
-	CPUMilli        int64                 `json:"cpuMilli"`
-	MemoryMiB       int64                 `json:"memoryMiB"`
-	Labels          map[string]string     `json:"labels"`
-	NodeSelector    map[string]string     `json:"nodeSelector"`
-	NodeAffinity    []Requirement         `json:"nodeAffinity"`
-	Tolerations     []corev1.Toleration   `json:"tolerations"`
-	TopologySpread  []TopologySpread      `json:"topologySpread"`
-	PodAffinity     []AffinityTerm        `json:"podAffinity"`
-	PodAntiAffinity []AffinityTerm        `json:"podAntiAffinity"`
+	Name            string              `json:"name"`
+	Count           int                 `json:"count"`
+	Namespace       string              `json:"namespace"`
+	CPUMilli        int64               `json:"cpuMilli"`
+	MemoryMiB       int64               `json:"memoryMiB"`
+	Labels          map[string]string   `json:"labels"`
+	NodeSelector    map[string]string   `json:"nodeSelector"`
+	NodeAffinity    []Requirement       `json:"nodeAffinity"`
+	Tolerations     []corev1.Toleration `json:"tolerations"`
+	TopologySpread  []TopologySpread    `json:"topologySpread"`
+	PodAffinity     []AffinityTerm      `json:"podAffinity"`
+	PodAntiAffinity []AffinityTerm      `json:"podAntiAffinity"`
 }
 
 // Read decodes a workload document.
