@@ -47,7 +47,8 @@ type variant struct {
 type classPool struct {
 	reason *Reason
 	reqs   Requirements
-	types  bitset
+	// types are the compatible instance types that hold one pod (plus daemonset overhead).
+	types bitset
 }
 
 type hostPort struct {

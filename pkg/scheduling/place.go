@@ -329,8 +329,12 @@ func (s *solver) nodeAdmits(c *class, v *variant, n *node, pins []pin) bool {
 // narrow returns the instance types of new node n that still hold its pods plus one of c, and
 // the merged requirements when v is new on n.
 func (s *solver) narrow(c *class, v *variant, n *node) (bitset, Requirements, bool) {
+	if !fitsSum(n.used, c.req, n.maxAlloc) {
+		return nil, nil, false // no type is large enough in some resource: quick reject
+	}
 	reqs, merged := n.reqs, Requirements(nil)
-	needMerge := !slices.Contains(n.merged, v)
+	needMerge := len(v.reqs) > 0 && !slices.Contains(n.merged, v)
+	checkOfferings := false
 	var f offerFilter
 	if needMerge {
 		if n.reqs.Intersects(v.reqs) != nil {
@@ -338,7 +342,11 @@ func (s *solver) narrow(c *class, v *variant, n *node) (bitset, Requirements, bo
 		}
 		merged = n.reqs.Merge(v.reqs)
 		reqs = merged
-		f = s.offerFilter(reqs)
+		_, zone := v.reqs[corev1.LabelTopologyZone]
+		_, ct := v.reqs[v1.CapacityTypeLabelKey]
+		if checkOfferings = zone || ct; checkOfferings {
+			f = s.offerFilter(reqs)
+		}
 	}
 	cp := v.perPool[n.pool.idx]
 	cand := newBitset(len(s.types))
@@ -351,14 +359,14 @@ func (s *solver) narrow(c *class, v *variant, n *node) (bitset, Requirements, bo
 		// A type in both n.types and cp.types satisfies each side's label requirements, hence
 		// their intersection (labels are single-valued); only the zone x capacity-type
 		// combination of its offerings can still fail the merged requirements.
-		if !fitsSum(n.used, c.req, t.alloc) || needMerge && !hasOffering(f, t) {
+		if !fitsSum(n.used, c.req, t.alloc) || checkOfferings && !hasOffering(f, t) {
 			cand.unset(i)
 			return true
 		}
 		any = true
 		return true
 	})
-	if !any || !s.minValuesOK(n.pool, reqs, cand) {
+	if !any || !s.minValuesOK(n.pool, reqs, cand) || !s.shapeOK(n, c, cand) {
 		return nil, nil, false
 	}
 	return cand, merged, true
@@ -457,28 +465,14 @@ func (s *solver) newNode(c *class, v *variant, p *pool, pod *corev1.Pod, pins []
 			return fail(ReasonTopology, fmt.Sprintf("domain %s=%s is not allowed", pn.key, pn.value))
 		}
 	}
-	cand := newBitset(len(s.types))
-	limited := false
-	f := s.offerFilter(reqs)
-	cp.types.each(func(i int) bool {
-		t := s.types[i]
-		if !s.withinLimits(p, t) {
-			limited = true
-			return true
-		}
-		if len(pins) == 0 || typeCompatible(reqs, f, p, t) {
-			cand.set(i)
-		}
-		return true
-	})
+	cand, limited := s.candidates(p, reqs, cp.types, len(pins) > 0)
 	s.pinTopology(p, reqs, cand)
-	if cand.empty() {
-		if limited {
-			return fail(ReasonLimits, "launching a node would exceed the NodePool's limits")
-		}
+	switch {
+	case cand.empty() && limited:
+		return fail(ReasonLimits, "launching a node would exceed the NodePool's limits")
+	case cand.empty():
 		return fail(ReasonNoFit, "no instance type offers the chosen domains")
-	}
-	if !s.minValuesOK(p, reqs, cand) {
+	case !s.minValuesOK(p, reqs, cand):
 		return fail(ReasonRequirements, "fewer instance types than minValues require")
 	}
 	p.count++
@@ -499,6 +493,13 @@ func (s *solver) commit(c *class, v *variant, n *node, pod *corev1.Pod, cand bit
 			n.reqs = merged
 			n.merged = append(n.merged, v)
 		}
+		n.maxAlloc = make([]int64, len(s.dims.names))
+		n.types.each(func(i int) bool {
+			for d, q := range s.types[i].alloc {
+				n.maxAlloc[d] = max(n.maxAlloc[d], q)
+			}
+			return true
+		})
 		if p := n.pool; p.limits != nil {
 			newMax := make([]int64, len(s.dims.names))
 			n.types.each(func(i int) bool {
@@ -549,6 +550,26 @@ func allowsPinned(f offerFilter, p *pool, t *itInfo, key, value string) bool {
 	}
 	v, ok := valueOf(t, p, key)
 	return ok && v == value
+}
+
+// candidates returns the types of from within p's limits (and, when checkReqs, compatible with
+// reqs), and whether limits excluded any.
+func (s *solver) candidates(p *pool, reqs Requirements, from bitset, checkReqs bool) (bitset, bool) {
+	cand := newBitset(len(s.types))
+	limited := false
+	f := s.offerFilter(reqs)
+	from.each(func(i int) bool {
+		t := s.types[i]
+		if !s.withinLimits(p, t) {
+			limited = true
+			return true
+		}
+		if !checkReqs || typeCompatible(reqs, f, p, t) {
+			cand.set(i)
+		}
+		return true
+	})
+	return cand, limited
 }
 
 // pinTopology pins every topology key in use that reqs leaves open to the value of the cheapest

@@ -47,13 +47,14 @@ type node struct {
 	pool     *pool
 	labels   map[string]string // existing nodes
 	reqs     Requirements      // new nodes
-	types    bitset            // new nodes
+	types    bitset            // new nodes: the types that hold its pods
 	merged   []*variant
 	used     []int64
 	alloc    []int64 // existing nodes
 	ports    []hostPort
 	pods     []*corev1.Pod
 	maxCap   []int64 // new nodes in limited pools: the largest capacity over types
+	maxAlloc []int64 // new nodes: per resource, the largest allocatable over types
 }
 
 // eligible reports whether pods on n count in g: n satisfies g's node filter. A new node
@@ -468,6 +469,42 @@ func (s *solver) classPool(c *class, v *variant, p *pool) *classPool {
 		cp.reason = &Reason{NodePool: p.name, Code: ReasonNoFit, Message: fmt.Sprintf("no compatible instance type has room for requests %v plus daemonset overhead", s.dims.list(c.req))}
 	}
 	return cp
+}
+
+// shapeSlack is how much dearer than the best instance-type shape (per unit of the node's load)
+// the cheapest type holding a NodeClaim may become when a pod is added. Without it a node keeps
+// growing until only the largest types hold it, and those are often of a family whose resource
+// ratio does not suit the load (a memory-heavy family for cpu-bound pods), which costs far more
+// than the pods need; with it the pod opens or joins another node instead.
+const shapeSlack = 0.05
+
+// fractionalCost is what load would cost on t's shape if t could be bought by the fraction:
+// price x the largest share of any allocatable resource the load takes.
+func fractionalCost(t *itInfo, load []int64) float64 {
+	share := 0.0
+	for d, l := range load {
+		if l > 0 {
+			share = max(share, float64(l)/float64(t.alloc[d]))
+		}
+	}
+	return t.minPrice * share
+}
+
+// shapeOK reports whether adding one pod of c to n keeps its cheapest instance type's shape: the
+// load's fractional cost on the cheapest type of cand (the types that would hold it) may exceed
+// its fractional cost on the node's current cheapest type by at most shapeSlack. Growing within
+// a family passes (larger sizes are no dearer per unit); moving to a family whose resource ratio
+// suits the load worse does not.
+func (s *solver) shapeOK(n *node, c *class, cand bitset) bool {
+	before, after := -1, -1
+	n.types.each(func(i int) bool { before = i; return false })
+	cand.each(func(i int) bool { after = i; return false })
+	if before < 0 || before == after {
+		return true
+	}
+	load := slices.Clone(n.used)
+	addVec(load, c.req)
+	return fractionalCost(s.types[after], load) <= fractionalCost(s.types[before], load)*(1+shapeSlack)
 }
 
 // typeCompatible reports whether instance type t, in pool p, can satisfy reqs (whose offering
