@@ -38,9 +38,11 @@ type variant struct {
 	spreads    []spreadRef
 	affinities []*topoGroup
 	antis      []*topoGroup
-	perPool    []*classPool
-	cursors    map[string]int
-	universe   map[string][]string
+	// ownAntis are the required anti-affinity terms: only they bind pods placed later (owners).
+	ownAntis []*topoGroup
+	perPool  []*classPool
+	cursors  map[string]int
+	universe map[string][]string
 }
 
 // classPool is what one NodePool can offer one variant, computed once.
@@ -250,7 +252,10 @@ func (s *solver) podAffinityConstraints(c *class, aff *corev1.Affinity, required
 			}
 			if anti {
 				g.anti = true
-				*required = append(*required, func(v *variant) error { v.antis = append(v.antis, g); return nil })
+				*required = append(*required, func(v *variant) error {
+					v.antis, v.ownAntis = append(v.antis, g), append(v.ownAntis, g)
+					return nil
+				})
 			} else {
 				*required = append(*required, func(v *variant) error { v.affinities = append(v.affinities, g); return nil })
 			}
@@ -265,7 +270,6 @@ func (s *solver) podAffinityConstraints(c *class, aff *corev1.Affinity, required
 				continue
 			}
 			if anti {
-				g.anti = true
 				*prefs = append(*prefs, func(v *variant) bool { v.antis = append(v.antis, g); return true })
 			} else {
 				*prefs = append(*prefs, func(v *variant) bool { v.affinities = append(v.affinities, g); return true })

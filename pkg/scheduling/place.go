@@ -530,7 +530,7 @@ func (s *solver) commit(c *class, v *variant, n *node, pod *corev1.Pod, cand bit
 			g.total++
 		}
 	}
-	for _, g := range v.antis {
+	for _, g := range v.ownAntis {
 		if d, ok := n.domain(g.key); ok {
 			g.owners[d]++
 		}

@@ -1,0 +1,123 @@
+package scheduling_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/scheduling"
+)
+
+// zonesOf maps pod name to the zone of its NodeClaim (or existing node).
+func zonesOf(p *scheduling.Plan, nodes []*scheduling.Node) map[string]string {
+	out := map[string]string{}
+	for _, nc := range p.NodeClaims {
+		for _, pod := range nc.Pods {
+			out[pod.Name] = nc.Labels[corev1.LabelTopologyZone]
+		}
+	}
+	for _, pl := range p.Placements {
+		for _, n := range nodes {
+			if n.Name == pl.Node {
+				out[pl.Pod.Name] = n.Labels[corev1.LabelTopologyZone]
+			}
+		}
+	}
+	return out
+}
+
+func TestSolveMoreSemantics(t *testing.T) {
+	types := generatedTypes(60)
+	spreadPod := func(name string, opts ...podOpt) *corev1.Pod {
+		return pod(name, "100m", "128Mi", append([]podOpt{withLabels("app", "s"), withSpread(corev1.LabelTopologyZone, 1, corev1.DoNotSchedule)}, opts...)...)
+	}
+	minDomains := func(n int32) podOpt {
+		return func(p *corev1.Pod) { p.Spec.TopologySpreadConstraints[0].MinDomains = &n }
+	}
+	orTerms := func(p *corev1.Pod) {
+		ensureAffinity(p).NodeAffinity = &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{
+			{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: awsv1.LabelInstanceGeneration, Operator: corev1.NodeSelectorOpGt, Values: []string{"9"}}}},
+			{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelTopologyZone, Operator: corev1.NodeSelectorOpIn, Values: []string{testZones[2]}}}},
+		}}}
+	}
+	preferApart := func(p *corev1.Pod) {
+		ensureAffinity(p).PodAntiAffinity = &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+			Weight: 1, PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: corev1.LabelTopologyZone, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "p"}}}}}}
+	}
+	zoneA := map[string]string{corev1.LabelTopologyZone: testZones[0], corev1.LabelHostname: "existing-1"}
+	tests := []struct {
+		name  string
+		nodes []*scheduling.Node
+		pods  []*corev1.Pod
+		want  map[string]string
+		unsch int
+	}{
+		{
+			name:  "minDomains above the zone count caps each zone at maxSkew",
+			pods:  []*corev1.Pod{spreadPod("a", minDomains(5)), spreadPod("b", minDomains(5)), spreadPod("c", minDomains(5)), spreadPod("d", minDomains(5))},
+			want:  map[string]string{"a": testZones[0], "b": testZones[1], "c": testZones[2]},
+			unsch: 1,
+		},
+		{
+			name: "a bound matching pod counts in the spread",
+			nodes: []*scheduling.Node{existingNode("existing-1", "1", "1Gi", zoneA,
+				pod("bound", "900m", "128Mi", withLabels("app", "s")))},
+			pods: []*corev1.Pod{spreadPod("a"), spreadPod("b")},
+			want: map[string]string{"a": testZones[1], "b": testZones[2]},
+		},
+		{
+			name: "node affinity terms are alternatives",
+			pods: []*corev1.Pod{pod("a", "100m", "128Mi", orTerms)},
+			want: map[string]string{"a": testZones[2]},
+		},
+		{
+			name: "preferred zonal anti-affinity is honoured while it can be, then relaxed",
+			pods: []*corev1.Pod{
+				pod("p1", "100m", "128Mi", withLabels("app", "p"), preferApart), pod("p2", "100m", "128Mi", withLabels("app", "p"), preferApart),
+				pod("p3", "100m", "128Mi", withLabels("app", "p"), preferApart), pod("p4", "100m", "128Mi", withLabels("app", "p"), preferApart),
+			},
+			want: map[string]string{"p1": testZones[0], "p2": testZones[1], "p3": testZones[2], "p4": testZones[0]},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := &scheduling.Input{Pods: tt.pods, NodePools: []*v1.NodePool{nodePool("default")}, InstanceTypes: types, Nodes: tt.nodes}
+			plan := solveChecked(t, in)
+			if diff := cmp.Diff(tt.want, zonesOf(plan, tt.nodes)); diff != "" {
+				t.Errorf("zones (-want +got):\n%s", diff)
+			}
+			if len(plan.Unschedulable) != tt.unsch {
+				t.Errorf("%d unschedulable, want %d", len(plan.Unschedulable), tt.unsch)
+			}
+		})
+	}
+}
+
+func TestSolveMinValues(t *testing.T) {
+	pool := nodePool("default", func(np *v1.NodePool) {
+		np.Spec.Template.Spec.Requirements = append(np.Spec.Template.Spec.Requirements, v1.NodeSelectorRequirementWithMinValues{
+			Key: awsv1.LabelInstanceFamily, Operator: v1.NodeSelectorOpExists, MinValues: new(4)})
+	})
+	in := &scheduling.Input{Pods: []*corev1.Pod{pod("a", "1", "1Gi"), pod("b", "1", "1Gi")}, NodePools: []*v1.NodePool{pool}, InstanceTypes: generatedTypes(120)}
+	plan := solveChecked(t, in)
+	if len(plan.NodeClaims) == 0 {
+		t.Fatalf("no NodeClaims: %+v", plan.Unschedulable)
+	}
+	for _, nc := range plan.NodeClaims {
+		families := map[string]bool{}
+		for _, name := range nc.InstanceTypes {
+			for _, it := range in.InstanceTypes {
+				if it.Name == name {
+					families[it.Labels[awsv1.LabelInstanceFamily]] = true
+				}
+			}
+		}
+		if len(families) < 4 {
+			t.Errorf("NodeClaim %s keeps %d families %v, minValues wants 4", nc.Name, len(families), nc.InstanceTypes)
+		}
+	}
+}
