@@ -7,8 +7,9 @@ type bitset []uint64
 
 func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
 
-func (b bitset) set(i int)   { b[i/64] |= 1 << (uint(i) % 64) }
-func (b bitset) unset(i int) { b[i/64] &^= 1 << (uint(i) % 64) }
+func (b bitset) set(i int)      { b[i/64] |= 1 << (uint(i) % 64) }
+func (b bitset) has(i int) bool { return b[i/64]&(1<<(uint(i)%64)) != 0 }
+func (b bitset) unset(i int)    { b[i/64] &^= 1 << (uint(i) % 64) }
 
 func (b bitset) empty() bool {
 	for _, w := range b {

@@ -353,6 +353,10 @@ func (s *solver) narrow(c *class, v *variant, n *node) (bitset, Requirements, bo
 	for w := range cand {
 		cand[w] = n.types[w] & cp.types[w]
 	}
+	if !checkOfferings && n.minAlloc != nil && fitsSum(n.used, c.req, n.minAlloc) && s.shapeOK(n, c, cand) {
+		// Every remaining type holds the new load: nothing to filter.
+		return cand, merged, !cand.empty() && s.minValuesOK(n.pool, reqs, cand)
+	}
 	any := false
 	cand.each(func(i int) bool {
 		t := s.types[i]
@@ -494,9 +498,15 @@ func (s *solver) commit(c *class, v *variant, n *node, pod *corev1.Pod, cand bit
 			n.merged = append(n.merged, v)
 		}
 		n.maxAlloc = make([]int64, len(s.dims.names))
+		n.minAlloc = nil
 		n.types.each(func(i int) bool {
-			for d, q := range s.types[i].alloc {
+			alloc := s.types[i].alloc
+			if n.minAlloc == nil {
+				n.minAlloc = slices.Clone(alloc)
+			}
+			for d, q := range alloc {
 				n.maxAlloc[d] = max(n.maxAlloc[d], q)
+				n.minAlloc[d] = min(n.minAlloc[d], q)
 			}
 			return true
 		})

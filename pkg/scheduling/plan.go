@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -36,23 +37,17 @@ type option struct {
 }
 
 func (s *solver) nodeClaim(n *node) NodeClaim {
-	// Types are in order of their cheapest offering anywhere, a lower bound of their price
-	// here: once MaxInstanceTypes options are known and the next type's bound exceeds the
-	// dearest of them, no later type can make the list.
-	var opts []option
-	worst := 0.0
 	f := s.offerFilter(n.reqs)
-	n.types.each(func(i int) bool {
-		t := s.types[i]
-		if len(opts) >= MaxInstanceTypes && t.minPrice > worst {
-			return false
+	var opts []option
+	for _, i := range s.priceOrder(f) {
+		if len(opts) == MaxInstanceTypes {
+			break
 		}
-		if o, ok := f.cheapest(t); ok {
-			opts = append(opts, option{t: t, off: o})
-			worst = max(worst, o.Price)
+		if n.types.has(i) {
+			o, _ := f.cheapest(s.types[i])
+			opts = append(opts, option{t: s.types[i], off: o})
 		}
-		return true
-	})
+	}
 	slices.SortStableFunc(opts, func(a, b option) int {
 		if c := cmp.Compare(a.off.Price, b.off.Price); c != 0 {
 			return c
@@ -104,4 +99,32 @@ func (s *solver) reasons(c *class) []Reason {
 		out = append(out, Reason{Code: ReasonNoFit, Message: "no existing node fits and there is no NodePool"})
 	}
 	return out
+}
+
+// priceOrder returns the positions of the types that have an offering f allows, by that
+// offering's price, then name. It is computed once per distinct filter.
+func (s *solver) priceOrder(f offerFilter) []int {
+	key := fmt.Sprint(f.zone, f.ct)
+	if order, ok := s.priceOrders[key]; ok {
+		return order
+	}
+	var order []int
+	price := make([]float64, len(s.types))
+	for i, t := range s.types {
+		if o, ok := f.cheapest(t); ok {
+			order = append(order, i)
+			price[i] = o.Price
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if c := cmp.Compare(price[a], price[b]); c != 0 {
+			return c
+		}
+		return strings.Compare(s.types[a].it.Name, s.types[b].it.Name)
+	})
+	if s.priceOrders == nil {
+		s.priceOrders = map[string][]int{}
+	}
+	s.priceOrders[key] = order
+	return order
 }

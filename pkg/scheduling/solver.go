@@ -55,6 +55,7 @@ type node struct {
 	pods     []*corev1.Pod
 	maxCap   []int64 // new nodes in limited pools: the largest capacity over types
 	maxAlloc []int64 // new nodes: per resource, the largest allocatable over types
+	minAlloc []int64 // new nodes: per resource, the smallest allocatable over types
 }
 
 // eligible reports whether pods on n count in g: n satisfies g's node filter. A new node
@@ -118,6 +119,9 @@ type solver struct {
 	// poolCache shares classPools between classes that differ only in labels (which the
 	// NodePool compatibility does not read).
 	poolCache map[string]*classPool
+	cursorsByKey map[string]map[string]int
+	// priceOrders caches, per offering filter, the type positions by cheapest allowed price.
+	priceOrders map[string][]int
 }
 
 // Solve simulates scheduling in.Pods onto in.Nodes and new NodeClaims of in.NodePools. It is
@@ -197,6 +201,7 @@ func (s *solver) setup() error {
 			for _, p := range s.pools {
 				v.perPool[p.idx] = s.cachedClassPool(c, v, p)
 			}
+			v.cursors = s.sharedCursors(c, v)
 		}
 	}
 	return nil
@@ -404,6 +409,37 @@ func (s *solver) countExisting(n *node, pod *corev1.Pod) error {
 		}
 	}
 	return nil
+}
+
+// sharedCursors returns the node cursors of variant v of c, shared with every other class whose
+// pods are interchangeable with c's for placement (same requests, requirements, tolerations,
+// host ports and topology groups; labels may differ as long as the same anti-affinity groups
+// select them). A node a pod of one such class can never use again, none of them can.
+func (s *solver) sharedCursors(c *class, v *variant) map[string]int {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v|%v|%v|", c.req, v.reqs.ToAPI(), c.ports)
+	for i := range c.tolerations {
+		b.WriteString(c.tolerations[i].String())
+	}
+	for _, sp := range v.spreads {
+		fmt.Fprintf(&b, "|s%p/%d/%d", sp.g, sp.maxSkew, sp.minDomains)
+	}
+	for _, list := range [][]*topoGroup{v.affinities, v.antis, c.antiMatchedBy} {
+		b.WriteByte('|')
+		for _, g := range list {
+			fmt.Fprintf(&b, "%p,", g)
+		}
+	}
+	key := b.String()
+	if s.cursorsByKey == nil {
+		s.cursorsByKey = map[string]map[string]int{}
+	}
+	cur, ok := s.cursorsByKey[key]
+	if !ok {
+		cur = map[string]int{}
+		s.cursorsByKey[key] = cur
+	}
+	return cur
 }
 
 func (s *solver) cachedClassPool(c *class, v *variant, p *pool) *classPool {
