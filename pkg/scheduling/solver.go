@@ -118,7 +118,7 @@ type solver struct {
 	cts      []string
 	// poolCache shares classPools between classes that differ only in labels (which the
 	// NodePool compatibility does not read).
-	poolCache map[string]*classPool
+	poolCache    map[string]*classPool
 	cursorsByKey map[string]map[string]int
 	// priceOrders caches, per offering filter, the type positions by cheapest allowed price.
 	priceOrders map[string][]int
