@@ -241,7 +241,7 @@ func TestPodRequests(t *testing.T) {
 // and several NodePools must always yield plans the independent checker accepts.
 func TestSolveRandomWorkloads(t *testing.T) {
 	types := generatedTypes(80)
-	for seed := range uint64(25) {
+	for seed := range uint64(40) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
 			pods := mixedPods(50+rng.IntN(250), seed)
@@ -253,6 +253,15 @@ func TestSolveRandomWorkloads(t *testing.T) {
 					withNodeAffinity(awsv1.LabelInstanceGeneration, corev1.NodeSelectorOpGt, "6")(p)
 				case 2:
 					p.Spec.Tolerations = []corev1.Toleration{{Key: "team", Operator: corev1.TolerationOpExists}}
+				case 3:
+					p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 9000, HostPort: 9000}}
+				case 4:
+					withSpread(corev1.LabelTopologyZone, 1, corev1.ScheduleAnyway)(p)
+				case 5:
+					ensureAffinity(p).NodeAffinity = &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
+						Weight: 5, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"arm64"}}}}}}}
+				case 6:
+					p.Spec.InitContainers = []corev1.Container{{Name: "init", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}}}}
 				}
 			}
 			pools := []*v1.NodePool{nodePool("default"), nodePool("team", func(np *v1.NodePool) {
@@ -263,8 +272,12 @@ func TestSolveRandomWorkloads(t *testing.T) {
 			})}
 			var nodes []*scheduling.Node
 			for i := range rng.IntN(4) {
+				bound := pod(fmt.Sprintf("bound-%d", i), "500m", "512Mi", withLabels("app", fmt.Sprintf("kind-%d", 1+rng.IntN(4))))
+				if rng.IntN(2) == 0 {
+					withAntiAffinity(corev1.LabelHostname)(bound)
+				}
 				nodes = append(nodes, existingNode(fmt.Sprintf("existing-%d", i), "4", "8Gi",
-					map[string]string{corev1.LabelTopologyZone: testZones[i%3], corev1.LabelHostname: fmt.Sprintf("existing-%d", i), corev1.LabelArchStable: "amd64"}))
+					map[string]string{corev1.LabelTopologyZone: testZones[i%3], corev1.LabelHostname: fmt.Sprintf("existing-%d", i), corev1.LabelArchStable: "amd64"}, bound))
 			}
 			solveChecked(t, &scheduling.Input{Pods: pods, NodePools: pools, InstanceTypes: types, Nodes: nodes,
 				DaemonSetPods: []*corev1.Pod{pod("ds", "100m", "64Mi")}})
