@@ -222,7 +222,11 @@ func (s *solver) spreadConstraints(pod *corev1.Pod, required *[]func(v *variant)
 			if tsc.NodeAffinityPolicy == nil || *tsc.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor {
 				filter = v.reqs
 			}
-			g, err := s.groups.getFiltered(tsc.TopologyKey, []string{pod.Namespace}, false, tsc.LabelSelector, filter)
+			var tolerations []corev1.Toleration
+			if tsc.NodeTaintsPolicy != nil && *tsc.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor {
+				tolerations = append([]corev1.Toleration{}, pod.Spec.Tolerations...)
+			}
+			g, err := s.groups.getFiltered(tsc.TopologyKey, []string{pod.Namespace}, false, tsc.LabelSelector, filter, tolerations)
 			if err != nil {
 				return err
 			}

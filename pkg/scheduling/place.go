@@ -480,7 +480,6 @@ func (s *solver) newNode(c *class, v *variant, p *pool, pod *corev1.Pod, pins []
 		return fail(ReasonRequirements, "fewer instance types than minValues require")
 	}
 	p.count++
-	s.newCount++
 	n := &node{name: p.name + "-" + strconv.Itoa(p.count), pool: p, reqs: reqs, types: cand, merged: []*variant{v}, used: slices.Clone(p.daemon)}
 	s.nodes = append(s.nodes, n)
 	s.commit(c, v, n, pod, nil, nil)

@@ -49,6 +49,15 @@ func TestSolveMoreSemantics(t *testing.T) {
 			Weight: 1, PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: corev1.LabelTopologyZone, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "p"}}}}}}
 	}
 	zoneA := map[string]string{corev1.LabelTopologyZone: testZones[0], corev1.LabelHostname: "existing-1"}
+	taintedA := func() []*scheduling.Node {
+		n := existingNode("existing-1", "1", "1Gi", zoneA, pod("bound", "100m", "128Mi", withLabels("app", "s")))
+		n.Taints = []corev1.Taint{{Key: "private", Effect: corev1.TaintEffectNoSchedule}}
+		return []*scheduling.Node{n}
+	}
+	honorTaints := func(p *corev1.Pod) {
+		honor := corev1.NodeInclusionPolicyHonor
+		p.Spec.TopologySpreadConstraints[0].NodeTaintsPolicy = &honor
+	}
 	tests := []struct {
 		name  string
 		nodes []*scheduling.Node
@@ -68,6 +77,18 @@ func TestSolveMoreSemantics(t *testing.T) {
 				pod("bound", "900m", "128Mi", withLabels("app", "s")))},
 			pods: []*corev1.Pod{spreadPod("a"), spreadPod("b")},
 			want: map[string]string{"a": testZones[1], "b": testZones[2]},
+		},
+		{
+			name:  "nodeTaintsPolicy Ignore counts pods on a tainted node",
+			nodes: taintedA(),
+			pods:  []*corev1.Pod{spreadPod("a")},
+			want:  map[string]string{"a": testZones[1]},
+		},
+		{
+			name:  "nodeTaintsPolicy Honor skips a tainted node the pod does not tolerate",
+			nodes: taintedA(),
+			pods:  []*corev1.Pod{spreadPod("a", honorTaints)},
+			want:  map[string]string{"a": testZones[0]},
 		},
 		{
 			name: "node affinity terms are alternatives",

@@ -62,6 +62,15 @@ type node struct {
 // satisfies it when every key the filter reads is pinned to an allowed value (or, for keys the
 // node cannot have, the filter allows the label to be absent).
 func (n *node) eligible(g *topoGroup) bool {
+	if g.honorTaints {
+		taints := n.pool.taintsOrNil()
+		if n.existing != nil {
+			taints = n.existing.Taints
+		}
+		if _, ok := tolerates(g.tolerations, taints); !ok {
+			return false
+		}
+	}
 	if len(g.filter) == 0 {
 		return true
 	}
@@ -110,7 +119,6 @@ type solver struct {
 	groups   *groups
 	topoKeys []string // non-hostname keys used by any group
 	classes  []*class
-	newCount int
 	order    []*corev1.Pod
 	zoneIdx  map[string]int
 	ctIdx    map[string]int
@@ -328,6 +336,13 @@ func (s *solver) newPool(i int, np *v1.NodePool) *pool {
 	return p
 }
 
+func (p *pool) taintsOrNil() []corev1.Taint {
+	if p == nil {
+		return nil
+	}
+	return p.taints
+}
+
 // typeKey reports whether some instance type defines label k (zone and capacity type included).
 func (s *solver) typeKey(k string) bool {
 	if k == corev1.LabelTopologyZone || k == v1.CapacityTypeLabelKey {
@@ -477,12 +492,11 @@ func (s *solver) classPool(c *class, v *variant, p *pool) *classPool {
 		return cp
 	}
 	cp.reqs = p.reqs.Merge(v.reqs)
-	for k, r := range cp.reqs {
+	for _, r := range cp.reqs {
 		if r.Empty() {
 			cp.reason = &Reason{NodePool: p.name, Code: ReasonRequirements, Message: fmt.Sprintf("no value satisfies %s", r)}
 			return cp
 		}
-		_ = k
 	}
 	cp.types = newBitset(len(s.types))
 	compatible := 0

@@ -28,6 +28,10 @@ type topoGroup struct {
 	// filter, for spread groups honouring node affinity, is the required node affinity of the
 	// pods that own the constraint: only pods on nodes that satisfy it are counted.
 	filter Requirements
+	// honorTaints, for spread groups with nodeTaintsPolicy Honor, counts only pods on nodes whose
+	// taints tolerations tolerates.
+	honorTaints bool
+	tolerations []corev1.Toleration
 }
 
 func (g *topoGroup) selects(namespace string, podLabels map[string]string) bool {
@@ -53,10 +57,12 @@ type groups struct {
 }
 
 func (gs *groups) get(key string, namespaces []string, allNS bool, sel *metav1.LabelSelector) (*topoGroup, error) {
-	return gs.getFiltered(key, namespaces, allNS, sel, nil)
+	return gs.getFiltered(key, namespaces, allNS, sel, nil, nil)
 }
 
-func (gs *groups) getFiltered(key string, namespaces []string, allNS bool, sel *metav1.LabelSelector, filter Requirements) (*topoGroup, error) {
+// getFiltered is get for spread groups: filter is the node affinity the counted nodes must
+// satisfy (nil: any), tolerations (non-nil: nodeTaintsPolicy Honor) what their taints must allow.
+func (gs *groups) getFiltered(key string, namespaces []string, allNS bool, sel *metav1.LabelSelector, filter Requirements, tolerations []corev1.Toleration) (*topoGroup, error) {
 	selector, err := metav1.LabelSelectorAsSelector(sel)
 	if err != nil {
 		return nil, fmt.Errorf("parsing label selector, %w", err)
@@ -73,11 +79,17 @@ func (gs *groups) getFiltered(key string, namespaces []string, allNS bool, sel *
 	if len(filter) > 0 {
 		id += fmt.Sprintf("|%v", filter.ToAPI())
 	}
+	if tolerations != nil {
+		id += "|honor-taints"
+		for i := range tolerations {
+			id += tolerations[i].String()
+		}
+	}
 	if g, ok := gs.byID[id]; ok {
 		return g, nil
 	}
 	g := &topoGroup{id: id, key: key, allNS: allNS, namespaces: map[string]struct{}{}, selector: selector,
-		counts: map[string]int{}, owners: map[string]int{}, filter: filter}
+		counts: map[string]int{}, owners: map[string]int{}, filter: filter, honorTaints: tolerations != nil, tolerations: tolerations}
 	for _, n := range ns {
 		g.namespaces[n] = struct{}{}
 	}

@@ -423,9 +423,10 @@ func (c *checker) checkSpread(p *corev1.Pod, n *cnode) {
 		sel := selectorOf(tsc.LabelSelector)
 		counts := map[string]int{}
 		honor := tsc.NodeAffinityPolicy == nil || *tsc.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor
+		honorTaints := tsc.NodeTaintsPolicy != nil && *tsc.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor
 		for _, nn := range c.nodes {
 			d, ok := c.domain(nn, tsc.TopologyKey)
-			if !ok || honor && !podSelectsNode(p, nn.options[0].labels) {
+			if !ok || honor && !podSelectsNode(p, nn.options[0].labels) || honorTaints && !toleratesAll(p, nn.taints) {
 				continue
 			}
 			if _, seen := counts[d]; !seen {
