@@ -409,6 +409,30 @@ func (c *checker) checkOthersAntiAffinity(p *corev1.Pod, n *cnode) {
 	}
 }
 
+// spreadCounts counts, per domain of the nodes eligible for p under tsc's inclusion policies,
+// the pods tsc selects that were bound or placed up to and including p.
+func (c *checker) spreadCounts(p *corev1.Pod, tsc *corev1.TopologySpreadConstraint) map[string]int {
+	sel := selectorOf(tsc.LabelSelector)
+	counts := map[string]int{}
+	honor := tsc.NodeAffinityPolicy == nil || *tsc.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor
+	honorTaints := tsc.NodeTaintsPolicy != nil && *tsc.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor
+	for _, nn := range c.nodes {
+		d, ok := c.domain(nn, tsc.TopologyKey)
+		if !ok || honor && !podSelectsNode(p, nn.options[0].labels) || honorTaints && !toleratesAll(p, nn.taints) {
+			continue
+		}
+		if _, seen := counts[d]; !seen {
+			counts[d] = 0
+		}
+		for _, q := range nn.pods {
+			if (q == p || c.before(q, p)) && q.Namespace == p.Namespace && sel.Matches(labels.Set(q.Labels)) {
+				counts[d]++
+			}
+		}
+	}
+	return counts
+}
+
 func (c *checker) checkSpread(p *corev1.Pod, n *cnode) {
 	for i := range p.Spec.TopologySpreadConstraints {
 		tsc := &p.Spec.TopologySpreadConstraints[i]
@@ -420,24 +444,7 @@ func (c *checker) checkSpread(p *corev1.Pod, n *cnode) {
 			c.fail("pod %s on node %s without spread key %s", podName(p), n.name, tsc.TopologyKey)
 			continue
 		}
-		sel := selectorOf(tsc.LabelSelector)
-		counts := map[string]int{}
-		honor := tsc.NodeAffinityPolicy == nil || *tsc.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor
-		honorTaints := tsc.NodeTaintsPolicy != nil && *tsc.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor
-		for _, nn := range c.nodes {
-			d, ok := c.domain(nn, tsc.TopologyKey)
-			if !ok || honor && !podSelectsNode(p, nn.options[0].labels) || honorTaints && !toleratesAll(p, nn.taints) {
-				continue
-			}
-			if _, seen := counts[d]; !seen {
-				counts[d] = 0
-			}
-			for _, q := range nn.pods {
-				if (q == p || c.before(q, p)) && q.Namespace == p.Namespace && sel.Matches(labels.Set(q.Labels)) {
-					counts[d]++
-				}
-			}
-		}
+		counts := c.spreadCounts(p, tsc)
 		// Replayed as kube-scheduler checks it: the skew p's placement made, counting p in
 		// its own domain and against the other domains' counts (the minimum excluding p).
 		minC := math.MaxInt
