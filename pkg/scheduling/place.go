@@ -378,25 +378,26 @@ func (s *solver) narrow(c *class, v *variant, n *node) (bitset, Requirements, bo
 
 // hostnameFits checks the constraints whose domain is the node itself.
 func (s *solver) hostnameFits(c *class, v *variant, n *node) (ok, permanent bool) {
+	h, _ := n.domain(corev1.LabelHostname)
 	for _, sp := range v.spreads {
 		// Another node can always be added as a domain with no matching pod, so the global
 		// minimum is zero and a node takes at most maxSkew pods of the group.
-		if sp.g.key == corev1.LabelHostname && sp.g.counts[n.name]+1 > sp.maxSkew {
+		if sp.g.key == corev1.LabelHostname && sp.g.counts[h]+1 > sp.maxSkew {
 			return false, true
 		}
 	}
 	for _, g := range v.antis {
-		if g.key == corev1.LabelHostname && g.counts[n.name] > 0 {
+		if g.key == corev1.LabelHostname && g.counts[h] > 0 {
 			return false, true
 		}
 	}
 	for _, g := range c.antiMatchedBy {
-		if g.key == corev1.LabelHostname && g.owners[n.name] > 0 {
+		if g.key == corev1.LabelHostname && g.owners[h] > 0 {
 			return false, true
 		}
 	}
 	for _, g := range v.affinities {
-		if g.key == corev1.LabelHostname && g.counts[n.name] == 0 && (g.total > 0 || !c.selects(g)) {
+		if g.key == corev1.LabelHostname && g.counts[h] == 0 && (g.total > 0 || !c.selects(g)) {
 			return false, false
 		}
 	}

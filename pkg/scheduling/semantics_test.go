@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
@@ -140,5 +141,26 @@ func TestSolveMinValues(t *testing.T) {
 		if len(families) < 4 {
 			t.Errorf("NodeClaim %s keeps %d families %v, minValues wants 4", nc.Name, len(families), nc.InstanceTypes)
 		}
+	}
+}
+
+func TestSolveLimitsCountInFlightCapacity(t *testing.T) {
+	pool := nodePool("small", func(np *v1.NodePool) { np.Spec.Limits = v1.Limits{corev1.ResourceCPU: resource.MustParse("6")} })
+	inflight := existingNode("inflight-1", "4", "8Gi", map[string]string{corev1.LabelTopologyZone: testZones[0], corev1.LabelHostname: "inflight-1"},
+		pod("bound", "3900m", "128Mi"))
+	inflight.NodePool = "small"
+	in := &scheduling.Input{
+		Pods:          []*corev1.Pod{pod("a", "1500m", "1Gi"), pod("b", "1500m", "1Gi")},
+		NodePools:     []*v1.NodePool{pool},
+		InstanceTypes: generatedTypes(60),
+		Nodes:         []*scheduling.Node{inflight},
+	}
+	plan := solveChecked(t, in)
+	// 4 cpus are in flight, so only a 2-cpu type (1900m allocatable) fits under the limit of 6:
+	// one pod on it, the other unschedulable for limits.
+	got := summarize(plan)
+	want := summary{Claims: []string{"small:a"}, Unschedulable: []string{"b:small=LimitsExceeded"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("plan (-want +got):\n%s", diff)
 	}
 }

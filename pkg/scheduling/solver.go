@@ -97,12 +97,18 @@ func (n *node) eligible(g *topoGroup) bool {
 }
 
 func (n *node) domain(key string) (string, bool) {
-	if key == corev1.LabelHostname {
-		return n.name, true
-	}
 	if n.existing != nil {
+		if key == corev1.LabelHostname {
+			if v, ok := n.labels[key]; ok {
+				return v, true
+			}
+			return n.name, true // the kubelet's default
+		}
 		v, ok := n.labels[key]
 		return v, ok
+	}
+	if key == corev1.LabelHostname {
+		return n.name, true
 	}
 	if r, ok := n.reqs[key]; ok {
 		return r.Single()

@@ -112,8 +112,13 @@ func (c *checker) buildExisting(plan *scheduling.Plan) {
 	for _, en := range c.in.Nodes {
 		n := &cnode{name: en.Name, pool: en.NodePool, taints: en.Taints, pods: append([]*corev1.Pod(nil), en.Pods...),
 			options: []option{{labels: en.Labels, allocatable: en.Allocatable, capacity: en.Capacity}}}
-		if n.options[0].labels == nil {
-			n.options[0].labels = map[string]string{}
+		if _, ok := en.Labels[corev1.LabelHostname]; !ok {
+			// The kubelet labels a node with its name unless told otherwise.
+			n.options[0].labels = maps.Clone(en.Labels)
+			if n.options[0].labels == nil {
+				n.options[0].labels = map[string]string{}
+			}
+			n.options[0].labels[corev1.LabelHostname] = en.Name
 		}
 		byName[en.Name] = n
 		c.nodes = append(c.nodes, n)
