@@ -116,12 +116,19 @@ func Load(path string) (*File, error) {
 
 const mib = 1 << 20
 
+// Catalogue returns the document's instance types, for files used only as a catalogue
+// (`joiner simulate --instance-types`).
+func (f *File) Catalogue() []*scheduling.InstanceType {
+	out := make([]*scheduling.InstanceType, 0, len(f.InstanceTypes))
+	for i := range f.InstanceTypes {
+		out = append(out, f.InstanceTypes[i].convert())
+	}
+	return out
+}
+
 // Input converts the document into a scheduling input. Pods are fresh objects on every call.
 func (f *File) Input() (*scheduling.Input, error) {
-	in := &scheduling.Input{}
-	for i := range f.InstanceTypes {
-		in.InstanceTypes = append(in.InstanceTypes, f.InstanceTypes[i].convert())
-	}
+	in := &scheduling.Input{InstanceTypes: f.Catalogue()}
 	pools := f.NodePools
 	if len(pools) == 0 {
 		pools = []NodePool{{Name: "default"}}
