@@ -3,9 +3,7 @@ package scheduling
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -85,41 +83,6 @@ func podHostPorts(pod *corev1.Pod) []hostPort {
 	add(pod.Spec.InitContainers)
 	add(pod.Spec.Containers)
 	return out
-}
-
-// classKey renders every field of the pod that scheduling reads.
-func classKey(pod *corev1.Pod, req corev1.ResourceList) string {
-	var b strings.Builder
-	b.WriteString(pod.Namespace)
-	b.WriteByte('|')
-	for _, k := range slices.Sorted(maps.Keys(pod.Labels)) {
-		b.WriteString(k + "=" + pod.Labels[k] + ",")
-	}
-	b.WriteByte('|')
-	for _, k := range slices.Sorted(maps.Keys(req)) {
-		q := req[k]
-		b.WriteString(string(k) + "=" + q.String() + ",")
-	}
-	b.WriteByte('|')
-	for _, k := range slices.Sorted(maps.Keys(pod.Spec.NodeSelector)) {
-		b.WriteString(k + "=" + pod.Spec.NodeSelector[k] + ",")
-	}
-	b.WriteByte('|')
-	if pod.Spec.Affinity != nil {
-		b.WriteString(pod.Spec.Affinity.String())
-	}
-	for i := range pod.Spec.Tolerations {
-		b.WriteString(pod.Spec.Tolerations[i].String())
-	}
-	b.WriteByte('|')
-	for i := range pod.Spec.TopologySpreadConstraints {
-		b.WriteString(pod.Spec.TopologySpreadConstraints[i].String())
-	}
-	b.WriteByte('|')
-	for _, p := range podHostPorts(pod) {
-		fmt.Fprintf(&b, "%s/%s/%d,", p.protocol, p.ip, p.port)
-	}
-	return b.String()
 }
 
 // preference is one relaxable constraint, applied to a variant.

@@ -59,17 +59,28 @@ func (s *solver) nodeClaim(n *node) NodeClaim {
 	for i, o := range opts {
 		names[i] = o.t.it.Name
 	}
+	// The options already satisfy any instance-type requirement, so the narrowed one is just
+	// their names (cheapest first), keeping its minValues.
 	reqs := n.reqs.Clone()
-	r, _ := NewRequirement(corev1.LabelInstanceTypeStable, string(v1.NodeSelectorOpIn), names)
-	reqs.Add(r)
+	itReq := v1.NodeSelectorRequirementWithMinValues{Key: corev1.LabelInstanceTypeStable, Operator: v1.NodeSelectorOpIn, Values: names}
+	if r, ok := reqs[corev1.LabelInstanceTypeStable]; ok {
+		if r.MinValues > 0 {
+			itReq.MinValues = new(r.MinValues)
+		}
+		delete(reqs, corev1.LabelInstanceTypeStable)
+	}
 	labels := maps.Clone(n.pool.labels)
 	for k, r := range reqs {
 		if v, ok := r.Single(); ok {
 			labels[k] = v
 		}
 	}
+	if len(names) == 1 {
+		labels[corev1.LabelInstanceTypeStable] = names[0]
+	}
+	apiReqs := append(reqs.ToAPI(), itReq)
 	nc := NodeClaim{
-		Name: n.name, NodePool: n.pool.name, Requirements: reqs.ToAPI(), Labels: labels,
+		Name: n.name, NodePool: n.pool.name, Requirements: apiReqs, Labels: labels,
 		Taints: n.pool.taints, Pods: n.pods, InstanceTypes: names, Requests: s.dims.list(n.used),
 	}
 	if len(opts) > 0 {
