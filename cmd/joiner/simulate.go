@@ -116,6 +116,12 @@ func printPlanTable(out io.Writer, plan *scheduling.Plan, s workload.Summary) er
 	}
 	fmt.Fprintf(out, "\n%d pods scheduled (%d on existing nodes), %d unschedulable, %d new nodes, $%.4f/h, %.3fs\n",
 		s.PodsScheduled, s.PodsOnExistingNodes, s.PodsFailed, s.Nodes, s.TotalHourlyPrice, s.SchedulingSeconds)
+	if len(s.InstanceTypesChosen) > 0 {
+		fmt.Fprintln(out, "instance types:")
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.InstanceTypesChosen)) {
+		fmt.Fprintf(out, "  %s x%d\n", name, s.InstanceTypesChosen[name])
+	}
 	for _, u := range plan.Unschedulable {
 		fmt.Fprintf(out, "unschedulable %s/%s:\n", u.Pod.Namespace, u.Pod.Name)
 		for _, r := range u.Reasons {
@@ -125,9 +131,6 @@ func printPlanTable(out io.Writer, plan *scheduling.Plan, s workload.Summary) er
 			}
 			fmt.Fprintf(out, "  %s: %s: %s\n", pool, r.Code, r.Message)
 		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(s.InstanceTypesChosen)) {
-		fmt.Fprintf(out, "  %s x%d\n", name, s.InstanceTypesChosen[name])
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package scheduling
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -121,4 +123,19 @@ func addVec(dst, src []int64) {
 	for i := range src {
 		dst[i] += src[i]
 	}
+}
+
+// format renders v as "cpu=500m, memory=512Mi, pods=1" for messages.
+func (d *dims) format(v []int64) string {
+	l := d.list(v)
+	parts := make([]string, 0, len(l))
+	for _, n := range d.names {
+		if q, ok := l[n]; ok {
+			parts = append(parts, string(n)+"="+q.String())
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }

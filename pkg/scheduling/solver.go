@@ -520,9 +520,9 @@ func (s *solver) classPool(c *class, v *variant, p *pool) *classPool {
 	}
 	switch {
 	case compatible == 0:
-		cp.reason = &Reason{NodePool: p.name, Code: ReasonRequirements, Message: "no instance type or offering satisfies the pod's and the NodePool's requirements"}
+		cp.reason = &Reason{NodePool: p.name, Code: ReasonRequirements, Message: s.explainNoType(cp.reqs, p)}
 	case cp.types.empty():
-		cp.reason = &Reason{NodePool: p.name, Code: ReasonNoFit, Message: fmt.Sprintf("no compatible instance type has room for requests %v plus daemonset overhead", s.dims.list(c.req))}
+		cp.reason = &Reason{NodePool: p.name, Code: ReasonNoFit, Message: fmt.Sprintf("no compatible instance type has room for requests %s plus daemonset overhead %s", s.dims.format(c.req), s.dims.format(p.daemon))}
 	}
 	return cp
 }
@@ -561,6 +561,19 @@ func (s *solver) shapeOK(n *node, c *class, cand bitset) bool {
 	load := slices.Clone(n.used)
 	addVec(load, c.req)
 	return fractionalCost(s.types[after], load) <= fractionalCost(s.types[before], load)*(1+shapeSlack)
+}
+
+// explainNoType names the first requirement (by key) that no instance type or offering meets on
+// its own, or says that only their combination fails.
+func (s *solver) explainNoType(reqs Requirements, p *pool) string {
+	for _, k := range slices.Sorted(maps.Keys(reqs)) {
+		one := Requirements{k: reqs[k]}
+		f := s.offerFilter(one)
+		if !slices.ContainsFunc(s.types, func(t *itInfo) bool { return typeCompatible(one, f, p, t) }) {
+			return fmt.Sprintf("no instance type or offering meets %s", reqs[k])
+		}
+	}
+	return "no instance type or offering meets the pod's and the NodePool's requirements together"
 }
 
 // typeCompatible reports whether instance type t, in pool p, can satisfy reqs (whose offering
