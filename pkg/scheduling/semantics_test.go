@@ -164,3 +164,22 @@ func TestSolveLimitsCountInFlightCapacity(t *testing.T) {
 		t.Errorf("plan (-want +got):\n%s", diff)
 	}
 }
+
+// TestSolveAffinityToAnotherClass: pods that must share a node with "db" pods wait for them
+// (a second pass) and then join their node.
+func TestSolveAffinityToAnotherClass(t *testing.T) {
+	withDBAffinity := func(p *corev1.Pod) {
+		ensureAffinity(p).PodAffinity = &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}}}
+	}
+	in := &scheduling.Input{
+		// The cache pods are larger, so they are tried first, before any db pod exists.
+		Pods:          []*corev1.Pod{pod("cache-0", "1", "1Gi", withLabels("app", "cache"), withDBAffinity), pod("cache-1", "1", "1Gi", withLabels("app", "cache"), withDBAffinity), pod("db-0", "100m", "128Mi", withLabels("app", "db"))},
+		NodePools:     []*v1.NodePool{nodePool("default")},
+		InstanceTypes: generatedTypes(60),
+	}
+	got := summarize(solveChecked(t, in))
+	if diff := cmp.Diff(summary{Claims: []string{"default:cache-0,cache-1,db-0"}}, got); diff != "" {
+		t.Errorf("plan (-want +got):\n%s", diff)
+	}
+}
