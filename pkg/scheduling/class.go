@@ -25,6 +25,9 @@ type class struct {
 	// antiMatchedBy are the anti-affinity groups that select this class: their owners' domains
 	// are closed to it.
 	antiMatchedBy []*topoGroup
+	// waiting is set when the last attempt failed only because no pod matches a required
+	// affinity term yet.
+	waiting bool
 	// poolFail is the last reason each NodePool refused a pod of this class.
 	poolFail map[int]Reason
 }

@@ -29,7 +29,8 @@ func (s *solver) run() {
 	for i, c := range s.classes {
 		pending[i] = c.pods
 	}
-	for range passes {
+	for pass := range passes {
+		s.lastPass = pass == passes-1
 		progress, left := false, 0
 		for i, c := range s.classes {
 			if c.invalid != nil {
@@ -56,12 +57,15 @@ func (s *solver) run() {
 }
 
 // placePod tries the class's current variant and relaxes preferences, one at a time, on failure.
+// A pod whose required affinity has no matching pod yet is not relaxed before the last pass: its
+// target may be placed later in this pass.
 func (s *solver) placePod(c *class, pod *corev1.Pod) bool {
 	for {
+		c.waiting = false
 		if s.tryPlace(c, c.variants[c.cur], pod) {
 			return true
 		}
-		if c.cur == len(c.variants)-1 {
+		if c.cur == len(c.variants)-1 || c.waiting && !s.lastPass {
 			return false
 		}
 		c.cur++
@@ -198,6 +202,7 @@ func (s *solver) affinityTargets(c *class, v *variant, ts *targetSet) string {
 		case c.selects(g):
 			allowed = slices.Clone(u)
 		default:
+			c.waiting = true
 			return fmt.Sprintf("pod affinity on %s: no pod matches the term yet", g.key)
 		}
 		if !ts.constrain(g.key, allowed) {
@@ -459,6 +464,7 @@ func (s *solver) newNode(c *class, v *variant, p *pool, pod *corev1.Pod, pins []
 	}
 	for _, g := range v.affinities {
 		if g.key == corev1.LabelHostname && (g.total > 0 || !c.selects(g)) {
+			c.waiting = c.waiting || g.total == 0
 			return fail(ReasonTopology, "pod affinity on kubernetes.io/hostname: must join a node that has a matching pod")
 		}
 	}

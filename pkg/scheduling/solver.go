@@ -134,6 +134,7 @@ type solver struct {
 	// NodePool compatibility does not read).
 	poolCache    map[string]*classPool
 	cursorsByKey map[string]map[string]int
+	lastPass     bool
 	// priceOrders caches, per offering filter, the type positions by cheapest allowed price.
 	priceOrders map[string][]int
 }
