@@ -1,0 +1,631 @@
+package scheduling
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+)
+
+// target is the ordered list of allowed domains of one topology key for the next pod.
+type target struct {
+	key    string
+	values []string
+}
+
+// pin is a chosen domain.
+type pin struct{ key, value string }
+
+// passes bounds how often unplaced pods are retried (a pod whose affinity target comes later in
+// the order needs a second pass).
+const passes = 3
+
+func (s *solver) run() {
+	pending := make([][]*corev1.Pod, len(s.classes))
+	for i, c := range s.classes {
+		pending[i] = c.pods
+	}
+	for pass := range passes {
+		s.lastPass = pass == passes-1
+		progress, left := false, 0
+		for i, c := range s.classes {
+			if c.invalid != nil {
+				continue
+			}
+			var still []*corev1.Pod
+			for _, pod := range pending[i] {
+				if s.placePod(c, pod) {
+					progress = true
+				} else {
+					still = append(still, pod)
+				}
+			}
+			pending[i] = still
+			left += len(still)
+		}
+		if !progress || left == 0 {
+			break
+		}
+	}
+	for i, c := range s.classes {
+		c.pods = pending[i] // from here on: the pods left unscheduled
+	}
+}
+
+// placePod tries the class's current variant and relaxes preferences, one at a time, on failure.
+// A pod whose required affinity has no matching pod yet is not relaxed before the last pass: its
+// target may be placed later in this pass.
+func (s *solver) placePod(c *class, pod *corev1.Pod) bool {
+	for {
+		c.waiting = false
+		if s.tryPlace(c, c.variants[c.cur], pod) {
+			return true
+		}
+		if c.cur == len(c.variants)-1 || c.waiting && !s.lastPass {
+			return false
+		}
+		c.cur++
+	}
+}
+
+func (s *solver) tryPlace(c *class, v *variant, pod *corev1.Pod) bool {
+	ts, msg := s.targets(c, v)
+	if msg != "" {
+		for _, p := range s.pools {
+			c.poolFail[p.idx] = Reason{NodePool: p.name, Code: ReasonTopology, Message: msg}
+		}
+		return false
+	}
+	pins := make([]pin, len(ts))
+	for i, t := range ts {
+		pins[i] = pin{t.key, t.values[0]}
+	}
+	alternatives := 1
+	if len(ts) > 0 {
+		alternatives = len(ts[0].values)
+	}
+	for alt := range alternatives {
+		if len(ts) > 0 {
+			pins[0].value = ts[0].values[alt]
+		}
+		if s.placeWith(c, v, pod, pins) {
+			return true
+		}
+	}
+	return false
+}
+
+func cursorKey(pins []pin) string {
+	if len(pins) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range pins {
+		b.WriteString(p.key + "=" + p.value + ";")
+	}
+	return b.String()
+}
+
+func (s *solver) placeWith(c *class, v *variant, pod *corev1.Pod, pins []pin) bool {
+	ck := cursorKey(pins)
+	advancing := true
+	for i := v.cursors[ck]; i < len(s.nodes); i++ {
+		n := s.nodes[i]
+		ok, permanent, cand, merged := s.fits(c, v, n, pins)
+		if ok {
+			s.commit(c, v, n, pod, cand, merged)
+			return true
+		}
+		if advancing && permanent {
+			v.cursors[ck] = i + 1
+		} else {
+			advancing = false
+		}
+	}
+	for _, p := range s.pools {
+		if s.newNode(c, v, p, pod, pins) {
+			return true
+		}
+	}
+	return false
+}
+
+// targetSet collects per-key allowed domains, keeping the first constraint's order.
+type targetSet []target
+
+func (ts *targetSet) constrain(key string, allowed []string) bool {
+	for i := range *ts {
+		if (*ts)[i].key == key {
+			(*ts)[i].values = slices.DeleteFunc((*ts)[i].values, func(d string) bool { return !slices.Contains(allowed, d) })
+			return len((*ts)[i].values) > 0
+		}
+	}
+	*ts = append(*ts, target{key: key, values: allowed})
+	return len(allowed) > 0
+}
+
+// targets computes, for every non-hostname topology key the class is constrained on, the domains
+// the next pod may go to, best first. A non-empty message means no domain is allowed.
+func (s *solver) targets(c *class, v *variant) ([]target, string) {
+	if len(v.spreads) == 0 && len(v.affinities) == 0 && len(v.antis) == 0 && len(c.antiMatchedBy) == 0 {
+		return nil, ""
+	}
+	var ts targetSet
+	for _, step := range []func(*class, *variant, *targetSet) string{s.spreadTargets, s.affinityTargets, s.antiTargets} {
+		if msg := step(c, v, &ts); msg != "" {
+			return nil, msg
+		}
+	}
+	return ts, ""
+}
+
+// spreadTargets allows the domains where one more pod keeps the skew within maxSkew, least
+// loaded first.
+func (s *solver) spreadTargets(_ *class, v *variant, ts *targetSet) string {
+	for _, sp := range v.spreads {
+		g := sp.g
+		if g.key == corev1.LabelHostname {
+			continue
+		}
+		u := s.universeOf(v, g.key)
+		minCount := 0
+		if len(u) >= sp.minDomains && len(u) > 0 {
+			minCount = g.counts[u[0]]
+			for _, d := range u {
+				minCount = min(minCount, g.counts[d])
+			}
+		}
+		allowed := sortedDomains(u, g.counts, func(d string) bool { return g.counts[d]+1-minCount <= sp.maxSkew }, false)
+		if !ts.constrain(g.key, allowed) {
+			return fmt.Sprintf("topology spread on %s: no domain keeps the skew within %d", g.key, sp.maxSkew)
+		}
+	}
+	return ""
+}
+
+// affinityTargets allows the domains holding a matching pod, most first; with no matching pod
+// anywhere, a pod its own term selects may start anywhere.
+func (s *solver) affinityTargets(c *class, v *variant, ts *targetSet) string {
+	for _, g := range v.affinities {
+		if g.key == corev1.LabelHostname {
+			continue
+		}
+		u := s.universeOf(v, g.key)
+		var allowed []string
+		switch {
+		case g.total > 0:
+			allowed = sortedDomains(u, g.counts, func(d string) bool { return g.counts[d] > 0 }, true)
+		case c.selects(g):
+			allowed = slices.Clone(u)
+		default:
+			c.waiting = true
+			return fmt.Sprintf("pod affinity on %s: no pod matches the term yet", g.key)
+		}
+		if !ts.constrain(g.key, allowed) {
+			return fmt.Sprintf("pod affinity on %s: the matching pods are in no domain this pod may use", g.key)
+		}
+	}
+	return ""
+}
+
+// antiTargets allows the domains without a pod the class's anti-affinity selects, and without a
+// placed pod whose anti-affinity selects the class.
+func (s *solver) antiTargets(c *class, v *variant, ts *targetSet) string {
+	for _, g := range v.antis {
+		if g.key == corev1.LabelHostname {
+			continue
+		}
+		u := s.universeOf(v, g.key)
+		if !ts.constrain(g.key, sortedDomains(u, g.counts, func(d string) bool { return g.counts[d] == 0 }, false)) {
+			return fmt.Sprintf("pod anti-affinity on %s: every domain already holds a matching pod", g.key)
+		}
+	}
+	for _, g := range c.antiMatchedBy {
+		if g.key == corev1.LabelHostname || len(g.owners) == 0 {
+			continue
+		}
+		u := s.universeOf(v, g.key)
+		if !ts.constrain(g.key, sortedDomains(u, g.owners, func(d string) bool { return g.owners[d] == 0 }, false)) {
+			return fmt.Sprintf("anti-affinity of placed pods on %s excludes every domain", g.key)
+		}
+	}
+	return ""
+}
+
+// universeOf returns the domains of key that variant v could land in: values offered by the
+// NodePools' compatible instance types and labels of the existing nodes it may use.
+func (s *solver) universeOf(v *variant, key string) []string {
+	if u, ok := v.universe[key]; ok {
+		return u
+	}
+	set := map[string]struct{}{}
+	for _, p := range s.pools {
+		cp := v.perPool[p.idx]
+		if cp == nil || cp.reason != nil {
+			continue
+		}
+		r := cp.reqs[key]
+		cp.types.each(func(i int) bool {
+			t := s.types[i]
+			switch key {
+			case corev1.LabelTopologyZone, v1.CapacityTypeLabelKey:
+				zr, cr := cp.reqs[corev1.LabelTopologyZone], cp.reqs[v1.CapacityTypeLabelKey]
+				for _, o := range t.it.Offerings {
+					if o.Available && (zr == nil || zr.Has(o.Zone)) && (cr == nil || cr.Has(o.CapacityType)) {
+						if key == corev1.LabelTopologyZone {
+							set[o.Zone] = struct{}{}
+						} else {
+							set[o.CapacityType] = struct{}{}
+						}
+					}
+				}
+			default:
+				if val, ok := valueOf(t, p, key); ok && (r == nil || r.Has(val)) {
+					set[val] = struct{}{}
+				}
+			}
+			return true
+		})
+	}
+	for _, n := range s.nodes {
+		if n.existing != nil && v.reqs.Matches(n.labels) {
+			if val, ok := n.labels[key]; ok {
+				set[val] = struct{}{}
+			}
+		}
+	}
+	u := unionSorted(set)
+	v.universe[key] = u
+	return u
+}
+
+// fits reports whether one pod of c (as variant v, in the pinned domains) fits on n, and whether
+// a failure is permanent (n will never fit this variant in these domains again). For a new node
+// it also returns the narrowed instance types and, if v was not yet merged, the new requirements.
+func (s *solver) fits(c *class, v *variant, n *node, pins []pin) (ok, permanent bool, cand bitset, merged Requirements) {
+	if !s.nodeAdmits(c, v, n, pins) {
+		return false, true, nil, nil
+	}
+	if ok, permanent := s.hostnameFits(c, v, n); !ok {
+		return false, permanent, nil, nil
+	}
+	for _, hp := range c.ports {
+		if slices.ContainsFunc(n.ports, hp.conflicts) {
+			return false, true, nil, nil
+		}
+	}
+	if n.existing != nil {
+		return true, false, nil, nil
+	}
+	cand, merged, ok = s.narrow(c, v, n)
+	return ok, !ok, cand, merged
+}
+
+// nodeAdmits checks what never changes in n's favour: pinned domains, requirements, taints and,
+// for existing nodes, resources.
+func (s *solver) nodeAdmits(c *class, v *variant, n *node, pins []pin) bool {
+	if n.existing == nil {
+		if v.perPool[n.pool.idx].reason != nil {
+			return false
+		}
+		for _, p := range pins {
+			if d, ok := n.domain(p.key); !ok || d != p.value {
+				return false
+			}
+		}
+		return true
+	}
+	for _, p := range pins {
+		if n.labels[p.key] != p.value {
+			return false
+		}
+	}
+	if !v.reqs.Matches(n.labels) || !fitsSum(n.used, c.req, n.alloc) {
+		return false
+	}
+	_, ok := tolerates(c.tolerations, n.existing.Taints)
+	return ok
+}
+
+// narrow returns the instance types of new node n that still hold its pods plus one of c, and
+// the merged requirements when v is new on n.
+func (s *solver) narrow(c *class, v *variant, n *node) (bitset, Requirements, bool) {
+	if !fitsSum(n.used, c.req, n.maxAlloc) {
+		return nil, nil, false // no type is large enough in some resource: quick reject
+	}
+	reqs, merged := n.reqs, Requirements(nil)
+	needMerge := len(v.reqs) > 0 && !slices.Contains(n.merged, v)
+	checkOfferings := false
+	var f offerFilter
+	if needMerge {
+		if n.reqs.Intersects(v.reqs) != nil {
+			return nil, nil, false
+		}
+		merged = n.reqs.Merge(v.reqs)
+		reqs = merged
+		_, zone := v.reqs[corev1.LabelTopologyZone]
+		_, ct := v.reqs[v1.CapacityTypeLabelKey]
+		if checkOfferings = zone || ct; checkOfferings {
+			f = s.offerFilter(reqs)
+		}
+	}
+	cp := v.perPool[n.pool.idx]
+	cand := newBitset(len(s.types))
+	for w := range cand {
+		cand[w] = n.types[w] & cp.types[w]
+	}
+	if !checkOfferings && n.minAlloc != nil && fitsSum(n.used, c.req, n.minAlloc) && s.shapeOK(n, c, cand) {
+		// Every remaining type holds the new load: nothing to filter.
+		return cand, merged, !cand.empty() && s.minValuesOK(n.pool, reqs, cand)
+	}
+	any := false
+	cand.each(func(i int) bool {
+		t := s.types[i]
+		// A type in both n.types and cp.types satisfies each side's label requirements, hence
+		// their intersection (labels are single-valued); only the zone x capacity-type
+		// combination of its offerings can still fail the merged requirements.
+		if !fitsSum(n.used, c.req, t.alloc) || checkOfferings && !hasOffering(f, t) {
+			cand.unset(i)
+			return true
+		}
+		any = true
+		return true
+	})
+	if !any || !s.minValuesOK(n.pool, reqs, cand) || !s.shapeOK(n, c, cand) {
+		return nil, nil, false
+	}
+	return cand, merged, true
+}
+
+// hostnameFits checks the constraints whose domain is the node itself.
+func (s *solver) hostnameFits(c *class, v *variant, n *node) (ok, permanent bool) {
+	h, _ := n.domain(corev1.LabelHostname)
+	for _, sp := range v.spreads {
+		// Another node can always be added as a domain with no matching pod, so the global
+		// minimum is zero and a node takes at most maxSkew pods of the group.
+		if sp.g.key == corev1.LabelHostname && sp.g.counts[h]+1 > sp.maxSkew {
+			return false, true
+		}
+	}
+	for _, g := range v.antis {
+		if g.key == corev1.LabelHostname && g.counts[h] > 0 {
+			return false, true
+		}
+	}
+	for _, g := range c.antiMatchedBy {
+		if g.key == corev1.LabelHostname && g.owners[h] > 0 {
+			return false, true
+		}
+	}
+	for _, g := range v.affinities {
+		if g.key == corev1.LabelHostname && g.counts[h] == 0 && (g.total > 0 || !c.selects(g)) {
+			return false, false
+		}
+	}
+	return true, false
+}
+
+func (s *solver) minValuesOK(p *pool, reqs Requirements, cand bitset) bool {
+	for _, k := range p.minKeys {
+		need := reqs[k].MinValues
+		seen := map[string]struct{}{}
+		cand.each(func(i int) bool {
+			t := s.types[i]
+			switch k {
+			case corev1.LabelTopologyZone, v1.CapacityTypeLabelKey:
+				for _, o := range t.it.Offerings {
+					if o.Available {
+						if k == corev1.LabelTopologyZone && reqs[k].Has(o.Zone) {
+							seen[o.Zone] = struct{}{}
+						} else if k == v1.CapacityTypeLabelKey && reqs[k].Has(o.CapacityType) {
+							seen[o.CapacityType] = struct{}{}
+						}
+					}
+				}
+			default:
+				if val, ok := valueOf(t, p, k); ok {
+					seen[val] = struct{}{}
+				}
+			}
+			return len(seen) < need
+		})
+		if len(seen) < need {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *solver) withinLimits(p *pool, t *itInfo) bool {
+	if p.limits == nil {
+		return true
+	}
+	for i, l := range p.limits {
+		if l >= 0 && p.used[i]+t.capacity[i] > l {
+			return false
+		}
+	}
+	return true
+}
+
+// newNode opens a NodeClaim in pool p for one pod of c, pinning every topology key in use.
+func (s *solver) newNode(c *class, v *variant, p *pool, pod *corev1.Pod, pins []pin) bool {
+	cp := v.perPool[p.idx]
+	if cp.reason != nil {
+		return false
+	}
+	fail := func(code ReasonCode, msg string) bool {
+		c.poolFail[p.idx] = Reason{NodePool: p.name, Code: code, Message: msg}
+		return false
+	}
+	for _, g := range v.affinities {
+		if g.key == corev1.LabelHostname && (g.total > 0 || !c.selects(g)) {
+			c.waiting = c.waiting || g.total == 0
+			return fail(ReasonTopology, "pod affinity on kubernetes.io/hostname: must join a node that has a matching pod")
+		}
+	}
+	reqs := cp.reqs.Clone()
+	for _, pn := range pins {
+		r, _ := NewRequirement(pn.key, string(v1.NodeSelectorOpIn), []string{pn.value})
+		reqs.Add(r)
+		if reqs[pn.key].Empty() {
+			return fail(ReasonTopology, fmt.Sprintf("domain %s=%s is not allowed", pn.key, pn.value))
+		}
+	}
+	cand, limited := s.candidates(p, reqs, cp.types, len(pins) > 0)
+	s.pinTopology(p, reqs, cand)
+	switch {
+	case cand.empty() && limited:
+		return fail(ReasonLimits, "launching a node would exceed the NodePool's limits")
+	case cand.empty():
+		return fail(ReasonNoFit, "no instance type offers the chosen domains")
+	case !s.minValuesOK(p, reqs, cand):
+		return fail(ReasonRequirements, "fewer instance types than minValues require")
+	}
+	p.count++
+	n := &node{name: p.name + "-" + strconv.Itoa(p.count), pool: p, reqs: reqs, types: cand, merged: []*variant{v}, used: slices.Clone(p.daemon)}
+	s.nodes = append(s.nodes, n)
+	s.commit(c, v, n, pod, nil, nil)
+	return true
+}
+
+// commit places pod on n and updates the node, the pool's limit usage and the topology counts.
+func (s *solver) commit(c *class, v *variant, n *node, pod *corev1.Pod, cand bitset, merged Requirements) {
+	if n.existing == nil {
+		if cand != nil {
+			copy(n.types, cand)
+		}
+		if merged != nil {
+			n.reqs = merged
+			n.merged = append(n.merged, v)
+		}
+		n.maxAlloc = make([]int64, len(s.dims.names))
+		n.minAlloc = nil
+		n.types.each(func(i int) bool {
+			alloc := s.types[i].alloc
+			if n.minAlloc == nil {
+				n.minAlloc = slices.Clone(alloc)
+			}
+			for d, q := range alloc {
+				n.maxAlloc[d] = max(n.maxAlloc[d], q)
+				n.minAlloc[d] = min(n.minAlloc[d], q)
+			}
+			return true
+		})
+		if p := n.pool; p.limits != nil {
+			newMax := make([]int64, len(s.dims.names))
+			n.types.each(func(i int) bool {
+				for d, q := range s.types[i].capacity {
+					newMax[d] = max(newMax[d], q)
+				}
+				return true
+			})
+			for d := range newMax {
+				if n.maxCap != nil {
+					p.used[d] -= n.maxCap[d]
+				}
+				p.used[d] += newMax[d]
+			}
+			n.maxCap = newMax
+		}
+	}
+	addVec(n.used, c.req)
+	n.ports = append(n.ports, c.ports...)
+	n.pods = append(n.pods, pod)
+	s.order = append(s.order, pod)
+	for _, g := range c.matchedBy {
+		if !n.eligible(g) {
+			continue
+		}
+		if d, ok := n.domain(g.key); ok {
+			g.counts[d]++
+			g.total++
+		}
+	}
+	for _, g := range v.ownAntis {
+		if d, ok := n.domain(g.key); ok {
+			g.owners[d]++
+		}
+	}
+}
+
+func hasOffering(f offerFilter, t *itInfo) bool {
+	_, ok := f.cheapest(t)
+	return ok
+}
+
+// allowsPinned reports whether t still qualifies once key is pinned to value (it qualified
+// before): for zone and capacity type an offering must remain, otherwise its label must match.
+func allowsPinned(f offerFilter, p *pool, t *itInfo, key, value string) bool {
+	if key == corev1.LabelTopologyZone || key == v1.CapacityTypeLabelKey {
+		return hasOffering(f, t)
+	}
+	v, ok := valueOf(t, p, key)
+	return ok && v == value
+}
+
+// candidates returns the types of from within p's limits (and, when checkReqs, compatible with
+// reqs), and whether limits excluded any.
+func (s *solver) candidates(p *pool, reqs Requirements, from bitset, checkReqs bool) (bitset, bool) {
+	cand := newBitset(len(s.types))
+	limited := false
+	f := s.offerFilter(reqs)
+	from.each(func(i int) bool {
+		t := s.types[i]
+		if !s.withinLimits(p, t) {
+			limited = true
+			return true
+		}
+		if !checkReqs || typeCompatible(reqs, f, p, t) {
+			cand.set(i)
+		}
+		return true
+	})
+	return cand, limited
+}
+
+// pinTopology pins every topology key in use that reqs leaves open to the value of the cheapest
+// remaining option, narrowing reqs and cand in place, so that the node's domains are known when
+// pods are counted.
+func (s *solver) pinTopology(p *pool, reqs Requirements, cand bitset) {
+	f := s.offerFilter(reqs)
+	for _, k := range s.topoKeys {
+		if r, ok := reqs[k]; ok {
+			if _, single := r.Single(); single {
+				continue
+			}
+		}
+		value, found := "", false
+		cand.each(func(i int) bool {
+			t := s.types[i]
+			switch k {
+			case corev1.LabelTopologyZone, v1.CapacityTypeLabelKey:
+				if o, ok := f.cheapest(t); ok {
+					value, found = o.Zone, true
+					if k == v1.CapacityTypeLabelKey {
+						value = o.CapacityType
+					}
+				}
+			default:
+				value, found = valueOf(t, p, k)
+			}
+			return !found
+		})
+		if !found {
+			continue
+		}
+		r, _ := NewRequirement(k, string(v1.NodeSelectorOpIn), []string{value})
+		reqs.Add(r)
+		f = s.offerFilter(reqs)
+		cand.each(func(i int) bool {
+			if !allowsPinned(f, p, s.types[i], k, value) {
+				cand.unset(i)
+			}
+			return true
+		})
+	}
+}
