@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
@@ -105,24 +104,15 @@ func readRenderInputs(stdin io.Reader, files []string, nodeClassName, nodePoolNa
 		}
 		objects = append(objects, objs...)
 	}
-	nodeClasses := map[string]*awsv1.EC2NodeClass{}
-	var nodePools []*v1.NodePool
-	for _, obj := range objects {
-		switch obj.GroupVersionKind() {
-		case awsv1.SchemeGroupVersion.WithKind("EC2NodeClass"):
-			nc := &awsv1.EC2NodeClass{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, nc); err != nil {
-				return nil, nil, fmt.Errorf("decoding EC2NodeClass %s, %w", obj.GetName(), err)
-			}
-			nodeClasses[nc.Name] = nc
-		case v1.SchemeGroupVersion.WithKind("NodePool"):
-			np := &v1.NodePool{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, np); err != nil {
-				return nil, nil, fmt.Errorf("decoding NodePool %s, %w", obj.GetName(), err)
-			}
-			nodePools = append(nodePools, np)
-		}
+	typed, err := manifest.ObjectsFrom(objects)
+	if err != nil {
+		return nil, nil, err
 	}
+	nodeClasses := map[string]*awsv1.EC2NodeClass{}
+	for _, nc := range typed.NodeClasses {
+		nodeClasses[nc.Name] = nc
+	}
+	nodePools := typed.NodePools
 	nodePool, err := pickNodePool(nodePools, nodeClassName, nodePoolName)
 	if err != nil {
 		return nil, nil, err
