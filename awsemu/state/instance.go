@@ -46,6 +46,8 @@ type Instance struct {
 	Hypervisor       string
 	ImageID          string
 	LaunchTemplateID string
+	ReservationID    string
+	FleetID          string
 	CapacityType     string
 	PrivateIP        string
 	PrivateDNSName   string

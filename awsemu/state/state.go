@@ -36,6 +36,7 @@ type World struct {
 	Catalog   *catalog.Catalog
 	Regions   map[string]*Region
 	IAM       *IAM
+	Faults    *Faults
 
 	nextID uint64
 }
@@ -43,7 +44,7 @@ type World struct {
 // New returns a State over the catalogue with no resources beyond the catalogue's regions and
 // zones. Use Seed to add a ready-made VPC, subnets, security groups and images.
 func New(clk clock.PassiveClock, cat *catalog.Catalog, accountID string) *State {
-	w := &World{AccountID: accountID, Catalog: cat, Regions: map[string]*Region{}, IAM: newIAM()}
+	w := &World{AccountID: accountID, Catalog: cat, Regions: map[string]*Region{}, IAM: newIAM(), Faults: newFaults()}
 	for _, r := range cat.Regions {
 		w.Regions[r.Name] = newRegion(r)
 	}

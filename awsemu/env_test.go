@@ -1,0 +1,76 @@
+package awsemu_test
+
+import (
+	"errors"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/state"
+)
+
+// env is one emulator behind an httptest server with real SDK clients pointed at it.
+type env struct {
+	clock *clocktesting.FakeClock
+	state *state.State
+	url   string
+	ec2   *ec2.Client
+	iam   *iam.Client
+	sts   *sts.Client
+}
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	clk := clocktesting.NewFakeClock(t0)
+	st, err := awsemu.NewState(clk, state.DefaultSeed())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(awsemu.New(st))
+	t.Cleanup(srv.Close)
+	e := &env{clock: clk, state: st, url: srv.URL}
+	cfg := e.config("us-west-2", state.DefaultSeed().ControllerAccessKey)
+	e.ec2, e.iam, e.sts = ec2.NewFromConfig(cfg), iam.NewFromConfig(cfg), sts.NewFromConfig(cfg)
+	return e
+}
+
+// config is an SDK configuration for the emulator: its URL, a region, and static credentials
+// whose access key id names the principal.
+func (e *env) config(region, accessKey string) aws.Config {
+	return aws.Config{
+		Region:           region,
+		BaseEndpoint:     aws.String(e.url),
+		Credentials:      credentials.NewStaticCredentialsProvider(accessKey, "secret", ""),
+		RetryMaxAttempts: 1,
+	}
+}
+
+// setControllerPolicy replaces the controller role's policies with one document.
+func (e *env) setControllerPolicy(t *testing.T, doc string) {
+	t.Helper()
+	_ = e.state.Update(func(w *state.World) error {
+		w.PutRole(state.DefaultSeed().ControllerRole, map[string]string{"controller": doc})
+		return nil
+	})
+}
+
+// errorCode returns the AWS error code of err, or fails the test when err is not an API error.
+func errorCode(t *testing.T, err error) string {
+	t.Helper()
+	var ae smithy.APIError
+	if !errors.As(err, &ae) {
+		t.Fatalf("want an AWS API error, got %v", err)
+	}
+	return ae.ErrorCode()
+}

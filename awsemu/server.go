@@ -1,0 +1,73 @@
+package awsemu
+
+import (
+	"fmt"
+	"net/http"
+	"sync/atomic"
+
+	"k8s.io/utils/clock"
+
+	"github.com/joinerhq/joiner/awsemu/catalog"
+	"github.com/joinerhq/joiner/awsemu/ec2"
+	"github.com/joinerhq/joiner/awsemu/iam"
+	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/awsemu/sts"
+	"github.com/joinerhq/joiner/awsemu/wire"
+)
+
+// DefaultAccountID is the account the default world lives in.
+const DefaultAccountID = "111122223333"
+
+// Server routes signed AWS requests to the emulated services.
+type Server struct {
+	state    *state.State
+	ec2      *ec2.Handler
+	iam      *iam.Handler
+	sts      *sts.Handler
+	requests atomic.Uint64
+}
+
+// New returns a Server over st.
+func New(st *state.State) *Server {
+	return &Server{state: st, ec2: ec2.New(st), iam: iam.New(st), sts: sts.New(st)}
+}
+
+// NewState returns a world over the embedded catalogue, seeded with seed.
+func NewState(clk clock.PassiveClock, seed state.SeedOptions) (*state.State, error) {
+	cat, err := catalog.Load()
+	if err != nil {
+		return nil, fmt.Errorf("loading the instance-type catalogue, %w", err)
+	}
+	st := state.New(clk, cat, DefaultAccountID)
+	_ = st.Update(func(w *state.World) error {
+		w.Seed(seed)
+		return nil
+	})
+	return st, nil
+}
+
+// State returns the world the server serves, for tests and the inspection endpoint.
+func (s *Server) State() *state.State { return s.state }
+
+// ServeHTTP routes one request by the service named in its SigV4 credential scope.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	call, ok := wire.ParseCall(r)
+	n := s.requests.Add(1)
+	call.RequestID = fmt.Sprintf("%08x-0000-4000-8000-%012x", n>>16, n)
+	if !ok {
+		wire.WriteQueryError(w, call.RequestID, wire.NewError(http.StatusForbidden, "MissingAuthenticationToken",
+			"Request is missing Authentication Token"))
+		return
+	}
+	switch call.Service {
+	case "ec2":
+		s.ec2.Serve(w, r, call)
+	case "iam":
+		s.iam.Serve(w, r, call)
+	case "sts":
+		s.sts.Serve(w, r, call)
+	default:
+		wire.WriteQueryError(w, call.RequestID, wire.NewError(http.StatusBadRequest, "UnknownService",
+			"The emulator does not serve %q", call.Service))
+	}
+}
