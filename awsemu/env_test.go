@@ -94,3 +94,11 @@ func (plainBodies) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+// wantCode fails the test unless err is the AWS error code.
+func wantCode(t *testing.T, err error, code, what string) {
+	t.Helper()
+	if got := errorCode(t, err); got != code {
+		t.Errorf("%s: got %s, want %s", what, got, code)
+	}
+}

@@ -26,16 +26,12 @@ func TestInstanceProfileLifecycle(t *testing.T) {
 		t.Errorf("created: %+v", created.InstanceProfile)
 	}
 	_, err = e.iam.CreateInstanceProfile(ctx, &iam.CreateInstanceProfileInput{InstanceProfileName: aws.String("demo_1234")})
-	if code := errorCode(t, err); code != "EntityAlreadyExists" {
-		t.Errorf("duplicate: %s", code)
-	}
+	wantCode(t, err, "EntityAlreadyExists", "duplicate")
 	if _, err := e.iam.AddRoleToInstanceProfile(ctx, &iam.AddRoleToInstanceProfileInput{InstanceProfileName: aws.String("demo_1234"), RoleName: aws.String("KarpenterNodeRole-demo")}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = e.iam.AddRoleToInstanceProfile(ctx, &iam.AddRoleToInstanceProfileInput{InstanceProfileName: aws.String("demo_1234"), RoleName: aws.String("KarpenterNodeRole-demo")})
-	if code := errorCode(t, err); code != "LimitExceeded" {
-		t.Errorf("second role: %s", code)
-	}
+	wantCode(t, err, "LimitExceeded", "second role")
 	if _, err := e.iam.TagInstanceProfile(ctx, &iam.TagInstanceProfileInput{InstanceProfileName: aws.String("demo_1234"),
 		Tags: []iamtypes.Tag{{Key: aws.String("team"), Value: aws.String("platform")}}}); err != nil {
 		t.Fatal(err)
@@ -55,9 +51,7 @@ func TestInstanceProfileLifecycle(t *testing.T) {
 		t.Errorf("listed: %+v", list.InstanceProfiles)
 	}
 	_, err = e.iam.DeleteInstanceProfile(ctx, &iam.DeleteInstanceProfileInput{InstanceProfileName: aws.String("demo_1234")})
-	if code := errorCode(t, err); code != "DeleteConflict" {
-		t.Errorf("delete with a role: %s", code)
-	}
+	wantCode(t, err, "DeleteConflict", "delete with a role")
 	if _, err := e.iam.RemoveRoleFromInstanceProfile(ctx, &iam.RemoveRoleFromInstanceProfileInput{InstanceProfileName: aws.String("demo_1234"), RoleName: aws.String("KarpenterNodeRole-demo")}); err != nil {
 		t.Fatal(err)
 	}
@@ -81,9 +75,7 @@ func TestGetRoleAndCallerIdentity(t *testing.T) {
 		t.Errorf("role: %+v", role.Role)
 	}
 	_, err = e.iam.GetRole(t.Context(), &iam.GetRoleInput{RoleName: aws.String("Nobody")})
-	if code := errorCode(t, err); code != "NoSuchEntity" {
-		t.Errorf("unknown role: %s", code)
-	}
+	wantCode(t, err, "NoSuchEntity", "unknown role")
 	who, err := e.sts.GetCallerIdentity(t.Context(), &sts.GetCallerIdentityInput{})
 	if err != nil {
 		t.Fatal(err)
@@ -97,13 +89,9 @@ func TestUnknownAccessKey(t *testing.T) {
 	e := newEnv(t)
 	cfg := e.config("us-west-2", "AKIDSTRANGER")
 	_, err := ec2.NewFromConfig(cfg).DescribeAvailabilityZones(t.Context(), &ec2.DescribeAvailabilityZonesInput{})
-	if code := errorCode(t, err); code != "AuthFailure" {
-		t.Errorf("ec2: %s", code)
-	}
+	wantCode(t, err, "AuthFailure", "ec2")
 	_, err = sts.NewFromConfig(cfg).GetCallerIdentity(t.Context(), &sts.GetCallerIdentityInput{})
-	if code := errorCode(t, err); code != "InvalidClientTokenId" {
-		t.Errorf("sts: %s", code)
-	}
+	wantCode(t, err, "InvalidClientTokenId", "sts")
 }
 
 // karpenterStyle allows launches only with the cluster's ownership tag, and termination only of
