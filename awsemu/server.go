@@ -10,6 +10,7 @@ import (
 	"github.com/joinerhq/joiner/awsemu/catalog"
 	"github.com/joinerhq/joiner/awsemu/ec2"
 	"github.com/joinerhq/joiner/awsemu/iam"
+	"github.com/joinerhq/joiner/awsemu/ssm"
 	"github.com/joinerhq/joiner/awsemu/state"
 	"github.com/joinerhq/joiner/awsemu/sts"
 	"github.com/joinerhq/joiner/awsemu/wire"
@@ -24,12 +25,13 @@ type Server struct {
 	ec2      *ec2.Handler
 	iam      *iam.Handler
 	sts      *sts.Handler
+	ssm      *ssm.Handler
 	requests atomic.Uint64
 }
 
 // New returns a Server over st.
 func New(st *state.State) *Server {
-	return &Server{state: st, ec2: ec2.New(st), iam: iam.New(st), sts: sts.New(st)}
+	return &Server{state: st, ec2: ec2.New(st), iam: iam.New(st), sts: sts.New(st), ssm: ssm.New(st)}
 }
 
 // NewState returns a world over the embedded catalogue, seeded with seed.
@@ -66,6 +68,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.iam.Serve(w, r, call)
 	case "sts":
 		s.sts.Serve(w, r, call)
+	case "ssm":
+		s.ssm.Serve(w, r, call)
 	default:
 		wire.WriteQueryError(w, call.RequestID, wire.NewError(http.StatusBadRequest, "UnknownService",
 			"The emulator does not serve %q", call.Service))

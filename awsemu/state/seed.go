@@ -99,6 +99,10 @@ func (w *World) seedImages(r *Region, o SeedOptions) {
 				img.ID = w.NewID("ami")
 				img.OwnerID, img.OwnerAlias = EKSAMIOwner, "amazon"
 				img.CreationDate, img.KubernetesVersion = rel, v
+				img.Variant = "standard"
+				if strings.Contains(img.Name, "gpu") || strings.Contains(img.Name, "nvidia") {
+					img.Variant = "nvidia"
+				}
 				img.Description = "EKS Kubernetes Worker AMI (" + img.Family + ", k8s " + v + ")"
 				r.Images[img.ID] = &img
 			}

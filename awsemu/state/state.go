@@ -204,7 +204,9 @@ type Image struct {
 	Family string
 	// KubernetesVersion is the kubelet version the image carries ("1.33").
 	KubernetesVersion string
-	Tags              Tags
+	// Variant is "standard" or "nvidia" (GPU drivers included).
+	Variant string
+	Tags    Tags
 }
 
 // LaunchTemplate is a launch template with its one version (the emulator keeps only version 1,
