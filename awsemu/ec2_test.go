@@ -247,3 +247,18 @@ func TestDescribeSpotPriceHistory(t *testing.T) {
 		}
 	}
 }
+
+func TestDescribeCapacityReservations(t *testing.T) {
+	e := newEnv(t)
+	out, err := e.ec2.DescribeCapacityReservations(t.Context(), &ec2.DescribeCapacityReservationsInput{
+		Filters: []ec2types.Filter{{Name: aws.String("state"), Values: []string{"active"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.CapacityReservations) != 0 {
+		t.Errorf("reservations: %+v", out.CapacityReservations)
+	}
+	_, err = e.ec2.DescribeCapacityReservations(t.Context(), &ec2.DescribeCapacityReservationsInput{CapacityReservationIds: []string{"cr-0123"}})
+	wantCode(t, err, "InvalidCapacityReservationId.NotFound", "unknown reservation")
+}

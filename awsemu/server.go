@@ -3,6 +3,7 @@ package awsemu
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 
 	"k8s.io/utils/clock"
@@ -10,6 +11,7 @@ import (
 	"github.com/joinerhq/joiner/awsemu/catalog"
 	"github.com/joinerhq/joiner/awsemu/ec2"
 	"github.com/joinerhq/joiner/awsemu/iam"
+	"github.com/joinerhq/joiner/awsemu/inspect"
 	"github.com/joinerhq/joiner/awsemu/ssm"
 	"github.com/joinerhq/joiner/awsemu/state"
 	"github.com/joinerhq/joiner/awsemu/sts"
@@ -26,12 +28,13 @@ type Server struct {
 	iam      *iam.Handler
 	sts      *sts.Handler
 	ssm      *ssm.Handler
+	inspect  *inspect.Handler
 	requests atomic.Uint64
 }
 
 // New returns a Server over st.
 func New(st *state.State) *Server {
-	return &Server{state: st, ec2: ec2.New(st), iam: iam.New(st), sts: sts.New(st), ssm: ssm.New(st)}
+	return &Server{state: st, ec2: ec2.New(st), iam: iam.New(st), sts: sts.New(st), ssm: ssm.New(st), inspect: inspect.New(st)}
 }
 
 // NewState returns a world over the embedded catalogue, seeded with seed.
@@ -52,7 +55,12 @@ func NewState(clk clock.PassiveClock, seed state.SeedOptions) (*state.State, err
 func (s *Server) State() *state.State { return s.state }
 
 // ServeHTTP routes one request by the service named in its SigV4 credential scope.
+// Unsigned requests under /_awsemu/ go to the inspection endpoint.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, inspect.Prefix) && r.Header.Get("Authorization") == "" {
+		s.inspect.ServeHTTP(w, r)
+		return
+	}
 	call, ok := wire.ParseCall(r)
 	n := s.requests.Add(1)
 	call.RequestID = fmt.Sprintf("%08x-0000-4000-8000-%012x", n>>16, n)

@@ -49,6 +49,7 @@ func operations() map[string]operation {
 		"TerminateInstances":            (*Handler).terminateInstances,
 		"CreateTags":                    (*Handler).createTags,
 		"GetConsoleOutput":              (*Handler).getConsoleOutput,
+		"DescribeCapacityReservations":  (*Handler).describeCapacityReservations,
 	}
 }
 

@@ -431,3 +431,15 @@ type describeInstanceStatusResponse struct {
 	Statuses  []instanceStatusXML `xml:"instanceStatusSet>item"`
 	NextToken string              `xml:"nextToken,omitempty"`
 }
+
+type capacityReservationXML struct {
+	CapacityReservationID string `xml:"capacityReservationId"`
+}
+
+type describeCapacityReservationsResponse struct {
+	XMLName      xml.Name                 `xml:"DescribeCapacityReservationsResponse"`
+	XMLNS        string                   `xml:"xmlns,attr"`
+	RequestID    string                   `xml:"requestId"`
+	Reservations []capacityReservationXML `xml:"capacityReservationSet>item"`
+	NextToken    string                   `xml:"nextToken,omitempty"`
+}

@@ -2,9 +2,9 @@ package state
 
 // Pool is where capacity comes from: an instance type in a zone with a capacity type.
 type Pool struct {
-	InstanceType string
-	Zone         string
-	CapacityType string
+	InstanceType string `json:"instanceType"`
+	Zone         string `json:"zone"`
+	CapacityType string `json:"capacityType"`
 }
 
 // Faults are the failures injected into the world.

@@ -1,0 +1,107 @@
+package inspect
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/joinerhq/joiner/awsemu/state"
+)
+
+// Prefix is the path prefix the endpoint serves.
+const Prefix = "/_awsemu/"
+
+// Handler serves the inspection endpoint over a State.
+type Handler struct {
+	state *state.State
+}
+
+// New returns the inspection handler over st.
+func New(st *state.State) *Handler { return &Handler{state: st} }
+
+// Instance is an instance as the endpoint reports it.
+type Instance struct {
+	ID                 string            `json:"id"`
+	Region             string            `json:"region"`
+	Zone               string            `json:"zone"`
+	InstanceType       string            `json:"instanceType"`
+	CapacityType       string            `json:"capacityType"`
+	State              string            `json:"state"`
+	PrivateDNSName     string            `json:"privateDNSName"`
+	ImageID            string            `json:"imageID"`
+	InstanceProfileARN string            `json:"instanceProfileARN,omitempty"`
+	LaunchTime         time.Time         `json:"launchTime"`
+	Tags               map[string]string `json:"tags"`
+	Console            []string          `json:"console"`
+}
+
+// Faults is the injected faults as the endpoint reads and writes them.
+type Faults struct {
+	InsufficientCapacity []state.Pool `json:"insufficientCapacity"`
+}
+
+// ServeHTTP answers one inspection request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.URL.Path == Prefix+"instances" && r.Method == http.MethodGet:
+		h.instances(w)
+	case r.URL.Path == Prefix+"faults" && r.Method == http.MethodGet:
+		h.faults(w)
+	case r.URL.Path == Prefix+"faults" && r.Method == http.MethodPut:
+		h.putFaults(w, r)
+	default:
+		http.Error(w, fmt.Sprintf("no inspection resource %s %s", r.Method, r.URL.Path), http.StatusNotFound)
+	}
+}
+
+func (h *Handler) instances(w http.ResponseWriter) {
+	out := []Instance{}
+	h.state.View(func(world *state.World) {
+		for _, rn := range state.SortedKeys(world.Regions) {
+			r := world.Regions[rn]
+			for _, id := range state.SortedKeys(r.Instances) {
+				i := r.Instances[id]
+				out = append(out, Instance{
+					ID: i.ID, Region: i.Region, Zone: i.Zone, InstanceType: i.InstanceType, CapacityType: i.CapacityType,
+					State: i.State, PrivateDNSName: i.PrivateDNSName, ImageID: i.ImageID, InstanceProfileARN: i.InstanceProfileARN,
+					LaunchTime: i.LaunchTime, Tags: i.Tags, Console: append([]string{}, i.Console...),
+				})
+			}
+		}
+	})
+	writeJSON(w, out)
+}
+
+func (h *Handler) faults(w http.ResponseWriter) {
+	out := Faults{InsufficientCapacity: []state.Pool{}}
+	h.state.View(func(world *state.World) {
+		for p := range world.Faults.InsufficientCapacity {
+			out.InsufficientCapacity = append(out.InsufficientCapacity, p)
+		}
+	})
+	writeJSON(w, out)
+}
+
+func (h *Handler) putFaults(w http.ResponseWriter, r *http.Request) {
+	var in Faults
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		http.Error(w, fmt.Sprintf("decoding faults, %v", err), http.StatusBadRequest)
+		return
+	}
+	_ = h.state.Update(func(world *state.World) error {
+		world.Faults.InsufficientCapacity = map[state.Pool]bool{}
+		for _, p := range in.InsufficientCapacity {
+			world.Faults.InsufficientCapacity[p] = true
+		}
+		return nil
+	})
+	h.faults(w)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
