@@ -17,6 +17,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/boot"
 	"github.com/joinerhq/joiner/awsemu/state"
 )
 
@@ -28,6 +29,8 @@ type env struct {
 	ec2   *ec2.Client
 	iam   *iam.Client
 	sts   *sts.Client
+	// booter boots the instances; ask it what kubelet an instance started.
+	booter *boot.Booter
 }
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -35,13 +38,14 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(t0)
-	st, err := awsemu.NewState(clk, state.DefaultSeed())
+	booter := boot.NewBooter()
+	st, err := awsemu.NewState(clk, state.DefaultSeed(), booter)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(awsemu.New(st))
 	t.Cleanup(srv.Close)
-	e := &env{clock: clk, state: st, url: srv.URL}
+	e := &env{clock: clk, state: st, url: srv.URL, booter: booter}
 	cfg := e.config("us-west-2", state.DefaultSeed().ControllerAccessKey)
 	e.ec2, e.iam, e.sts = ec2.NewFromConfig(cfg), iam.NewFromConfig(cfg), sts.NewFromConfig(cfg)
 	return e

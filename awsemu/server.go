@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"github.com/joinerhq/joiner/awsemu/boot"
 	"github.com/joinerhq/joiner/awsemu/catalog"
 	"github.com/joinerhq/joiner/awsemu/ec2"
 	"github.com/joinerhq/joiner/awsemu/iam"
@@ -37,13 +38,18 @@ func New(st *state.State) *Server {
 	return &Server{state: st, ec2: ec2.New(st), iam: iam.New(st), sts: sts.New(st), ssm: ssm.New(st), inspect: inspect.New(st)}
 }
 
-// NewState returns a world over the embedded catalogue, seeded with seed.
-func NewState(clk clock.PassiveClock, seed state.SeedOptions) (*state.State, error) {
+// NewState returns a world over the embedded catalogue, seeded with seed, whose instances boot
+// with booter (nil for instances that never boot).
+func NewState(clk clock.PassiveClock, seed state.SeedOptions, booter *boot.Booter) (*state.State, error) {
 	cat, err := catalog.Load()
 	if err != nil {
 		return nil, fmt.Errorf("loading the instance-type catalogue, %w", err)
 	}
-	st := state.New(clk, cat, DefaultAccountID)
+	var observers []state.Observer
+	if booter != nil {
+		observers = append(observers, booter.Observe)
+	}
+	st := state.New(clk, cat, DefaultAccountID, observers...)
 	_ = st.Update(func(w *state.World) error {
 		w.Seed(seed)
 		return nil

@@ -28,6 +28,7 @@ type Instance struct {
 	InstanceType       string            `json:"instanceType"`
 	CapacityType       string            `json:"capacityType"`
 	State              string            `json:"state"`
+	BootPhase          string            `json:"bootPhase,omitempty"`
 	PrivateDNSName     string            `json:"privateDNSName"`
 	ImageID            string            `json:"imageID"`
 	InstanceProfileARN string            `json:"instanceProfileARN,omitempty"`
@@ -64,7 +65,7 @@ func (h *Handler) instances(w http.ResponseWriter) {
 				i := r.Instances[id]
 				out = append(out, Instance{
 					ID: i.ID, Region: i.Region, Zone: i.Zone, InstanceType: i.InstanceType, CapacityType: i.CapacityType,
-					State: i.State, PrivateDNSName: i.PrivateDNSName, ImageID: i.ImageID, InstanceProfileARN: i.InstanceProfileARN,
+					State: i.State, BootPhase: i.BootPhase, PrivateDNSName: i.PrivateDNSName, ImageID: i.ImageID, InstanceProfileARN: i.InstanceProfileARN,
 					LaunchTime: i.LaunchTime, Tags: i.Tags, Console: append([]string{}, i.Console...),
 				})
 			}

@@ -63,7 +63,15 @@ type Instance struct {
 	StateReason        string
 	// Console is what the instance printed, as GetConsoleOutput returns it.
 	Console []string
+	// BootPhase is how far the boot got: "" (not yet), BootKubeletRunning or BootFailed.
+	BootPhase string
 }
+
+// Boot phases of an instance.
+const (
+	BootKubeletRunning = "kubelet-running"
+	BootFailed         = "failed"
+)
 
 // advance moves the instance along its lifecycle to now.
 func (i *Instance) advance(now time.Time) {

@@ -23,10 +23,15 @@ const (
 
 // State is the emulator's world behind a lock. The zero value is not usable; call New.
 type State struct {
-	mu    sync.Mutex
-	clock clock.PassiveClock
-	world *World
+	mu        sync.Mutex
+	clock     clock.PassiveClock
+	world     *World
+	observers []Observer
 }
+
+// Observer advances part of the world to w.Now; observers run, in order, under the lock before
+// every View and Update, after instance lifecycles have advanced. Boot simulation is one.
+type Observer func(w *World)
 
 // World is everything the emulator knows. Reach it only through State.View and State.Update.
 type World struct {
@@ -43,12 +48,12 @@ type World struct {
 
 // New returns a State over the catalogue with no resources beyond the catalogue's regions and
 // zones. Use Seed to add a ready-made VPC, subnets, security groups and images.
-func New(clk clock.PassiveClock, cat *catalog.Catalog, accountID string) *State {
+func New(clk clock.PassiveClock, cat *catalog.Catalog, accountID string, observers ...Observer) *State {
 	w := &World{AccountID: accountID, Catalog: cat, Regions: map[string]*Region{}, IAM: newIAM(), Faults: newFaults()}
 	for _, r := range cat.Regions {
 		w.Regions[r.Name] = newRegion(r)
 	}
-	return &State{clock: clk, world: w}
+	return &State{clock: clk, world: w, observers: observers}
 }
 
 // View runs fn with the world locked for reading. fn must not keep references after it returns.
@@ -57,6 +62,9 @@ func (s *State) View(fn func(w *World)) {
 	defer s.mu.Unlock()
 	s.world.Now = s.clock.Now()
 	s.world.observe()
+	for _, o := range s.observers {
+		o(s.world)
+	}
 	fn(s.world)
 }
 
@@ -67,6 +75,9 @@ func (s *State) Update(fn func(w *World) error) error {
 	defer s.mu.Unlock()
 	s.world.Now = s.clock.Now()
 	s.world.observe()
+	for _, o := range s.observers {
+		o(s.world)
+	}
 	return fn(s.world)
 }
 

@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/boot"
 	"github.com/joinerhq/joiner/awsemu/state"
 )
 
@@ -49,7 +50,7 @@ func run(ctx context.Context, args []string) error {
 	seed := state.DefaultSeed()
 	seed.ClusterName = *cluster
 	seed.NodeRole = "KarpenterNodeRole-" + *cluster
-	st, err := awsemu.NewState(clock.RealClock{}, seed)
+	st, err := awsemu.NewState(clock.RealClock{}, seed, boot.NewBooter())
 	if err != nil {
 		return err
 	}
