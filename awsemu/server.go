@@ -75,6 +75,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"Request is missing Authentication Token"))
 		return
 	}
+	if s.throttled(w, call) {
+		return
+	}
 	switch call.Service {
 	case "ec2":
 		s.ec2.Serve(w, r, call)
@@ -88,4 +91,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		wire.WriteQueryError(w, call.RequestID, wire.NewError(http.StatusBadRequest, "UnknownService",
 			"The emulator does not serve %q", call.Service))
 	}
+}
+
+// throttled answers the request with the service's throttling error when the injected throttle
+// rate says so.
+func (s *Server) throttled(w http.ResponseWriter, call wire.Call) bool {
+	var throttle bool
+	_ = s.state.Update(func(world *state.World) error {
+		throttle = world.Faults.Throttle()
+		return nil
+	})
+	if !throttle {
+		return false
+	}
+	switch call.Service {
+	case "ec2":
+		wire.WriteEC2Error(w, call.RequestID, wire.NewError(http.StatusServiceUnavailable, "RequestLimitExceeded", "Request limit exceeded."))
+	case "ssm", "pricing":
+		wire.WriteJSONError(w, call.RequestID, wire.NewError(http.StatusBadRequest, "ThrottlingException", "Rate exceeded"))
+	default:
+		wire.WriteQueryError(w, call.RequestID, wire.NewError(http.StatusBadRequest, "Throttling", "Rate exceeded"))
+	}
+	return true
 }

@@ -82,13 +82,13 @@ func (h *Handler) describeInstances(req request) (any, error) {
 		if err != nil {
 			return err
 		}
-		if miss := missing(ids, func(id string) bool { return r.Instances[id] != nil }); len(miss) > 0 {
+		if miss := missing(ids, func(id string) bool { return visible(w, r.Instances[id]) }); len(miss) > 0 {
 			return errInstanceNotFound(miss)
 		}
 		var matched []*state.Instance
 		for _, id := range state.SortedKeys(r.Instances) {
 			inst := r.Instances[id]
-			if ids != nil && !ids[id] {
+			if (ids != nil && !ids[id]) || !visible(w, inst) {
 				continue
 			}
 			ok, err := matchFilters(req.form.Filters(), instanceFields(inst), inst.Tags)
@@ -152,13 +152,13 @@ func (h *Handler) describeInstanceStatus(req request) (any, error) {
 		if err != nil {
 			return err
 		}
-		if miss := missing(ids, func(id string) bool { return r.Instances[id] != nil }); len(miss) > 0 {
+		if miss := missing(ids, func(id string) bool { return visible(w, r.Instances[id]) }); len(miss) > 0 {
 			return errInstanceNotFound(miss)
 		}
 		var matched []instanceStatusXML
 		for _, id := range state.SortedKeys(r.Instances) {
 			inst := r.Instances[id]
-			if (ids != nil && !ids[id]) || (!all && inst.State != state.InstanceRunning) {
+			if (ids != nil && !ids[id]) || !visible(w, inst) || (!all && inst.State != state.InstanceRunning) {
 				continue
 			}
 			status := "initializing"
@@ -318,4 +318,9 @@ func (h *Handler) getConsoleOutput(req request) (any, error) {
 		return nil
 	})
 	return out, err
+}
+
+// visible reports whether reads see the instance yet, under the injected consistency lag.
+func visible(w *state.World, i *state.Instance) bool {
+	return i != nil && w.Now.Sub(i.LaunchTime) >= w.Faults.DescribeInstancesLag
 }

@@ -40,6 +40,11 @@ type Instance struct {
 // Faults is the injected faults as the endpoint reads and writes them.
 type Faults struct {
 	InsufficientCapacity []state.Pool `json:"insufficientCapacity"`
+	// ThrottleRate is the share (0..1) of API requests refused as throttled.
+	ThrottleRate float64 `json:"throttleRate,omitempty"`
+	// DescribeInstancesLag is how long new instances stay invisible to DescribeInstances, as a
+	// Go duration ("5s").
+	DescribeInstancesLag string `json:"describeInstancesLag,omitempty"`
 }
 
 // ServeHTTP answers one inspection request.
@@ -80,6 +85,10 @@ func (h *Handler) faults(w http.ResponseWriter) {
 		for p := range world.Faults.InsufficientCapacity {
 			out.InsufficientCapacity = append(out.InsufficientCapacity, p)
 		}
+		out.ThrottleRate = world.Faults.ThrottleRate
+		if world.Faults.DescribeInstancesLag > 0 {
+			out.DescribeInstancesLag = world.Faults.DescribeInstancesLag.String()
+		}
 	})
 	writeJSON(w, out)
 }
@@ -90,7 +99,16 @@ func (h *Handler) putFaults(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("decoding faults, %v", err), http.StatusBadRequest)
 		return
 	}
+	var lag time.Duration
+	if in.DescribeInstancesLag != "" {
+		var err error
+		if lag, err = time.ParseDuration(in.DescribeInstancesLag); err != nil {
+			http.Error(w, fmt.Sprintf("decoding describeInstancesLag, %v", err), http.StatusBadRequest)
+			return
+		}
+	}
 	_ = h.state.Update(func(world *state.World) error {
+		world.Faults.ThrottleRate, world.Faults.DescribeInstancesLag = in.ThrottleRate, lag
 		world.Faults.InsufficientCapacity = map[state.Pool]bool{}
 		for _, p := range in.InsufficientCapacity {
 			world.Faults.InsufficientCapacity[p] = true
