@@ -80,6 +80,13 @@ func (w *World) Seed(o SeedOptions) {
 		w.seedImages(r, o)
 	}
 	w.seedIAM(o)
+	// The cluster lets the node role join through an access entry, so the default world boots
+	// nodes; tests of unmapped roles remove it.
+	for _, name := range SortedKeys(w.Regions) {
+		r := w.Regions[name]
+		c := w.PutCluster(r, o.ClusterName, o.KubernetesVersions[len(o.KubernetesVersions)-1])
+		w.PutAccessEntry(r, c, w.IAM.Roles[o.NodeRole].ARN, AccessEntryEC2Linux)
+	}
 }
 
 func (w *World) seedImages(r *Region, o SeedOptions) {

@@ -119,13 +119,15 @@ type Region struct {
 	Images          map[string]*Image
 	LaunchTemplates map[string]*LaunchTemplate
 	Instances       map[string]*Instance
+	// Clusters are the EKS clusters by name.
+	Clusters map[string]*Cluster
 }
 
 func newRegion(r catalog.Region) *Region {
 	return &Region{
 		Name: r.Name, Zones: r.Zones, VPCs: map[string]*VPC{}, Subnets: map[string]*Subnet{},
 		SecurityGroups: map[string]*SecurityGroup{}, Images: map[string]*Image{},
-		LaunchTemplates: map[string]*LaunchTemplate{}, Instances: map[string]*Instance{},
+		LaunchTemplates: map[string]*LaunchTemplate{}, Instances: map[string]*Instance{}, Clusters: map[string]*Cluster{},
 	}
 }
 
