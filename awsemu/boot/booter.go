@@ -16,6 +16,15 @@ const Delay = 20 * time.Second
 type Booter struct {
 	mu       sync.Mutex
 	kubelets map[string]*Kubelet
+	mapRoles string
+}
+
+// SetAWSAuth sets the mapRoles of the cluster's kube-system/aws-auth ConfigMap that join checks
+// read ("" for no ConfigMap). The planned Kubernetes side keeps it in sync with the cluster.
+func (b *Booter) SetAWSAuth(mapRoles string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.mapRoles = mapRoles
 }
 
 // NewBooter returns a Booter with no booted instances.
@@ -40,11 +49,17 @@ func (b *Booter) Observe(w *state.World) {
 				i.BootPhase = state.BootFailed
 				continue
 			}
-			i.BootPhase = state.BootKubeletRunning
 			i.Console = append(i.Console, "kubelet: starting for cluster "+res.Kubelet.ClusterName)
 			b.mu.Lock()
 			b.kubelets[id] = res.Kubelet
+			mapRoles := b.mapRoles
 			b.mu.Unlock()
+			if err := b.join(w, r, i, res.Kubelet, mapRoles); err != nil {
+				i.BootPhase = state.BootUnauthorized
+				i.Console = append(i.Console, "kubelet: "+err.Error())
+				continue
+			}
+			i.BootPhase = state.BootKubeletRunning
 		}
 	}
 }
@@ -55,4 +70,21 @@ func (b *Booter) Kubelet(instanceID string) (*Kubelet, bool) {
 	defer b.mu.Unlock()
 	k, ok := b.kubelets[instanceID]
 	return k, ok
+}
+
+// join checks that the instance's role may register a Node in the kubelet's cluster.
+func (b *Booter) join(w *state.World, r *state.Region, i *state.Instance, k *Kubelet, mapRoles string) error {
+	c := r.Clusters[k.ClusterName]
+	if c == nil {
+		return &JoinError{Reason: "Unauthorized", Message: "no EKS cluster named " + k.ClusterName + " in " + r.Name}
+	}
+	var roleARN string
+	for _, p := range w.IAM.InstanceProfiles {
+		if p.ARN == i.InstanceProfileARN {
+			if role := w.IAM.Roles[p.RoleName]; role != nil {
+				roleARN = role.ARN
+			}
+		}
+	}
+	return MayJoin(roleARN, c, mapRoles)
 }

@@ -63,14 +63,19 @@ type Instance struct {
 	StateReason        string
 	// Console is what the instance printed, as GetConsoleOutput returns it.
 	Console []string
-	// BootPhase is how far the boot got: "" (not yet), BootKubeletRunning or BootFailed.
+	// BootPhase is how far the boot got: "" (not yet), BootKubeletRunning, BootUnauthorized or
+	// BootFailed.
 	BootPhase string
 }
 
 // Boot phases of an instance.
 const (
+	// BootKubeletRunning: the kubelet runs and its role may register the Node.
 	BootKubeletRunning = "kubelet-running"
-	BootFailed         = "failed"
+	// BootUnauthorized: the kubelet runs but the API server refuses its role; no Node appears.
+	BootUnauthorized = "kubelet-unauthorized"
+	// BootFailed: userData never started the kubelet.
+	BootFailed = "failed"
 )
 
 // advance moves the instance along its lifecycle to now.
