@@ -20,10 +20,13 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joinerhq/joiner/awsemu"
 	"github.com/joinerhq/joiner/awsemu/boot"
+	"github.com/joinerhq/joiner/awsemu/kubelet"
 	"github.com/joinerhq/joiner/awsemu/state"
 )
 
@@ -39,20 +42,29 @@ func main() {
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("awsemu", flag.ContinueOnError)
 	listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster booted instances join (boot simulation is not implemented yet)")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster booted instances register their Nodes in (none: instances boot but never register)")
 	cluster := fs.String("cluster-name", "demo", "cluster name the seeded subnets and security groups are tagged for")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *kubeconfig != "" {
-		fmt.Fprintln(os.Stderr, "Warning: --kubeconfig is accepted but instances do not boot into the cluster yet")
-	}
 	seed := state.DefaultSeed()
 	seed.ClusterName = *cluster
 	seed.NodeRole = "KarpenterNodeRole-" + *cluster
-	st, err := awsemu.NewState(clock.RealClock{}, seed, boot.NewBooter())
+	booter := boot.NewBooter()
+	st, err := awsemu.NewState(clock.RealClock{}, seed, booter)
 	if err != nil {
 		return err
+	}
+	if *kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+		if err != nil {
+			return fmt.Errorf("reading kubeconfig %s, %w", *kubeconfig, err)
+		}
+		c, err := client.New(cfg, client.Options{})
+		if err != nil {
+			return fmt.Errorf("building a Kubernetes client, %w", err)
+		}
+		go func() { _ = kubelet.NewRegistrar(c, st, booter, clock.RealClock{}).Run(ctx, 2*time.Second) }()
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
