@@ -14,6 +14,7 @@ import (
 	"github.com/joinerhq/joiner/awsemu/eks"
 	"github.com/joinerhq/joiner/awsemu/iam"
 	"github.com/joinerhq/joiner/awsemu/inspect"
+	"github.com/joinerhq/joiner/awsemu/pricing"
 	"github.com/joinerhq/joiner/awsemu/ssm"
 	"github.com/joinerhq/joiner/awsemu/state"
 	"github.com/joinerhq/joiner/awsemu/sts"
@@ -31,13 +32,14 @@ type Server struct {
 	sts      *sts.Handler
 	ssm      *ssm.Handler
 	eks      *eks.Handler
+	pricing  *pricing.Handler
 	inspect  *inspect.Handler
 	requests atomic.Uint64
 }
 
 // New returns a Server over st.
 func New(st *state.State) *Server {
-	return &Server{state: st, ec2: ec2.New(st), iam: iam.New(st), sts: sts.New(st), ssm: ssm.New(st), eks: eks.New(st), inspect: inspect.New(st)}
+	return &Server{state: st, ec2: ec2.New(st), iam: iam.New(st), sts: sts.New(st), ssm: ssm.New(st), eks: eks.New(st), pricing: pricing.New(st), inspect: inspect.New(st)}
 }
 
 // NewState returns a world over the embedded catalogue, seeded with seed, whose instances boot
@@ -91,6 +93,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.ssm.Serve(w, r, call)
 	case "eks":
 		s.eks.Serve(w, r, call)
+	case "pricing":
+		s.pricing.Serve(w, r, call)
 	default:
 		wire.WriteQueryError(w, call.RequestID, wire.NewError(http.StatusBadRequest, "UnknownService",
 			"The emulator does not serve %q", call.Service))
