@@ -15,6 +15,7 @@ import (
 	"github.com/joinerhq/joiner/awsemu/iam"
 	"github.com/joinerhq/joiner/awsemu/inspect"
 	"github.com/joinerhq/joiner/awsemu/pricing"
+	"github.com/joinerhq/joiner/awsemu/sqs"
 	"github.com/joinerhq/joiner/awsemu/ssm"
 	"github.com/joinerhq/joiner/awsemu/state"
 	"github.com/joinerhq/joiner/awsemu/sts"
@@ -33,13 +34,14 @@ type Server struct {
 	ssm      *ssm.Handler
 	eks      *eks.Handler
 	pricing  *pricing.Handler
+	sqs      *sqs.Handler
 	inspect  *inspect.Handler
 	requests atomic.Uint64
 }
 
 // New returns a Server over st.
 func New(st *state.State) *Server {
-	return &Server{state: st, ec2: ec2.New(st), iam: iam.New(st), sts: sts.New(st), ssm: ssm.New(st), eks: eks.New(st), pricing: pricing.New(st), inspect: inspect.New(st)}
+	return &Server{state: st, ec2: ec2.New(st), iam: iam.New(st), sts: sts.New(st), ssm: ssm.New(st), eks: eks.New(st), pricing: pricing.New(st), sqs: sqs.New(st), inspect: inspect.New(st)}
 }
 
 // NewState returns a world over the embedded catalogue, seeded with seed, whose instances boot
@@ -95,6 +97,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.eks.Serve(w, r, call)
 	case "pricing":
 		s.pricing.Serve(w, r, call)
+	case "sqs":
+		s.sqs.Serve(w, r, call)
 	default:
 		wire.WriteQueryError(w, call.RequestID, wire.NewError(http.StatusBadRequest, "UnknownService",
 			"The emulator does not serve %q", call.Service))
@@ -115,7 +119,7 @@ func (s *Server) throttled(w http.ResponseWriter, call wire.Call) bool {
 	switch call.Service {
 	case "ec2":
 		wire.WriteEC2Error(w, call.RequestID, wire.NewError(http.StatusServiceUnavailable, "RequestLimitExceeded", "Request limit exceeded."))
-	case "ssm", "pricing":
+	case "ssm", "pricing", "sqs":
 		wire.WriteJSONError(w, call.RequestID, wire.NewError(http.StatusBadRequest, "ThrottlingException", "Rate exceeded"))
 	default:
 		wire.WriteQueryError(w, call.RequestID, wire.NewError(http.StatusBadRequest, "Throttling", "Rate exceeded"))

@@ -217,6 +217,11 @@ func (h *Handler) terminateInstances(req request) (any, error) {
 		for _, id := range ids {
 			inst := r.Instances[id]
 			prev := inst.Terminate(w.Now, "Client.UserInitiatedShutdown")
+			if prev != inst.State {
+				if err := w.Event(r, inst, state.EventStateChange); err != nil {
+					return err
+				}
+			}
 			out.Instances = append(out.Instances, stateChangeXML{InstanceID: id,
 				CurrentState:  stateXML{Code: state.StateCode(inst.State), Name: inst.State},
 				PreviousState: stateXML{Code: state.StateCode(prev), Name: prev}})

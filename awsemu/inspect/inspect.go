@@ -56,6 +56,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.faults(w)
 	case r.URL.Path == Prefix+"faults" && r.Method == http.MethodPut:
 		h.putFaults(w, r)
+	case r.URL.Path == Prefix+"events" && r.Method == http.MethodPost:
+		h.postEvent(w, r)
 	default:
 		http.Error(w, fmt.Sprintf("no inspection resource %s %s", r.Method, r.URL.Path), http.StatusNotFound)
 	}
@@ -123,4 +125,32 @@ func writeJSON(w http.ResponseWriter, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
+}
+
+// Event asks the emulator to send an EC2 event about an instance to the interruption queues.
+type Event struct {
+	InstanceID string `json:"instanceID"`
+	// Kind is spot-interruption, rebalance-recommendation, scheduled-change or state-change.
+	Kind string `json:"kind"`
+}
+
+func (h *Handler) postEvent(w http.ResponseWriter, r *http.Request) {
+	var in Event
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		http.Error(w, fmt.Sprintf("decoding the event, %v", err), http.StatusBadRequest)
+		return
+	}
+	err := h.state.Update(func(world *state.World) error {
+		for _, reg := range world.Regions {
+			if i := reg.Instances[in.InstanceID]; i != nil {
+				return world.Event(reg, i, in.Kind)
+			}
+		}
+		return fmt.Errorf("no instance %s", in.InstanceID)
+	})
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
 }

@@ -63,6 +63,8 @@ type Instance struct {
 	StateReason        string
 	// Console is what the instance printed, as GetConsoleOutput returns it.
 	Console []string
+	// InterruptAt is when EC2 reclaims the spot instance after an interruption warning.
+	InterruptAt *time.Time
 	// BootPhase is how far the boot got: "" (not yet), BootKubeletRunning, BootUnauthorized or
 	// BootFailed.
 	BootPhase string

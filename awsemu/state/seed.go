@@ -86,6 +86,9 @@ func (w *World) Seed(o SeedOptions) {
 		r := w.Regions[name]
 		c := w.PutCluster(r, o.ClusterName, o.KubernetesVersions[len(o.KubernetesVersions)-1])
 		w.PutAccessEntry(r, c, w.IAM.Roles[o.NodeRole].ARN, AccessEntryEC2Linux)
+		// The interruption queue is named after the cluster, as Karpenter's setup names it.
+		w.PutQueue(r, o.ClusterName)
+		r.InterruptionQueues = []string{o.ClusterName}
 	}
 }
 

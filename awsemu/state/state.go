@@ -101,7 +101,16 @@ func (w *World) Region(name string) (*Region, error) {
 func (w *World) observe() {
 	for _, r := range w.Regions {
 		for id, i := range r.Instances {
+			if i.InterruptAt != nil && !w.Now.Before(*i.InterruptAt) {
+				i.InterruptAt = nil
+				i.Terminate(w.Now, "Server.SpotInstanceTermination")
+				_ = w.Event(r, i, EventStateChange)
+			}
+			before := i.State
 			i.advance(w.Now)
+			if i.State != before {
+				_ = w.Event(r, i, EventStateChange)
+			}
 			if i.State == InstanceTerminated && w.Now.Sub(i.StateChangedAt) >= TerminatedVisibleFor {
 				delete(r.Instances, id)
 			}
@@ -121,13 +130,17 @@ type Region struct {
 	Instances       map[string]*Instance
 	// Clusters are the EKS clusters by name.
 	Clusters map[string]*Cluster
+	// Queues are the SQS queues by name.
+	Queues map[string]*Queue
+	// InterruptionQueues name the queues EventBridge rules send EC2 events to.
+	InterruptionQueues []string
 }
 
 func newRegion(r catalog.Region) *Region {
 	return &Region{
 		Name: r.Name, Zones: r.Zones, VPCs: map[string]*VPC{}, Subnets: map[string]*Subnet{},
 		SecurityGroups: map[string]*SecurityGroup{}, Images: map[string]*Image{},
-		LaunchTemplates: map[string]*LaunchTemplate{}, Instances: map[string]*Instance{}, Clusters: map[string]*Cluster{},
+		LaunchTemplates: map[string]*LaunchTemplate{}, Instances: map[string]*Instance{}, Clusters: map[string]*Cluster{}, Queues: map[string]*Queue{},
 	}
 }
 
