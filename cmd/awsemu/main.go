@@ -12,6 +12,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -33,14 +34,16 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, args []string) error {
+// run serves until ctx ends, writing the ready line and warnings to out.
+func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("awsemu", flag.ContinueOnError)
+	fs.SetOutput(out)
 	listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster booted instances register their Nodes in (none: instances boot but never register)")
 	cluster := fs.String("cluster-name", "demo", "cluster name the seeded subnets and security groups are tagged for")
@@ -73,7 +76,7 @@ func run(ctx context.Context, args []string) error {
 	srv := &http.Server{Handler: awsemu.New(st), ReadHeaderTimeout: 10 * time.Second}
 	errs := make(chan error, 1)
 	go func() { errs <- srv.Serve(ln) }()
-	log.New(os.Stderr, "", 0).Printf("awsemu listening on http://%s", ln.Addr())
+	log.New(out, "", 0).Printf("awsemu listening on http://%s", ln.Addr())
 	select {
 	case err := <-errs:
 		return fmt.Errorf("serving, %w", err)
