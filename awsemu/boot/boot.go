@@ -19,7 +19,8 @@ func (r *Result) logf(format string, args ...any) {
 	r.Console = append(r.Console, fmt.Sprintf(format, args...))
 }
 
-// Interpret reads base64 userData as an instance of the AMI family ("AL2", "AL2023", "Custom")
+// Interpret reads base64 userData as an instance of the AMI family ("AL2", "AL2023",
+// "Bottlerocket", "Custom")
 // would at boot.
 func Interpret(family, userDataBase64 string) Result {
 	var res Result
@@ -37,6 +38,8 @@ func Interpret(family, userDataBase64 string) Result {
 			err = interpretAL2(ps, &res)
 		case "AL2023":
 			err = interpretAL2023(ps, &res)
+		case "Bottlerocket":
+			err = interpretBottlerocket(ps, &res)
 		default:
 			err = fmt.Errorf("the emulator does not interpret %s userData yet", family)
 		}

@@ -220,7 +220,37 @@ func TestInterpretRefusesGarbage(t *testing.T) {
 	if res := boot.Interpret("AL2", "%%%"); res.Err == nil || res.Kubelet != nil {
 		t.Errorf("non-base64 userData booted: %+v", res)
 	}
-	if res := boot.Interpret("Bottlerocket", b64("[settings]")); res.Err == nil {
-		t.Error("Bottlerocket is not interpreted yet and must say so")
+	if res := boot.Interpret("Windows2022", b64("<powershell>")); res.Err == nil {
+		t.Error("an uninterpreted family must say so")
+	}
+}
+
+func TestInterpretBottlerocket(t *testing.T) {
+	const settings = `[settings.kubernetes]
+cluster-name = "demo"
+api-server = "https://demo.eks.local"
+max-pods = 110
+
+[settings.kubernetes.node-labels]
+"karpenter.sh/nodepool" = "default"
+
+[settings.kubernetes.node-taints]
+"karpenter.sh/unregistered" = [":NoExecute"]
+"dedicated" = "gpu:NoSchedule"
+`
+	res := boot.Interpret("Bottlerocket", b64(settings))
+	if res.Err != nil {
+		t.Fatalf("boot failed: %v", res.Err)
+	}
+	k := res.Kubelet
+	want := []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}, unregistered}
+	if diff := cmp.Diff(want, k.Taints); diff != "" {
+		t.Errorf("taints (-want +got):\n%s", diff)
+	}
+	if k.ClusterName != "demo" || *k.MaxPods != 110 || k.Labels["karpenter.sh/nodepool"] != "default" {
+		t.Errorf("kubelet: %+v", k)
+	}
+	if res := boot.Interpret("Bottlerocket", b64("[settings.kubernetes\ncluster-name = demo")); res.Err == nil {
+		t.Error("unparsable TOML booted")
 	}
 }

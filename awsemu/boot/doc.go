@@ -2,7 +2,8 @@
 // way the AMI family's boot agent does and deriving the kubelet's flags, taints and labels, with
 // the console lines a real instance would print. AL2 (`/etc/eks/bootstrap.sh` with shell quoting,
 // bootstrap.sh's own `--name value` option parsing, and systemd's word splitting of
-// KUBELET_EXTRA_ARGS) and AL2023 (nodeadm NodeConfig documents in MIME parts) are interpreted.
+// KUBELET_EXTRA_ARGS), AL2023 (nodeadm NodeConfig documents in MIME parts) and Bottlerocket
+// (settings TOML) are interpreted.
 //
 // It must not talk to AWS or Kubernetes: the boot controller that registers Nodes (planned) calls
 // Interpret and acts on its Result. Not yet interpreted: Bottlerocket TOML, Custom scripts beyond
