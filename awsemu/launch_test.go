@@ -371,3 +371,33 @@ func TestTerminateTagAndConsole(t *testing.T) {
 		t.Errorf("an hour after termination: %s", code)
 	}
 }
+
+func TestDescribeInstanceStatus(t *testing.T) {
+	e := newEnv(t)
+	f := e.fixture(t)
+	run, err := e.ec2.RunInstances(t.Context(), &ec2.RunInstancesInput{MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
+		ImageId: aws.String(f.amd64AMI), InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets["us-west-2a"])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := *run.Instances[0].InstanceId
+	pending, err := e.ec2.DescribeInstanceStatus(t.Context(), &ec2.DescribeInstanceStatusInput{InstanceIds: []string{id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pending.InstanceStatuses) != 0 {
+		t.Errorf("a pending instance is listed without IncludeAllInstances: %+v", pending.InstanceStatuses)
+	}
+	e.clock.Step(state.PendingFor + 2*time.Minute)
+	if err := ec2.NewInstanceStatusOkWaiter(e.ec2).Wait(t.Context(), &ec2.DescribeInstanceStatusInput{InstanceIds: []string{id}}, time.Minute); err != nil {
+		t.Fatalf("status never ok: %v", err)
+	}
+	all, err := e.ec2.DescribeInstanceStatus(t.Context(), &ec2.DescribeInstanceStatusInput{IncludeAllInstances: aws.Bool(true),
+		Filters: []ec2types.Filter{{Name: aws.String("instance-state-name"), Values: []string{"running"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.InstanceStatuses) != 1 || all.InstanceStatuses[0].InstanceStatus.Status != ec2types.SummaryStatusOk {
+		t.Errorf("statuses: %+v", all.InstanceStatuses)
+	}
+}
