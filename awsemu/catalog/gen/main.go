@@ -196,24 +196,32 @@ func generalFamilies() []family {
 	return fs
 }
 
+// entry is an instance type being built and the share of zones that offer it.
+type entry struct {
+	t     catalog.InstanceType
+	share float64
+}
+
 func build() *catalog.Catalog {
-	var types []catalog.InstanceType
+	var entries []entry
 	for _, f := range generalFamilies() {
 		for _, s := range f.sizes {
-			types = append(types, general(f, s))
+			entries = append(entries, general(f, s))
 		}
 	}
-	types = append(types, burstable()...)
-	types = append(types, storage()...)
-	types = append(types, gpu()...)
-	for i := range types {
-		place(&types[i])
+	entries = append(entries, burstable()...)
+	entries = append(entries, storage()...)
+	entries = append(entries, gpu()...)
+	types := make([]catalog.InstanceType, 0, len(entries))
+	for _, e := range entries {
+		place(&e.t, e.share)
+		types = append(types, e.t)
 	}
 	sort.Slice(types, func(i, j int) bool { return types[i].Name < types[j].Name })
 	return &catalog.Catalog{Regions: regions, Types: types}
 }
 
-func general(f family, s size) catalog.InstanceType {
+func general(f family, s size) entry {
 	isMetal := strings.HasPrefix(s.name, "metal")
 	t := catalog.InstanceType{
 		Name: f.name + "." + s.name, Family: f.name, Architecture: f.arch, Manufacturer: f.manufacturer,
@@ -234,8 +242,7 @@ func general(f family, s size) catalog.InstanceType {
 	}
 	t.OnDemandUSD = prices(f.pricePerVCPU * float64(s.vcpu))
 	t.SpotBaseUSD = map[string]float64{}
-	t.Offerings = map[string][]string{"availability": {fmt.Sprint(f.availability)}}
-	return t
+	return entry{t: t, share: f.availability}
 }
 
 // network is what a size of a family reports: the family's full speed at 64 vCPU and above,
@@ -284,7 +291,7 @@ func prices(usWest2 float64) map[string]float64 {
 }
 
 // burstable is t2 (Xen, previous generation), t3 (Intel), t3a (AMD) and t4g (Graviton2).
-func burstable() []catalog.InstanceType {
+func burstable() []entry {
 	type rung struct {
 		name     string
 		vcpu     int32
@@ -306,7 +313,7 @@ func burstable() []catalog.InstanceType {
 		{"xlarge", 4, 16384, 4, 15, 0.1664, 4, 3, 15, true},
 		{"2xlarge", 8, 32768, 4, 15, 0.3328, 8, 3, 15, true},
 	}
-	var out []catalog.InstanceType
+	var out []entry
 	for _, r := range rungs {
 		for _, fam := range []struct {
 			name, arch, maker string
@@ -316,20 +323,20 @@ func burstable() []catalog.InstanceType {
 			if fam.name == "t4g" {
 				cores = r.vcpu
 			}
-			out = append(out, catalog.InstanceType{
+			out = append(out, entry{share: 1, t: catalog.InstanceType{
 				Name: fam.name + "." + r.name, Family: fam.name, Architecture: fam.arch, Manufacturer: fam.maker,
 				ClockGHz: fam.clock, VCPU: r.vcpu, Cores: cores, MemoryMiB: r.memMiB, Hypervisor: catalog.HypervisorNitro,
 				Burstable: true, CurrentGeneration: true, MaxENIs: r.enis, IPv4PerENI: r.ips,
 				NetworkPerformance: "Up to 5 Gigabit", OnDemandUSD: prices(r.t3Price * fam.price),
-				SpotBaseUSD: map[string]float64{}, Offerings: map[string][]string{"availability": {"1"}},
-			})
+				SpotBaseUSD: map[string]float64{},
+			}})
 		}
-		out = append(out, catalog.InstanceType{
+		out = append(out, entry{share: 1, t: catalog.InstanceType{
 			Name: "t2." + r.name, Family: "t2", Architecture: catalog.ArchX8664, Manufacturer: "Intel", ClockGHz: 2.3,
 			VCPU: r.t2vcpu, Cores: r.t2vcpu, MemoryMiB: r.memMiB, Hypervisor: catalog.HypervisorXen, Burstable: true,
 			CurrentGeneration: true, MaxENIs: r.t2enis, IPv4PerENI: r.t2ips, NetworkPerformance: "Low to Moderate",
-			OnDemandUSD: prices(r.t3Price * 1.1), SpotBaseUSD: map[string]float64{}, Offerings: map[string][]string{"availability": {"1"}},
-		})
+			OnDemandUSD: prices(r.t3Price * 1.1), SpotBaseUSD: map[string]float64{},
+		}})
 	}
 	return out
 }
@@ -347,44 +354,44 @@ type fixed struct {
 	hypervisor string
 }
 
-func storage() []catalog.InstanceType {
-	var out []catalog.InstanceType
-	add := func(fam, arch, maker string, clock float64, diskType string, avail string, sizes []fixed) {
+func storage() []entry {
+	var out []entry
+	add := func(fam, arch, maker string, clock float64, diskType string, avail float64, sizes []fixed) {
 		for _, s := range sizes {
-			t := fixedType(fam, arch, maker, clock, avail, s)
-			t.LocalStorage = &catalog.LocalStorage{Disks: s.disks, SizeGB: s.diskGB, Type: diskType, NVMe: true}
-			out = append(out, t)
+			e := fixedType(fam, arch, maker, clock, avail, s)
+			e.t.LocalStorage = &catalog.LocalStorage{Disks: s.disks, SizeGB: s.diskGB, Type: diskType, NVMe: true}
+			out = append(out, e)
 		}
 	}
-	add("i3", catalog.ArchX8664, "Intel", 2.3, "ssd", "1", []fixed{
+	add("i3", catalog.ArchX8664, "Intel", 2.3, "ssd", 1, []fixed{
 		{"large", 2, 15.25, 1, 475, 0, 3, 10, 0.156, "xen"}, {"xlarge", 4, 30.5, 1, 950, 0, 4, 15, 0.312, "xen"},
 		{"2xlarge", 8, 61, 1, 1900, 0, 4, 15, 0.624, "xen"}, {"4xlarge", 16, 122, 2, 1900, 0, 8, 30, 1.248, "xen"},
 		{"8xlarge", 32, 244, 4, 1900, 0, 8, 30, 2.496, "xen"}, {"16xlarge", 64, 488, 8, 1900, 0, 15, 50, 4.992, "xen"},
 		{"metal", 72, 512, 8, 1900, 0, 15, 50, 4.992, ""},
 	})
-	add("i3en", catalog.ArchX8664, "Intel", 3.1, "ssd", "0.8", []fixed{
+	add("i3en", catalog.ArchX8664, "Intel", 3.1, "ssd", 0.8, []fixed{
 		{"large", 2, 16, 1, 1250, 0, 3, 10, 0.226, "nitro"}, {"xlarge", 4, 32, 1, 2500, 0, 4, 15, 0.452, "nitro"},
 		{"2xlarge", 8, 64, 2, 2500, 0, 4, 15, 0.904, "nitro"}, {"3xlarge", 12, 96, 1, 7500, 0, 4, 15, 1.356, "nitro"},
 		{"6xlarge", 24, 192, 2, 7500, 0, 8, 30, 2.712, "nitro"}, {"12xlarge", 48, 384, 4, 7500, 0, 8, 30, 5.424, "nitro"},
 		{"24xlarge", 96, 768, 8, 7500, 0, 15, 50, 10.848, "nitro"}, {"metal", 96, 768, 8, 7500, 0, 15, 50, 10.848, ""},
 	})
-	add("i4i", catalog.ArchX8664, "Intel", 3.5, "ssd", "0.9", []fixed{
+	add("i4i", catalog.ArchX8664, "Intel", 3.5, "ssd", 0.9, []fixed{
 		{"large", 2, 16, 1, 468, 0, 3, 10, 0.172, "nitro"}, {"xlarge", 4, 32, 1, 937, 0, 4, 15, 0.343, "nitro"},
 		{"2xlarge", 8, 64, 1, 1875, 0, 4, 15, 0.686, "nitro"}, {"4xlarge", 16, 128, 1, 3750, 0, 8, 30, 1.373, "nitro"},
 		{"8xlarge", 32, 256, 2, 3750, 0, 8, 30, 2.746, "nitro"}, {"12xlarge", 48, 384, 3, 3750, 0, 8, 30, 4.118, "nitro"},
 		{"16xlarge", 64, 512, 4, 3750, 0, 15, 50, 5.491, "nitro"}, {"24xlarge", 96, 768, 6, 3750, 0, 15, 50, 8.237, "nitro"},
 		{"32xlarge", 128, 1024, 8, 3750, 0, 15, 50, 10.982, "nitro"}, {"metal", 128, 1024, 8, 3750, 0, 15, 50, 10.982, ""},
 	})
-	add("i4g", catalog.ArchARM64, "AWS", 2.5, "ssd", "0.7", []fixed{
+	add("i4g", catalog.ArchARM64, "AWS", 2.5, "ssd", 0.7, []fixed{
 		{"large", 2, 16, 1, 468, 0, 3, 10, 0.154, "nitro"}, {"xlarge", 4, 32, 1, 937, 0, 4, 15, 0.309, "nitro"},
 		{"2xlarge", 8, 64, 1, 1875, 0, 4, 15, 0.617, "nitro"}, {"4xlarge", 16, 128, 1, 3750, 0, 8, 30, 1.235, "nitro"},
 		{"8xlarge", 32, 256, 2, 3750, 0, 8, 30, 2.47, "nitro"}, {"16xlarge", 64, 512, 4, 3750, 0, 15, 50, 4.94, "nitro"},
 	})
-	add("d3", catalog.ArchX8664, "Intel", 3.1, "hdd", "0.7", []fixed{
+	add("d3", catalog.ArchX8664, "Intel", 3.1, "hdd", 0.7, []fixed{
 		{"xlarge", 4, 32, 3, 2000, 0, 4, 15, 0.499, "nitro"}, {"2xlarge", 8, 64, 6, 2000, 0, 4, 15, 0.999, "nitro"},
 		{"4xlarge", 16, 128, 12, 2000, 0, 4, 15, 1.998, "nitro"}, {"8xlarge", 32, 256, 24, 2000, 0, 4, 15, 3.995, "nitro"},
 	})
-	add("d3en", catalog.ArchX8664, "Intel", 3.1, "hdd", "0.5", []fixed{
+	add("d3en", catalog.ArchX8664, "Intel", 3.1, "hdd", 0.5, []fixed{
 		{"xlarge", 4, 16, 2, 13980, 0, 4, 15, 0.526, "nitro"}, {"2xlarge", 8, 32, 4, 13980, 0, 4, 15, 1.051, "nitro"},
 		{"4xlarge", 16, 64, 8, 13980, 0, 4, 15, 2.103, "nitro"}, {"6xlarge", 24, 96, 12, 13980, 0, 4, 15, 3.154, "nitro"},
 		{"8xlarge", 32, 128, 16, 13980, 0, 4, 15, 4.205, "nitro"}, {"12xlarge", 48, 192, 24, 13980, 0, 4, 15, 6.308, "nitro"},
@@ -392,93 +399,90 @@ func storage() []catalog.InstanceType {
 	return out
 }
 
-func gpu() []catalog.InstanceType {
-	var out []catalog.InstanceType
-	add := func(fam, arch, maker string, clock float64, g catalog.GPUs, nvmePerGPU int64, avail string, sizes []fixed) {
+func gpu() []entry {
+	var out []entry
+	add := func(fam, arch, maker string, clock float64, g catalog.GPUs, avail float64, sizes []fixed) {
 		for _, s := range sizes {
-			t := fixedType(fam, arch, maker, clock, avail, s)
+			e := fixedType(fam, arch, maker, clock, avail, s)
 			gs := g
 			gs.Count = s.gpus
-			t.GPUs = &gs
+			e.t.GPUs = &gs
 			if s.disks > 0 {
-				t.LocalStorage = &catalog.LocalStorage{Disks: s.disks, SizeGB: s.diskGB, Type: "ssd", NVMe: true}
+				e.t.LocalStorage = &catalog.LocalStorage{Disks: s.disks, SizeGB: s.diskGB, Type: "ssd", NVMe: true}
 			}
-			out = append(out, t)
+			out = append(out, e)
 		}
 	}
 	t4 := catalog.GPUs{Name: "T4", Manufacturer: "NVIDIA", MemoryMiB: 16384}
-	add("g4dn", catalog.ArchX8664, "Intel", 2.5, t4, 0, "0.9", []fixed{
+	add("g4dn", catalog.ArchX8664, "Intel", 2.5, t4, 0.9, []fixed{
 		{"xlarge", 4, 16, 1, 125, 1, 3, 10, 0.526, "nitro"}, {"2xlarge", 8, 32, 1, 225, 1, 3, 10, 0.752, "nitro"},
 		{"4xlarge", 16, 64, 1, 225, 1, 3, 10, 1.204, "nitro"}, {"8xlarge", 32, 128, 1, 900, 1, 4, 15, 2.176, "nitro"},
 		{"12xlarge", 48, 192, 1, 900, 4, 8, 30, 3.912, "nitro"}, {"16xlarge", 64, 256, 1, 900, 1, 4, 15, 4.352, "nitro"},
 		{"metal", 96, 384, 2, 900, 8, 15, 50, 7.824, ""},
 	})
-	add("g4ad", catalog.ArchX8664, "AMD", 3.0, catalog.GPUs{Name: "Radeon Pro V520", Manufacturer: "AMD", MemoryMiB: 8192}, 0, "0.5", []fixed{
+	add("g4ad", catalog.ArchX8664, "AMD", 3.0, catalog.GPUs{Name: "Radeon Pro V520", Manufacturer: "AMD", MemoryMiB: 8192}, 0.5, []fixed{
 		{"xlarge", 4, 16, 1, 150, 1, 2, 4, 0.379, "nitro"}, {"2xlarge", 8, 32, 1, 300, 1, 2, 4, 0.541, "nitro"},
 		{"4xlarge", 16, 64, 1, 600, 1, 3, 10, 0.867, "nitro"}, {"8xlarge", 32, 128, 1, 1200, 2, 4, 15, 1.734, "nitro"},
 		{"16xlarge", 64, 256, 1, 2400, 4, 8, 30, 3.468, "nitro"},
 	})
 	a10g := catalog.GPUs{Name: "A10G", Manufacturer: "NVIDIA", MemoryMiB: 24576}
-	add("g5", catalog.ArchX8664, "AMD", 3.3, a10g, 0, "0.75", []fixed{
+	add("g5", catalog.ArchX8664, "AMD", 3.3, a10g, 0.75, []fixed{
 		{"xlarge", 4, 16, 1, 250, 1, 4, 15, 1.006, "nitro"}, {"2xlarge", 8, 32, 1, 450, 1, 4, 15, 1.212, "nitro"},
 		{"4xlarge", 16, 64, 1, 600, 1, 8, 30, 1.624, "nitro"}, {"8xlarge", 32, 128, 1, 900, 1, 8, 30, 2.448, "nitro"},
 		{"12xlarge", 48, 192, 1, 3800, 4, 15, 50, 5.672, "nitro"}, {"16xlarge", 64, 256, 1, 1900, 1, 8, 30, 4.096, "nitro"},
 		{"24xlarge", 96, 384, 1, 3800, 4, 15, 50, 8.144, "nitro"}, {"48xlarge", 192, 768, 2, 3800, 8, 7, 50, 16.288, "nitro"},
 	})
-	add("g5g", catalog.ArchARM64, "AWS", 2.5, catalog.GPUs{Name: "T4g", Manufacturer: "NVIDIA", MemoryMiB: 16384}, 0, "0.5", []fixed{
+	add("g5g", catalog.ArchARM64, "AWS", 2.5, catalog.GPUs{Name: "T4g", Manufacturer: "NVIDIA", MemoryMiB: 16384}, 0.5, []fixed{
 		{"xlarge", 4, 8, 0, 0, 1, 4, 15, 0.42, "nitro"}, {"2xlarge", 8, 16, 0, 0, 1, 4, 15, 0.556, "nitro"},
 		{"4xlarge", 16, 32, 0, 0, 1, 8, 30, 0.828, "nitro"}, {"8xlarge", 32, 64, 0, 0, 1, 8, 30, 1.372, "nitro"},
 		{"16xlarge", 64, 128, 0, 0, 2, 15, 50, 2.744, "nitro"}, {"metal", 64, 128, 0, 0, 2, 15, 50, 2.744, ""},
 	})
 	l4 := catalog.GPUs{Name: "L4", Manufacturer: "NVIDIA", MemoryMiB: 24576}
-	add("g6", catalog.ArchX8664, "AMD", 3.95, l4, 0, "0.7", []fixed{
+	add("g6", catalog.ArchX8664, "AMD", 3.95, l4, 0.7, []fixed{
 		{"xlarge", 4, 16, 1, 250, 1, 4, 15, 0.805, "nitro"}, {"2xlarge", 8, 32, 1, 450, 1, 4, 15, 0.978, "nitro"},
 		{"4xlarge", 16, 64, 1, 600, 1, 8, 30, 1.323, "nitro"}, {"8xlarge", 32, 128, 2, 450, 1, 8, 30, 2.014, "nitro"},
 		{"12xlarge", 48, 192, 4, 940, 4, 8, 30, 4.602, "nitro"}, {"16xlarge", 64, 256, 2, 940, 1, 15, 50, 3.397, "nitro"},
 		{"24xlarge", 96, 384, 4, 940, 4, 15, 50, 6.675, "nitro"}, {"48xlarge", 192, 768, 8, 940, 8, 15, 50, 13.35, "nitro"},
 	})
 	l40s := catalog.GPUs{Name: "L40S", Manufacturer: "NVIDIA", MemoryMiB: 45776}
-	add("g6e", catalog.ArchX8664, "AMD", 3.95, l40s, 0, "0.45", []fixed{
+	add("g6e", catalog.ArchX8664, "AMD", 3.95, l40s, 0.45, []fixed{
 		{"xlarge", 4, 32, 1, 250, 1, 4, 15, 1.861, "nitro"}, {"2xlarge", 8, 64, 1, 450, 1, 4, 15, 2.242, "nitro"},
 		{"4xlarge", 16, 128, 1, 600, 1, 8, 30, 3.004, "nitro"}, {"8xlarge", 32, 256, 1, 900, 1, 8, 30, 4.529, "nitro"},
 		{"12xlarge", 48, 384, 2, 1900, 4, 10, 30, 10.493, "nitro"}, {"16xlarge", 64, 512, 1, 1900, 1, 15, 50, 7.577, "nitro"},
 		{"24xlarge", 96, 768, 2, 1900, 4, 15, 50, 15.066, "nitro"}, {"48xlarge", 192, 1536, 4, 1900, 8, 15, 50, 30.131, "nitro"},
 	})
-	add("p3", catalog.ArchX8664, "Intel", 2.3, catalog.GPUs{Name: "V100", Manufacturer: "NVIDIA", MemoryMiB: 16384}, 0, "0.5", []fixed{
+	add("p3", catalog.ArchX8664, "Intel", 2.3, catalog.GPUs{Name: "V100", Manufacturer: "NVIDIA", MemoryMiB: 16384}, 0.5, []fixed{
 		{"2xlarge", 8, 61, 0, 0, 1, 4, 15, 3.06, "xen"}, {"8xlarge", 32, 244, 0, 0, 4, 8, 30, 12.24, "xen"},
 		{"16xlarge", 64, 488, 0, 0, 8, 8, 30, 24.48, "xen"},
 	})
-	add("p4d", catalog.ArchX8664, "Intel", 3.0, catalog.GPUs{Name: "A100", Manufacturer: "NVIDIA", MemoryMiB: 40960}, 0, "0.3", []fixed{
+	add("p4d", catalog.ArchX8664, "Intel", 3.0, catalog.GPUs{Name: "A100", Manufacturer: "NVIDIA", MemoryMiB: 40960}, 0.3, []fixed{
 		{"24xlarge", 96, 1152, 8, 1000, 8, 60, 50, 32.773, "nitro"},
 	})
-	add("p5", catalog.ArchX8664, "AMD", 3.6, catalog.GPUs{Name: "H100", Manufacturer: "NVIDIA", MemoryMiB: 81920}, 0, "0.3", []fixed{
+	add("p5", catalog.ArchX8664, "AMD", 3.6, catalog.GPUs{Name: "H100", Manufacturer: "NVIDIA", MemoryMiB: 81920}, 0.3, []fixed{
 		{"48xlarge", 192, 2048, 8, 3800, 8, 32, 50, 98.32, "nitro"},
 	})
 	return out
 }
 
-func fixedType(fam, arch, maker string, clock float64, avail string, s fixed) catalog.InstanceType {
+func fixedType(fam, arch, maker string, clock float64, avail float64, s fixed) entry {
 	cores := s.vcpu / 2
 	if arch == catalog.ArchARM64 {
 		cores = s.vcpu
 	}
-	return catalog.InstanceType{
+	return entry{share: avail, t: catalog.InstanceType{
 		Name: fam + "." + s.name, Family: fam, Architecture: arch, Manufacturer: maker, ClockGHz: clock,
 		VCPU: s.vcpu, Cores: cores, MemoryMiB: int64(math.Round(s.memGiB * 1024)), Hypervisor: s.hypervisor,
 		BareMetal: strings.HasPrefix(s.name, "metal"), CurrentGeneration: fam != "p3",
 		MaxENIs: s.enis, IPv4PerENI: s.ips, NetworkPerformance: network("25 Gigabit", s.vcpu),
 		OnDemandUSD: prices(s.price), SpotBaseUSD: map[string]float64{},
-		Offerings: map[string][]string{"availability": {avail}},
-	}
+	}}
 }
 
-// place turns a type's availability share into concrete zones and spot base prices. A zone offers
+// place turns the share of zones offering a type into concrete zones and spot base prices. A zone offers
 // the type when a hash of (type, zone) falls under the share; the first zone of us-west-2 always
 // offers every family's smaller sizes so that every family is launchable somewhere. Metal and the
 // very largest sizes are rarer, as in AWS.
-func place(t *catalog.InstanceType) {
-	var share float64
-	_, _ = fmt.Sscan(t.Offerings["availability"][0], &share)
+func place(t *catalog.InstanceType, share float64) {
 	if t.BareMetal || t.VCPU >= 192 {
 		share *= 0.6
 	}
