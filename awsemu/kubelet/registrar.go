@@ -82,13 +82,53 @@ func (r *Registrar) Sync(ctx context.Context) error {
 			}
 		}
 	})
+	ready := map[string]bool{}
 	for _, n := range want {
 		if err := r.client.Create(ctx, n); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("registering node %s, %w", n.Name, err)
 		}
+		ready[n.Name] = true
+	}
+	if err := r.runPods(ctx, ready); err != nil {
+		return err
 	}
 	return r.deleteGone(ctx, gone)
 }
+
+// runPods marks the pods bound to the emulated kubelets' Nodes Running and Ready, as a kubelet
+// would once their containers start. Pods that have a phase other than Pending are left alone.
+func (r *Registrar) runPods(ctx context.Context, nodes map[string]bool) error {
+	pods := &corev1.PodList{}
+	if err := r.client.List(ctx, pods); err != nil {
+		return fmt.Errorf("listing pods, %w", err)
+	}
+	now := metav1.NewTime(r.clock.Now())
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if !nodes[p.Spec.NodeName] || (p.Status.Phase != "" && p.Status.Phase != corev1.PodPending) || p.DeletionTimestamp != nil {
+			continue
+		}
+		p.Status.Phase, p.Status.StartTime = corev1.PodRunning, &now
+		p.Status.HostIP, p.Status.PodIP = "10.0.0.1", fmt.Sprintf("10.1.%d.%d", i/250, 2+i%250)
+		p.Status.Conditions = nil
+		for _, c := range []corev1.PodConditionType{corev1.PodScheduled, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: c, Status: corev1.ConditionTrue, LastTransitionTime: now})
+		}
+		p.Status.ContainerStatuses = nil
+		for _, c := range p.Spec.Containers {
+			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{
+				Name: c.Name, Image: c.Image, Ready: true, Started: ptr(true),
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+			})
+		}
+		if err := r.client.Status().Update(ctx, p); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+			return fmt.Errorf("starting pod %s/%s, %w", p.Namespace, p.Name, err)
+		}
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
 
 func (r *Registrar) syncAWSAuth(ctx context.Context) error {
 	cm := &corev1.ConfigMap{}

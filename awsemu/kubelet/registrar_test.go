@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joinerhq/joiner/awsemu"
 	"github.com/joinerhq/joiner/awsemu/boot"
@@ -202,4 +203,31 @@ func withoutNotReady(taints []corev1.Taint) []corev1.Taint {
 		}
 	}
 	return out
+}
+
+func TestRegistrarRunsBoundPods(t *testing.T) {
+	w := newWorld(t)
+	id := launch(t, w.state, `/etc/eks/bootstrap.sh demo`)
+	w.bootAndSync(t)
+	n, ok := nodes(t)[pid(id)]
+	if !ok {
+		t.Fatal("the instance did not register")
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "inflate"},
+		Spec:       corev1.PodSpec{NodeName: n.Name, Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}}},
+	}
+	if err := env.Client.Create(t.Context(), pod); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), pod) })
+	if err := w.reg.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(pod), pod); err != nil {
+		t.Fatal(err)
+	}
+	if pod.Status.Phase != corev1.PodRunning || len(pod.Status.ContainerStatuses) != 1 || !pod.Status.ContainerStatuses[0].Ready {
+		t.Errorf("pod status: %+v", pod.Status)
+	}
 }
