@@ -43,7 +43,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(awsemu.New(st))
+	srv := httptest.NewServer(awsemu.New(st, clk))
 	t.Cleanup(srv.Close)
 	e := &env{clock: clk, state: st, url: srv.URL, booter: booter}
 	cfg := e.config("us-west-2", state.DefaultSeed().ControllerAccessKey)

@@ -1,6 +1,7 @@
 package awsemu_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -62,5 +63,33 @@ func TestDescribeInstancesLag(t *testing.T) {
 	e.clock.Step(3 * time.Second)
 	if _, err := e.ec2.DescribeInstances(t.Context(), &ec2.DescribeInstancesInput{InstanceIds: []string{id}}); err != nil {
 		t.Errorf("after the lag: %v", err)
+	}
+}
+
+func TestLatency(t *testing.T) {
+	e := newEnv(t)
+	_ = e.state.Update(func(w *state.World) error {
+		w.Faults.Latency = 2 * time.Second
+		return nil
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.ec2.DescribeAvailabilityZones(context.Background(), &ec2.DescribeAvailabilityZonesInput{})
+		done <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !e.clock.HasWaiters() {
+		if time.Now().After(deadline) {
+			t.Fatal("the request never waited on the clock")
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("answered before the latency passed: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	e.clock.Step(2 * time.Second)
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/utils/clock"
 
@@ -27,6 +28,7 @@ const DefaultAccountID = "111122223333"
 
 // Server routes signed AWS requests to the emulated services.
 type Server struct {
+	clock    clock.Clock
 	state    *state.State
 	ec2      *ec2.Handler
 	iam      *iam.Handler
@@ -39,9 +41,9 @@ type Server struct {
 	requests atomic.Uint64
 }
 
-// New returns a Server over st.
-func New(st *state.State) *Server {
-	return &Server{state: st, ec2: ec2.New(st), iam: iam.New(st), sts: sts.New(st), ssm: ssm.New(st), eks: eks.New(st), pricing: pricing.New(st), sqs: sqs.New(st), inspect: inspect.New(st)}
+// New returns a Server over st whose injected latency waits on clk.
+func New(st *state.State, clk clock.Clock) *Server {
+	return &Server{clock: clk, state: st, ec2: ec2.New(st), iam: iam.New(st), sts: sts.New(st), ssm: ssm.New(st), eks: eks.New(st), pricing: pricing.New(st), sqs: sqs.New(st), inspect: inspect.New(st)}
 }
 
 // NewState returns a world over the embedded catalogue, seeded with seed, whose instances boot
@@ -81,7 +83,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"Request is missing Authentication Token"))
 		return
 	}
-	if s.throttled(w, call) {
+	if !s.delay(r) || s.throttled(w, call) {
 		return
 	}
 	switch call.Service {
@@ -125,4 +127,19 @@ func (s *Server) throttled(w http.ResponseWriter, call wire.Call) bool {
 		wire.WriteQueryError(w, call.RequestID, wire.NewError(http.StatusBadRequest, "Throttling", "Rate exceeded"))
 	}
 	return true
+}
+
+// delay waits out the injected latency; it reports false when the caller gave up meanwhile.
+func (s *Server) delay(r *http.Request) bool {
+	var latency time.Duration
+	s.state.View(func(world *state.World) { latency = world.Faults.Latency })
+	if latency <= 0 {
+		return true
+	}
+	select {
+	case <-s.clock.After(latency):
+		return true
+	case <-r.Context().Done():
+		return false
+	}
 }

@@ -45,6 +45,8 @@ type Faults struct {
 	// DescribeInstancesLag is how long new instances stay invisible to DescribeInstances, as a
 	// Go duration ("5s").
 	DescribeInstancesLag string `json:"describeInstancesLag,omitempty"`
+	// Latency delays every API response, as a Go duration ("200ms").
+	Latency string `json:"latency,omitempty"`
 }
 
 // ServeHTTP answers one inspection request.
@@ -91,6 +93,9 @@ func (h *Handler) faults(w http.ResponseWriter) {
 		if world.Faults.DescribeInstancesLag > 0 {
 			out.DescribeInstancesLag = world.Faults.DescribeInstancesLag.String()
 		}
+		if world.Faults.Latency > 0 {
+			out.Latency = world.Faults.Latency.String()
+		}
 	})
 	writeJSON(w, out)
 }
@@ -101,16 +106,18 @@ func (h *Handler) putFaults(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("decoding faults, %v", err), http.StatusBadRequest)
 		return
 	}
-	var lag time.Duration
-	if in.DescribeInstancesLag != "" {
-		var err error
-		if lag, err = time.ParseDuration(in.DescribeInstancesLag); err != nil {
-			http.Error(w, fmt.Sprintf("decoding describeInstancesLag, %v", err), http.StatusBadRequest)
-			return
-		}
+	lag, err := duration(in.DescribeInstancesLag)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("decoding describeInstancesLag, %v", err), http.StatusBadRequest)
+		return
+	}
+	latency, err := duration(in.Latency)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("decoding latency, %v", err), http.StatusBadRequest)
+		return
 	}
 	_ = h.state.Update(func(world *state.World) error {
-		world.Faults.ThrottleRate, world.Faults.DescribeInstancesLag = in.ThrottleRate, lag
+		world.Faults.ThrottleRate, world.Faults.DescribeInstancesLag, world.Faults.Latency = in.ThrottleRate, lag, latency
 		world.Faults.InsufficientCapacity = map[state.Pool]bool{}
 		for _, p := range in.InsufficientCapacity {
 			world.Faults.InsufficientCapacity[p] = true
@@ -153,4 +160,15 @@ func (h *Handler) postEvent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
+}
+
+func duration(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("parsing duration %q, %w", s, err)
+	}
+	return d, nil
 }

@@ -22,6 +22,8 @@ type Faults struct {
 	// DescribeInstancesLag hides instances from DescribeInstances and DescribeInstanceStatus for
 	// this long after launch, as EC2's eventual consistency does.
 	DescribeInstancesLag time.Duration
+	// Latency delays every API response by this long.
+	Latency time.Duration
 
 	requests uint64
 }

@@ -73,7 +73,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s, %w", *listen, err)
 	}
-	srv := &http.Server{Handler: awsemu.New(st), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: awsemu.New(st, clock.RealClock{}), ReadHeaderTimeout: 10 * time.Second}
 	errs := make(chan error, 1)
 	go func() { errs <- srv.Serve(ln) }()
 	log.New(out, "", 0).Printf("awsemu listening on http://%s", ln.Addr())
