@@ -158,3 +158,32 @@ func TestLaunchAuthorizationByTags(t *testing.T) {
 		t.Errorf("terminating an owned instance: %v", err)
 	}
 }
+
+func TestIAMAccessDeniedAndPagination(t *testing.T) {
+	e := newEnv(t)
+	for i := range 3 {
+		if _, err := e.iam.CreateInstanceProfile(t.Context(), &iam.CreateInstanceProfileInput{InstanceProfileName: aws.String("p" + string(rune('a'+i)))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var names []string
+	p := iam.NewListInstanceProfilesPaginator(e.iam, &iam.ListInstanceProfilesInput{MaxItems: aws.Int32(2)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ip := range page.InstanceProfiles {
+			names = append(names, *ip.InstanceProfileName)
+		}
+	}
+	if len(names) != 4 { // three created and the seeded node profile
+		t.Errorf("listed %v", names)
+	}
+	e.setControllerPolicy(t, `{"Statement": [{"Effect": "Allow", "Action": "iam:Get*", "Resource": "*"}]}`)
+	_, err := e.iam.CreateInstanceProfile(t.Context(), &iam.CreateInstanceProfileInput{InstanceProfileName: aws.String("denied")})
+	wantCode(t, err, "AccessDenied", "create without iam:CreateInstanceProfile")
+	if _, err := e.iam.GetInstanceProfile(t.Context(), &iam.GetInstanceProfileInput{InstanceProfileName: aws.String("pa")}); err != nil {
+		t.Errorf("get is allowed: %v", err)
+	}
+}
