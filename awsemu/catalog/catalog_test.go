@@ -1,0 +1,101 @@
+package catalog_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/joinerhq/joiner/awsemu/catalog"
+)
+
+func TestLoad(t *testing.T) {
+	c, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Types) < 500 {
+		t.Errorf("catalogue has %d types, want at least 500", len(c.Types))
+	}
+	for _, it := range c.Types {
+		if it.VCPU <= 0 || it.MemoryMiB <= 0 || it.MaxENIs <= 0 || it.IPv4PerENI <= 0 {
+			t.Errorf("%s: missing facts: %+v", it.Name, it)
+		}
+		if it.BareMetal != (it.Hypervisor == "") {
+			t.Errorf("%s: bare metal %v but hypervisor %q", it.Name, it.BareMetal, it.Hypervisor)
+		}
+		if len(it.Offerings) == 0 {
+			t.Errorf("%s: offered nowhere", it.Name)
+		}
+	}
+}
+
+func TestFacts(t *testing.T) {
+	c, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		vcpu      int32
+		memoryMiB int64
+		arch      string
+		maxPods   int32
+		gpus      int32
+		localGB   int64
+	}{
+		{name: "m5.large", vcpu: 2, memoryMiB: 8192, arch: catalog.ArchX8664, maxPods: 29},
+		{name: "t2.small", vcpu: 1, memoryMiB: 2048, arch: catalog.ArchX8664, maxPods: 11},
+		{name: "t2.medium", vcpu: 2, memoryMiB: 4096, arch: catalog.ArchX8664, maxPods: 17},
+		{name: "t4g.medium", vcpu: 2, memoryMiB: 4096, arch: catalog.ArchARM64, maxPods: 17},
+		{name: "c6g.xlarge", vcpu: 4, memoryMiB: 8192, arch: catalog.ArchARM64, maxPods: 58},
+		{name: "r6i.16xlarge", vcpu: 64, memoryMiB: 524288, arch: catalog.ArchX8664, maxPods: 737},
+		{name: "g5.12xlarge", vcpu: 48, memoryMiB: 196608, arch: catalog.ArchX8664, maxPods: 737, gpus: 4, localGB: 3800},
+		{name: "i3.large", vcpu: 2, memoryMiB: 15616, arch: catalog.ArchX8664, maxPods: 29, localGB: 475},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			it, ok := c.Type(tt.name)
+			if !ok {
+				t.Fatalf("%s not in the catalogue", tt.name)
+			}
+			if it.VCPU != tt.vcpu || it.MemoryMiB != tt.memoryMiB || it.Architecture != tt.arch || it.MaxPods() != tt.maxPods {
+				t.Errorf("got vcpu %d mem %d arch %s maxPods %d", it.VCPU, it.MemoryMiB, it.Architecture, it.MaxPods())
+			}
+			var gpus int32
+			if it.GPUs != nil {
+				gpus = it.GPUs.Count
+			}
+			var local int64
+			if it.LocalStorage != nil {
+				local = it.LocalStorage.TotalGB()
+			}
+			if gpus != tt.gpus || local != tt.localGB {
+				t.Errorf("got %d GPUs and %d GB local storage, want %d and %d", gpus, local, tt.gpus, tt.localGB)
+			}
+		})
+	}
+}
+
+func TestSpotPriceMovesDeterministically(t *testing.T) {
+	c, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, _ := c.Type("m5.large")
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	seen := map[float64]bool{}
+	for h := range 24 {
+		at := t0.Add(time.Duration(h) * time.Hour)
+		p1, ok := it.SpotPrice("us-west-2a", at)
+		p2, _ := it.SpotPrice("us-west-2a", at.Add(time.Minute))
+		if !ok || p1 != p2 || p1 <= 0 || p1 >= it.OnDemandUSD["us-west-2"] {
+			t.Fatalf("hour %d: spot %v then %v (ok %v), on-demand %v", h, p1, p2, ok, it.OnDemandUSD["us-west-2"])
+		}
+		seen[p1] = true
+	}
+	if len(seen) < 10 {
+		t.Errorf("spot price took only %d values in a day", len(seen))
+	}
+	if _, ok := it.SpotPrice("us-east-9z", t0); ok {
+		t.Error("spot price in an unknown zone")
+	}
+}

@@ -1,0 +1,10 @@
+// Package catalog is the emulator's instance-type catalogue: every instance type with the facts
+// DescribeInstanceTypes reports (vCPU, memory, architecture, hypervisor, ENI limits, GPUs, local
+// storage), where each type is offered (regions and zones, with realistic gaps), and what it costs
+// (on-demand per region, spot per zone, moving with time).
+//
+// The data lives in catalog.json, written by the generator in ./gen from facts kept in Go and
+// checked in; Load parses it once per call and returns an immutable Catalog. The package is usable
+// on its own (for example by `joiner simulate`): it must not depend on the emulator's state or
+// speak any protocol.
+package catalog

@@ -1,0 +1,302 @@
+package ec2
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"sort"
+
+	"github.com/joinerhq/joiner/awsemu/authz"
+	"github.com/joinerhq/joiner/awsemu/policy"
+	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/awsemu/wire"
+)
+
+// candidate is one (launch template config, override) pair of a fleet request.
+type candidate struct {
+	ltID, ltName, version string
+	override              fleetOverridesXML
+	priority              float64
+	price                 float64
+}
+
+func fleetCandidates(f wire.Form) []candidate {
+	var out []candidate
+	for _, cfg := range f.Indexed("LaunchTemplateConfigs") {
+		spec := cfg + ".LaunchTemplateSpecification."
+		base := candidate{ltID: f.String(spec + "LaunchTemplateId"), ltName: f.String(spec + "LaunchTemplateName"), version: f.String(spec + "Version")}
+		overrides := f.Indexed(cfg + ".Overrides")
+		if len(overrides) == 0 {
+			out = append(out, base)
+			continue
+		}
+		for _, o := range overrides {
+			c := base
+			c.override = fleetOverridesXML{
+				InstanceType: f.String(o + ".InstanceType"), SubnetID: f.String(o + ".SubnetId"),
+				AvailabilityZone: f.String(o + ".AvailabilityZone"), ImageID: f.String(o + ".ImageId"), Priority: f.String(o + ".Priority"),
+			}
+			c.priority = f.Float(o+".Priority", math.Inf(1))
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (c candidate) xml() ltAndOverridesXML {
+	return ltAndOverridesXML{Spec: fleetLTSpecXML{LaunchTemplateID: c.ltID, LaunchTemplateName: c.ltName, Version: c.version}, Overrides: c.override}
+}
+
+func (h *Handler) createFleet(req request) (any, error) {
+	f := req.form
+	if t := f.String("Type"); t != "instant" {
+		return nil, wire.InvalidParameterValue("The emulator supports only fleets of type instant, got '" + t + "'.")
+	}
+	total, err := f.Int("TargetCapacitySpecification.TotalTargetCapacity", 0)
+	if err != nil {
+		return nil, err
+	}
+	if total < 1 {
+		return nil, wire.MissingParameter("TargetCapacitySpecification.TotalTargetCapacity")
+	}
+	capacityType := f.String("TargetCapacitySpecification.DefaultTargetCapacityType")
+	if capacityType != state.CapacitySpot && capacityType != state.CapacityOnDemand {
+		return nil, wire.InvalidParameterValue("Value (" + capacityType + ") for parameter DefaultTargetCapacityType is invalid.")
+	}
+	strategy := f.String("OnDemandOptions.AllocationStrategy")
+	if capacityType == state.CapacitySpot {
+		strategy = f.String("SpotOptions.AllocationStrategy")
+	}
+	specs := f.TagSpecifications("TagSpecification")
+	candidates := fleetCandidates(f)
+	if len(candidates) == 0 {
+		return nil, wire.MissingParameter("LaunchTemplateConfigs")
+	}
+	var out createFleetResponse
+	err = h.state.Update(func(w *state.World) error {
+		r, err := region(w, req)
+		if err != nil {
+			return err
+		}
+		p, err := authz.Identify(w, req.call.AccessKey)
+		if err != nil {
+			return err
+		}
+		fleetTags := specTags(specs, "fleet")
+		if err := authz.Authorize(w, p, authz.EC2, policy.Request{Action: "ec2:CreateFleet", Resource: arn(w, r.Name, "fleet", "*"),
+			Context: requestContext(nil, fleetTags)}); err != nil {
+			return err
+		}
+		fleetID := newFleetID(w)
+		out = createFleetResponse{XMLNS: ns, RequestID: req.call.RequestID, FleetID: fleetID}
+		order(w, r, candidates, capacityType, strategy)
+		remaining := total
+		for _, c := range candidates {
+			if remaining == 0 {
+				break
+			}
+			res, err := fleetLaunch(w, r, p, c, capacityType, specs)
+			if err == nil && req.form.Bool("DryRun") {
+				return wire.DryRunOperation()
+			}
+			if err != nil {
+				var we *wire.Error
+				if !errors.As(err, &we) {
+					return err
+				}
+				out.Errors = append(out.Errors, fleetErrorXML{LaunchTemplateAndOverrides: c.xml(), Lifecycle: capacityType, ErrorCode: we.Code, ErrorMessage: we.Message})
+				continue
+			}
+			fi := fleetInstanceXML{LaunchTemplateAndOverrides: c.xml(), Lifecycle: capacityType, InstanceType: res.it.Name}
+			reservation := "r-" + w.NewID("")[1:]
+			for ; remaining > 0; remaining-- {
+				inst := start(w, r, res, reservation)
+				inst.FleetID = fleetID
+				inst.Tags["aws:ec2:fleet-id"] = fleetID
+				fi.InstanceIDs = append(fi.InstanceIDs, inst.ID)
+			}
+			out.Instances = append(out.Instances, fi)
+		}
+		if req.form.Bool("DryRun") && len(out.Errors) > 0 {
+			return wire.NewError(out.Errors[0].status(), out.Errors[0].ErrorCode, "%s", out.Errors[0].ErrorMessage)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (e fleetErrorXML) status() int {
+	if e.ErrorCode == "UnauthorizedOperation" {
+		return http.StatusForbidden
+	}
+	return http.StatusBadRequest
+}
+
+// order sorts candidates the way the allocation strategy tries them: prioritized by Priority,
+// otherwise by price (on-demand price, or the current spot price of the override's zone).
+func order(w *state.World, r *state.Region, cs []candidate, capacityType, strategy string) {
+	for i := range cs {
+		cs[i].price = math.Inf(1)
+		it, ok := w.Catalog.Type(cs[i].override.InstanceType)
+		if !ok {
+			continue
+		}
+		if capacityType == state.CapacityOnDemand {
+			if p, ok := it.OnDemandUSD[r.Name]; ok {
+				cs[i].price = p
+			}
+			continue
+		}
+		zone := cs[i].override.AvailabilityZone
+		if s := r.Subnets[cs[i].override.SubnetID]; s != nil {
+			zone = s.Zone
+		}
+		if p, ok := it.SpotPrice(zone, w.Now); ok {
+			cs[i].price = p
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		if strategy == "prioritized" && cs[i].priority != cs[j].priority {
+			return cs[i].priority < cs[j].priority
+		}
+		return cs[i].price < cs[j].price
+	})
+}
+
+// fleetLaunch resolves and authorizes one candidate; a nil error means it can launch now.
+func fleetLaunch(w *state.World, r *state.Region, p authz.Principal, c candidate, capacityType string, specs []wire.TagSpecification) (*resolved, error) {
+	lt, err := findLaunchTemplate(r, c.ltID, c.ltName)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkVersion(c.version); err != nil {
+		return nil, err
+	}
+	data := lt.Data
+	if c.override.ImageID != "" {
+		data.ImageID = c.override.ImageID
+	}
+	spec := launchSpec{
+		action: "CreateFleet", lt: lt, data: data, instanceType: c.override.InstanceType, subnetID: c.override.SubnetID,
+		zone: c.override.AvailabilityZone, capacityType: capacityType,
+		instanceTags: merge(data.InstanceTags, specTags(specs, "instance")), volumeTags: merge(data.VolumeTags, specTags(specs, "volume")),
+	}
+	if spec.instanceType == "" {
+		spec.instanceType = data.InstanceType
+	}
+	res, err := resolve(w, r, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := authz.Authorize(w, p, authz.EC2, permissions(w, r, res)...); err != nil {
+		return nil, err
+	}
+	if err := capacityError(w, r, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func merge(a, b state.Tags) state.Tags {
+	out := state.Tags{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+func (h *Handler) runInstances(req request) (any, error) {
+	f := req.form
+	minCount, err := f.Int("MinCount", 0)
+	if err != nil {
+		return nil, err
+	}
+	maxCount, err := f.Int("MaxCount", 0)
+	if err != nil {
+		return nil, err
+	}
+	if minCount < 1 || maxCount < minCount {
+		return nil, wire.InvalidParameterValue("Invalid value for MinCount/MaxCount: MinCount must be at least 1 and at most MaxCount.")
+	}
+	specs := f.TagSpecifications("TagSpecification")
+	var out runInstancesResponse
+	err = h.state.Update(func(w *state.World) error {
+		r, err := region(w, req)
+		if err != nil {
+			return err
+		}
+		spec, err := runSpec(r, f, specs)
+		if err != nil {
+			return err
+		}
+		res, err := resolve(w, r, spec)
+		if err != nil {
+			return err
+		}
+		if err := authorize(w, req, permissions(w, r, res)...); err != nil {
+			return err
+		}
+		if err := capacityError(w, r, res); err != nil {
+			return err
+		}
+		reservation := "r-" + w.NewID("")[1:]
+		out = runInstancesResponse{XMLNS: ns, RequestID: req.call.RequestID, ReservationID: reservation, OwnerID: w.AccountID}
+		for range maxCount {
+			out.Instances = append(out.Instances, instanceXMLOf(w, start(w, r, res, reservation)))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// runSpec merges RunInstances parameters over its launch template, if any.
+func runSpec(r *state.Region, f wire.Form, specs []wire.TagSpecification) (launchSpec, error) {
+	spec := launchSpec{action: "RunInstances", capacityType: state.CapacityOnDemand}
+	if id, name := f.String("LaunchTemplate.LaunchTemplateId"), f.String("LaunchTemplate.LaunchTemplateName"); id != "" || name != "" {
+		lt, err := findLaunchTemplate(r, id, name)
+		if err != nil {
+			return spec, err
+		}
+		if err := checkVersion(f.String("LaunchTemplate.Version")); err != nil {
+			return spec, err
+		}
+		spec.lt, spec.data = lt, lt.Data
+	}
+	params := launchTemplateData(f, "")
+	if params.ImageID != "" {
+		spec.data.ImageID = params.ImageID
+	}
+	if params.UserData != "" {
+		spec.data.UserData = params.UserData
+	}
+	if params.InstanceProfileName != "" || params.InstanceProfileARN != "" {
+		spec.data.InstanceProfileName, spec.data.InstanceProfileARN = params.InstanceProfileName, params.InstanceProfileARN
+	}
+	if len(params.SecurityGroupIDs) > 0 {
+		spec.data.SecurityGroupIDs = params.SecurityGroupIDs
+	}
+	spec.instanceType = f.String("InstanceType")
+	if spec.instanceType == "" {
+		spec.instanceType = spec.data.InstanceType
+	}
+	if spec.instanceType == "" {
+		spec.instanceType = "m1.small" // EC2's historical default, which the catalogue does not carry
+	}
+	spec.subnetID, spec.zone = f.String("SubnetId"), f.String("Placement.AvailabilityZone")
+	if f.String("InstanceMarketOptions.MarketType") == state.CapacitySpot {
+		spec.capacityType = state.CapacitySpot
+	}
+	spec.instanceTags = merge(spec.data.InstanceTags, specTags(specs, "instance"))
+	spec.volumeTags = merge(spec.data.VolumeTags, specTags(specs, "volume"))
+	return spec, nil
+}
+
+// newFleetID returns a fleet id in EC2's UUID form, counting up like every emulator id.
+func newFleetID(w *state.World) string {
+	hex := fmt.Sprintf("%032s", w.NewID("")[1:])
+	return "fleet-" + hex[0:8] + "-" + hex[8:12] + "-" + hex[12:16] + "-" + hex[16:20] + "-" + hex[20:32]
+}

@@ -1,0 +1,183 @@
+package ec2
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/awsemu/wire"
+)
+
+func (h *Handler) describeSubnets(req request) (any, error) {
+	limit, err := maxResults(req.form, 5, 1000)
+	if err != nil {
+		return nil, err
+	}
+	var out describeSubnetsResponse
+	err = h.state.Update(func(w *state.World) error {
+		if err := describe(w, req); err != nil {
+			return err
+		}
+		r, err := region(w, req)
+		if err != nil {
+			return err
+		}
+		ids := idSet(req.form, "SubnetId")
+		if miss := missing(ids, func(id string) bool { return r.Subnets[id] != nil }); len(miss) > 0 {
+			return wire.NewError(http.StatusBadRequest, "InvalidSubnetID.NotFound", "The subnet ID '%s' does not exist", strings.Join(miss, ", "))
+		}
+		var matched []subnetXML
+		for _, id := range state.SortedKeys(r.Subnets) {
+			s := r.Subnets[id]
+			if ids != nil && !ids[id] {
+				continue
+			}
+			ok, err := matchFilters(req.form.Filters(), fields{
+				"subnet-id": {s.ID}, "vpc-id": {s.VPCID}, "availability-zone": {s.Zone}, "availability-zone-id": {s.ZoneID},
+				"cidr-block": {s.CIDR}, "state": {"available"}, "default-for-az": {"false"},
+				"map-public-ip-on-launch": {boolString(s.MapPublicIPOnStart)}, "owner-id": {w.AccountID},
+				"available-ip-address-count": {strconv.Itoa(int(s.AvailableIPs))},
+			}, s.Tags)
+			if err != nil {
+				return err
+			}
+			if ok {
+				matched = append(matched, subnetXML{
+					SubnetID: s.ID, SubnetARN: arn(w, r.Name, "subnet", s.ID), State: "available", VPCID: s.VPCID, OwnerID: w.AccountID,
+					CIDRBlock: s.CIDR, AvailableIPCount: s.AvailableIPs, AvailabilityZone: s.Zone, AvailabilityZoneID: s.ZoneID,
+					MapPublicIPOnLaunch: s.MapPublicIPOnStart, Tags: tagsXML(s.Tags),
+				})
+			}
+		}
+		start, end, next, err := wire.Page("DescribeSubnets", len(matched), limit, req.form.String("NextToken"))
+		if err != nil {
+			return err
+		}
+		out = describeSubnetsResponse{XMLNS: ns, RequestID: req.call.RequestID, Subnets: matched[start:end], NextToken: next}
+		return nil
+	})
+	return out, err
+}
+
+func (h *Handler) describeSecurityGroups(req request) (any, error) {
+	limit, err := maxResults(req.form, 5, 1000)
+	if err != nil {
+		return nil, err
+	}
+	var out describeSecurityGroupsResponse
+	err = h.state.Update(func(w *state.World) error {
+		if err := describe(w, req); err != nil {
+			return err
+		}
+		r, err := region(w, req)
+		if err != nil {
+			return err
+		}
+		ids, names := idSet(req.form, "GroupId"), idSet(req.form, "GroupName")
+		if miss := missing(ids, func(id string) bool { return r.SecurityGroups[id] != nil }); len(miss) > 0 {
+			return wire.NewError(http.StatusBadRequest, "InvalidGroup.NotFound", "The security group '%s' does not exist", strings.Join(miss, ", "))
+		}
+		var matched []securityGroupXML
+		for _, id := range state.SortedKeys(r.SecurityGroups) {
+			g := r.SecurityGroups[id]
+			if (ids != nil && !ids[id]) || (names != nil && !names[g.Name]) {
+				continue
+			}
+			ok, err := matchFilters(req.form.Filters(), fields{
+				"group-id": {g.ID}, "group-name": {g.Name}, "vpc-id": {g.VPCID}, "description": {g.Description}, "owner-id": {w.AccountID},
+			}, g.Tags)
+			if err != nil {
+				return err
+			}
+			if ok {
+				matched = append(matched, securityGroupXML{
+					GroupID: g.ID, GroupName: g.Name, GroupDescription: g.Description, VPCID: g.VPCID, OwnerID: w.AccountID,
+					ARN: arn(w, r.Name, "security-group", g.ID), Tags: tagsXML(g.Tags),
+				})
+			}
+		}
+		start, end, next, err := wire.Page("DescribeSecurityGroups", len(matched), limit, req.form.String("NextToken"))
+		if err != nil {
+			return err
+		}
+		out = describeSecurityGroupsResponse{XMLNS: ns, RequestID: req.call.RequestID, SecurityGroups: matched[start:end], NextToken: next}
+		return nil
+	})
+	return out, err
+}
+
+func (h *Handler) describeImages(req request) (any, error) {
+	limit, err := maxResults(req.form, 5, 1000)
+	if err != nil {
+		return nil, err
+	}
+	var out describeImagesResponse
+	err = h.state.Update(func(w *state.World) error {
+		if err := describe(w, req); err != nil {
+			return err
+		}
+		r, err := region(w, req)
+		if err != nil {
+			return err
+		}
+		ids, owners := idSet(req.form, "ImageId"), idSet(req.form, "Owner")
+		if miss := missing(ids, func(id string) bool { return r.Images[id] != nil }); len(miss) > 0 {
+			return wire.NewError(http.StatusBadRequest, "InvalidAMIID.NotFound", "The image id '[%s]' does not exist", strings.Join(miss, ", "))
+		}
+		includeDeprecated := req.form.Bool("IncludeDeprecated") || ids != nil
+		var matched []imageXML
+		for _, id := range state.SortedKeys(r.Images) {
+			img := r.Images[id]
+			if ids != nil && !ids[id] {
+				continue
+			}
+			if owners != nil && !ownedBy(img, owners, w.AccountID) {
+				continue
+			}
+			if img.Deprecated != nil && !img.Deprecated.After(w.Now) && !includeDeprecated {
+				continue
+			}
+			ok, err := matchFilters(req.form.Filters(), fields{
+				"image-id": {img.ID}, "name": {img.Name}, "architecture": {img.Architecture}, "owner-id": {img.OwnerID},
+				"owner-alias": {img.OwnerAlias}, "state": {"available"}, "image-type": {"machine"}, "is-public": {"true"},
+				"virtualization-type": {"hvm"}, "root-device-type": {"ebs"}, "description": {img.Description},
+			}, img.Tags)
+			if err != nil {
+				return err
+			}
+			if ok {
+				matched = append(matched, imageXMLOf(img))
+			}
+		}
+		start, end, next, err := wire.Page("DescribeImages", len(matched), limit, req.form.String("NextToken"))
+		if err != nil {
+			return err
+		}
+		out = describeImagesResponse{XMLNS: ns, RequestID: req.call.RequestID, Images: matched[start:end], NextToken: next}
+		return nil
+	})
+	return out, err
+}
+
+func imageXMLOf(img *state.Image) imageXML {
+	x := imageXML{
+		ImageID: img.ID, ImageLocation: fmt.Sprintf("%s/%s", img.OwnerAlias, img.Name), ImageState: "available",
+		ImageOwnerID: img.OwnerID, ImageOwnerAlias: img.OwnerAlias, CreationDate: img.CreationDate.UTC().Format("2006-01-02T15:04:05.000Z"),
+		IsPublic: true, Architecture: img.Architecture, ImageType: "machine", Name: img.Name, Description: img.Description,
+		RootDeviceType: "ebs", RootDeviceName: "/dev/xvda", VirtualizationType: "hvm", Hypervisor: "xen", ENASupport: true,
+		Tags: tagsXML(img.Tags),
+	}
+	if img.Deprecated != nil {
+		x.DeprecationTime = img.Deprecated.UTC().Format(time.RFC3339)
+	}
+	return x
+}
+
+// ownedBy reports whether the image belongs to one of the requested owners: an account id, an
+// alias such as "amazon", or "self".
+func ownedBy(img *state.Image, owners map[string]bool, account string) bool {
+	return owners[img.OwnerID] || owners[img.OwnerAlias] || (owners["self"] && img.OwnerID == account)
+}

@@ -1,0 +1,108 @@
+package awsemu_test
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/joinerhq/joiner/awsemu"
+	boot "github.com/joinerhq/joiner/awsemu/legacyboot"
+	"github.com/joinerhq/joiner/awsemu/state"
+)
+
+// env is one emulator behind an httptest server with real SDK clients pointed at it.
+type env struct {
+	clock *clocktesting.FakeClock
+	state *state.State
+	url   string
+	ec2   *ec2.Client
+	iam   *iam.Client
+	sts   *sts.Client
+	// booter boots the instances; ask it what kubelet an instance started.
+	booter *boot.Booter
+}
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	clk := clocktesting.NewFakeClock(t0)
+	booter := boot.NewBooter()
+	st, err := awsemu.NewState(clk, state.DefaultSeed(), booter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(awsemu.New(st, clk))
+	t.Cleanup(srv.Close)
+	e := &env{clock: clk, state: st, url: srv.URL, booter: booter}
+	cfg := e.config("us-west-2", state.DefaultSeed().ControllerAccessKey)
+	e.ec2, e.iam, e.sts = ec2.NewFromConfig(cfg), iam.NewFromConfig(cfg), sts.NewFromConfig(cfg)
+	return e
+}
+
+// config is an SDK configuration for the emulator: its URL, a region, and static credentials
+// whose access key id names the principal.
+func (e *env) config(region, accessKey string) aws.Config {
+	return aws.Config{
+		Region:           region,
+		BaseEndpoint:     aws.String(e.url),
+		Credentials:      credentials.NewStaticCredentialsProvider(accessKey, "secret", ""),
+		RetryMaxAttempts: 1,
+		HTTPClient:       &http.Client{Transport: plainBodies{}},
+	}
+}
+
+// setControllerPolicy replaces the controller role's policies with one document.
+func (e *env) setControllerPolicy(t *testing.T, doc string) {
+	t.Helper()
+	_ = e.state.Update(func(w *state.World) error {
+		w.PutRole(state.DefaultSeed().ControllerRole, map[string]string{"controller": doc})
+		return nil
+	})
+}
+
+// errorCode returns the AWS error code of err, or fails the test when err is not an API error.
+func errorCode(t *testing.T, err error) string {
+	t.Helper()
+	var ae smithy.APIError
+	if !errors.As(err, &ae) {
+		t.Fatalf("want an AWS API error, got %v", err)
+	}
+	return ae.ErrorCode()
+}
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// plainBodies hides io.WriterTo on request bodies. smithy-go wraps request bodies in a reader
+// whose WriteTo returns io.EOF once the SDK has closed it, which it does as soon as response
+// headers arrive; net/http's final check for surplus body bytes then fails the write and closes
+// the connection under the response being read ("use of closed network connection"). Against a
+// server as fast as a local emulator that race is common; a body without WriteTo is read through
+// Read, which returns a clean EOF.
+type plainBodies struct{}
+
+func (plainBodies) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = struct{ io.ReadCloser }{r.Body}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// wantCode fails the test unless err is the AWS error code.
+func wantCode(t *testing.T, err error, code, what string) {
+	t.Helper()
+	if got := errorCode(t, err); got != code {
+		t.Errorf("%s: got %s, want %s", what, got, code)
+	}
+}

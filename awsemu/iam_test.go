@@ -1,0 +1,189 @@
+package awsemu_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+)
+
+func TestInstanceProfileLifecycle(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	created, err := e.iam.CreateInstanceProfile(ctx, &iam.CreateInstanceProfileInput{
+		InstanceProfileName: aws.String("demo_1234"), Path: aws.String("/karpenter/"),
+		Tags: []iamtypes.Tag{{Key: aws.String("karpenter.k8s.aws/ec2nodeclass"), Value: aws.String("default")}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(*created.InstanceProfile.Arn, ":instance-profile/demo_1234") || len(created.InstanceProfile.Roles) != 0 {
+		t.Errorf("created: %+v", created.InstanceProfile)
+	}
+	_, err = e.iam.CreateInstanceProfile(ctx, &iam.CreateInstanceProfileInput{InstanceProfileName: aws.String("demo_1234")})
+	wantCode(t, err, "EntityAlreadyExists", "duplicate")
+	if _, err := e.iam.AddRoleToInstanceProfile(ctx, &iam.AddRoleToInstanceProfileInput{InstanceProfileName: aws.String("demo_1234"), RoleName: aws.String("KarpenterNodeRole-demo")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.iam.AddRoleToInstanceProfile(ctx, &iam.AddRoleToInstanceProfileInput{InstanceProfileName: aws.String("demo_1234"), RoleName: aws.String("KarpenterNodeRole-demo")})
+	wantCode(t, err, "LimitExceeded", "second role")
+	if _, err := e.iam.TagInstanceProfile(ctx, &iam.TagInstanceProfileInput{InstanceProfileName: aws.String("demo_1234"),
+		Tags: []iamtypes.Tag{{Key: aws.String("team"), Value: aws.String("platform")}}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.iam.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String("demo_1234")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.InstanceProfile.Roles) != 1 || *got.InstanceProfile.Roles[0].RoleName != "KarpenterNodeRole-demo" || len(got.InstanceProfile.Tags) != 2 || *got.InstanceProfile.Path != "/karpenter/" {
+		t.Errorf("got: %+v", got.InstanceProfile)
+	}
+	list, err := e.iam.ListInstanceProfiles(ctx, &iam.ListInstanceProfilesInput{PathPrefix: aws.String("/karpenter/")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.InstanceProfiles) != 1 || list.IsTruncated {
+		t.Errorf("listed: %+v", list.InstanceProfiles)
+	}
+	_, err = e.iam.DeleteInstanceProfile(ctx, &iam.DeleteInstanceProfileInput{InstanceProfileName: aws.String("demo_1234")})
+	wantCode(t, err, "DeleteConflict", "delete with a role")
+	if _, err := e.iam.RemoveRoleFromInstanceProfile(ctx, &iam.RemoveRoleFromInstanceProfileInput{InstanceProfileName: aws.String("demo_1234"), RoleName: aws.String("KarpenterNodeRole-demo")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.iam.DeleteInstanceProfile(ctx, &iam.DeleteInstanceProfileInput{InstanceProfileName: aws.String("demo_1234")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.iam.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String("demo_1234")})
+	var nse *iamtypes.NoSuchEntityException
+	if code := errorCode(t, err); code != "NoSuchEntity" || !errorsAs(err, &nse) {
+		t.Errorf("after delete: %s (%T)", code, err)
+	}
+}
+
+func TestGetRoleAndCallerIdentity(t *testing.T) {
+	e := newEnv(t)
+	role, err := e.iam.GetRole(t.Context(), &iam.GetRoleInput{RoleName: aws.String("KarpenterNodeRole-demo")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *role.Role.Arn != "arn:aws:iam::111122223333:role/KarpenterNodeRole-demo" || !strings.HasPrefix(*role.Role.RoleId, "AROA") {
+		t.Errorf("role: %+v", role.Role)
+	}
+	_, err = e.iam.GetRole(t.Context(), &iam.GetRoleInput{RoleName: aws.String("Nobody")})
+	wantCode(t, err, "NoSuchEntity", "unknown role")
+	who, err := e.sts.GetCallerIdentity(t.Context(), &sts.GetCallerIdentityInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *who.Account != "111122223333" || !strings.HasPrefix(*who.Arn, "arn:aws:sts::111122223333:assumed-role/JoinerControllerRole/") {
+		t.Errorf("caller: %s %s", *who.Account, *who.Arn)
+	}
+}
+
+func TestUnknownAccessKey(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.config("us-west-2", "AKIDSTRANGER")
+	_, err := ec2.NewFromConfig(cfg).DescribeAvailabilityZones(t.Context(), &ec2.DescribeAvailabilityZonesInput{})
+	wantCode(t, err, "AuthFailure", "ec2")
+	_, err = sts.NewFromConfig(cfg).GetCallerIdentity(t.Context(), &sts.GetCallerIdentityInput{})
+	wantCode(t, err, "InvalidClientTokenId", "sts")
+}
+
+// karpenterStyle allows launches only with the cluster's ownership tag, and termination only of
+// instances carrying it, as Karpenter's reference controller policy does.
+const karpenterStyle = `{"Version": "2012-10-17", "Statement": [
+  {"Sid": "Read", "Effect": "Allow", "Action": ["ec2:Describe*", "iam:GetInstanceProfile"], "Resource": "*"},
+  {"Sid": "AllowScopedEC2InstanceAccessActions", "Effect": "Allow", "Action": ["ec2:RunInstances", "ec2:CreateFleet"],
+   "Resource": ["arn:aws:ec2:us-west-2::image/*", "arn:aws:ec2:us-west-2:*:subnet/*", "arn:aws:ec2:us-west-2:*:security-group/*",
+                "arn:aws:ec2:us-west-2:*:network-interface/*", "arn:aws:ec2:us-west-2:*:launch-template/*"]},
+  {"Sid": "AllowScopedEC2InstanceActionsWithTags", "Effect": "Allow", "Action": ["ec2:RunInstances", "ec2:CreateFleet"],
+   "Resource": ["arn:aws:ec2:us-west-2:*:instance/*", "arn:aws:ec2:us-west-2:*:volume/*", "arn:aws:ec2:us-west-2:*:fleet/*"],
+   "Condition": {"StringEquals": {"aws:RequestTag/kubernetes.io/cluster/demo": "owned"}}},
+  {"Sid": "AllowScopedResourceCreationTagging", "Effect": "Allow", "Action": "ec2:CreateTags",
+   "Resource": ["arn:aws:ec2:us-west-2:*:instance/*", "arn:aws:ec2:us-west-2:*:volume/*", "arn:aws:ec2:us-west-2:*:fleet/*"],
+   "Condition": {"StringEquals": {"aws:RequestTag/kubernetes.io/cluster/demo": "owned", "ec2:CreateAction": ["RunInstances", "CreateFleet"]}}},
+  {"Sid": "AllowScopedDeletion", "Effect": "Allow", "Action": "ec2:TerminateInstances", "Resource": "arn:aws:ec2:us-west-2:*:instance/*",
+   "Condition": {"StringEquals": {"aws:ResourceTag/kubernetes.io/cluster/demo": "owned"}}},
+  {"Sid": "AllowPassingInstanceRole", "Effect": "Allow", "Action": "iam:PassRole", "Resource": "arn:aws:iam::111122223333:role/KarpenterNodeRole-demo",
+   "Condition": {"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}}},
+  {"Sid": "Decode", "Effect": "Allow", "Action": "sts:DecodeAuthorizationMessage", "Resource": "*"}
+]}`
+
+func TestLaunchAuthorizationByTags(t *testing.T) {
+	e := newEnv(t)
+	f := e.fixture(t)
+	run := func(tags map[string]string, dryRun bool) (string, error) {
+		var ts []ec2types.Tag
+		for k, v := range tags {
+			ts = append(ts, ec2types.Tag{Key: aws.String(k), Value: aws.String(v)})
+		}
+		out, err := e.ec2.RunInstances(t.Context(), &ec2.RunInstancesInput{
+			DryRun: aws.Bool(dryRun), MinCount: aws.Int32(1), MaxCount: aws.Int32(1), ImageId: aws.String(f.amd64AMI),
+			InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets["us-west-2a"]), SecurityGroupIds: []string{f.group},
+			IamInstanceProfile: &ec2types.IamInstanceProfileSpecification{Name: aws.String("KarpenterNodeRole-demo")},
+			TagSpecifications: []ec2types.TagSpecification{
+				{ResourceType: ec2types.ResourceTypeInstance, Tags: ts}, {ResourceType: ec2types.ResourceTypeVolume, Tags: ts},
+			},
+		})
+		if err != nil {
+			return "", err
+		}
+		return *out.Instances[0].InstanceId, nil
+	}
+	foreign, err := run(map[string]string{"team": "other"}, false) // launched while everything is allowed
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.setControllerPolicy(t, karpenterStyle)
+	owned := map[string]string{"kubernetes.io/cluster/demo": "owned"}
+	if _, err := run(owned, true); errorCode(t, err) != "DryRunOperation" {
+		t.Errorf("owned dry run: %v", err)
+	}
+	if _, err := run(map[string]string{"kubernetes.io/cluster/demo": "shared"}, true); errorCode(t, err) != "UnauthorizedOperation" {
+		t.Errorf("shared-tag dry run: %v", err)
+	}
+	id, err := run(owned, false)
+	if err != nil {
+		t.Fatalf("owned launch: %v", err)
+	}
+	if _, err := e.ec2.TerminateInstances(t.Context(), &ec2.TerminateInstancesInput{InstanceIds: []string{foreign}}); errorCode(t, err) != "UnauthorizedOperation" {
+		t.Errorf("terminating an instance without the ownership tag: %v", err)
+	}
+	if _, err := e.ec2.TerminateInstances(t.Context(), &ec2.TerminateInstancesInput{InstanceIds: []string{id}}); err != nil {
+		t.Errorf("terminating an owned instance: %v", err)
+	}
+}
+
+func TestIAMAccessDeniedAndPagination(t *testing.T) {
+	e := newEnv(t)
+	for i := range 3 {
+		if _, err := e.iam.CreateInstanceProfile(t.Context(), &iam.CreateInstanceProfileInput{InstanceProfileName: aws.String("p" + string(rune('a'+i)))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var names []string
+	p := iam.NewListInstanceProfilesPaginator(e.iam, &iam.ListInstanceProfilesInput{MaxItems: aws.Int32(2)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ip := range page.InstanceProfiles {
+			names = append(names, *ip.InstanceProfileName)
+		}
+	}
+	if len(names) != 4 { // three created and the seeded node profile
+		t.Errorf("listed %v", names)
+	}
+	e.setControllerPolicy(t, `{"Statement": [{"Effect": "Allow", "Action": "iam:Get*", "Resource": "*"}]}`)
+	_, err := e.iam.CreateInstanceProfile(t.Context(), &iam.CreateInstanceProfileInput{InstanceProfileName: aws.String("denied")})
+	wantCode(t, err, "AccessDenied", "create without iam:CreateInstanceProfile")
+	if _, err := e.iam.GetInstanceProfile(t.Context(), &iam.GetInstanceProfileInput{InstanceProfileName: aws.String("pa")}); err != nil {
+		t.Errorf("get is allowed: %v", err)
+	}
+}

@@ -1,0 +1,174 @@
+package inspect
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/joinerhq/joiner/awsemu/state"
+)
+
+// Prefix is the path prefix the endpoint serves.
+const Prefix = "/_awsemu/"
+
+// Handler serves the inspection endpoint over a State.
+type Handler struct {
+	state *state.State
+}
+
+// New returns the inspection handler over st.
+func New(st *state.State) *Handler { return &Handler{state: st} }
+
+// Instance is an instance as the endpoint reports it.
+type Instance struct {
+	ID                 string            `json:"id"`
+	Region             string            `json:"region"`
+	Zone               string            `json:"zone"`
+	InstanceType       string            `json:"instanceType"`
+	CapacityType       string            `json:"capacityType"`
+	State              string            `json:"state"`
+	BootPhase          string            `json:"bootPhase,omitempty"`
+	PrivateDNSName     string            `json:"privateDNSName"`
+	ImageID            string            `json:"imageID"`
+	InstanceProfileARN string            `json:"instanceProfileARN,omitempty"`
+	LaunchTime         time.Time         `json:"launchTime"`
+	Tags               map[string]string `json:"tags"`
+	Console            []string          `json:"console"`
+}
+
+// Faults is the injected faults as the endpoint reads and writes them.
+type Faults struct {
+	InsufficientCapacity []state.Pool `json:"insufficientCapacity"`
+	// ThrottleRate is the share (0..1) of API requests refused as throttled.
+	ThrottleRate float64 `json:"throttleRate,omitempty"`
+	// DescribeInstancesLag is how long new instances stay invisible to DescribeInstances, as a
+	// Go duration ("5s").
+	DescribeInstancesLag string `json:"describeInstancesLag,omitempty"`
+	// Latency delays every API response, as a Go duration ("200ms").
+	Latency string `json:"latency,omitempty"`
+}
+
+// ServeHTTP answers one inspection request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.URL.Path == Prefix+"instances" && r.Method == http.MethodGet:
+		h.instances(w)
+	case r.URL.Path == Prefix+"faults" && r.Method == http.MethodGet:
+		h.faults(w)
+	case r.URL.Path == Prefix+"faults" && r.Method == http.MethodPut:
+		h.putFaults(w, r)
+	case r.URL.Path == Prefix+"events" && r.Method == http.MethodPost:
+		h.postEvent(w, r)
+	default:
+		http.Error(w, fmt.Sprintf("no inspection resource %s %s", r.Method, r.URL.Path), http.StatusNotFound)
+	}
+}
+
+func (h *Handler) instances(w http.ResponseWriter) {
+	out := []Instance{}
+	h.state.View(func(world *state.World) {
+		for _, rn := range state.SortedKeys(world.Regions) {
+			r := world.Regions[rn]
+			for _, id := range state.SortedKeys(r.Instances) {
+				i := r.Instances[id]
+				out = append(out, Instance{
+					ID: i.ID, Region: i.Region, Zone: i.Zone, InstanceType: i.InstanceType, CapacityType: i.CapacityType,
+					State: i.State, BootPhase: i.BootPhase, PrivateDNSName: i.PrivateDNSName, ImageID: i.ImageID, InstanceProfileARN: i.InstanceProfileARN,
+					LaunchTime: i.LaunchTime, Tags: i.Tags, Console: append([]string{}, i.Console...),
+				})
+			}
+		}
+	})
+	writeJSON(w, out)
+}
+
+func (h *Handler) faults(w http.ResponseWriter) {
+	out := Faults{InsufficientCapacity: []state.Pool{}}
+	h.state.View(func(world *state.World) {
+		for p := range world.Faults.InsufficientCapacity {
+			out.InsufficientCapacity = append(out.InsufficientCapacity, p)
+		}
+		out.ThrottleRate = world.Faults.ThrottleRate
+		if world.Faults.DescribeInstancesLag > 0 {
+			out.DescribeInstancesLag = world.Faults.DescribeInstancesLag.String()
+		}
+		if world.Faults.Latency > 0 {
+			out.Latency = world.Faults.Latency.String()
+		}
+	})
+	writeJSON(w, out)
+}
+
+func (h *Handler) putFaults(w http.ResponseWriter, r *http.Request) {
+	var in Faults
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		http.Error(w, fmt.Sprintf("decoding faults, %v", err), http.StatusBadRequest)
+		return
+	}
+	lag, err := duration(in.DescribeInstancesLag)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("decoding describeInstancesLag, %v", err), http.StatusBadRequest)
+		return
+	}
+	latency, err := duration(in.Latency)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("decoding latency, %v", err), http.StatusBadRequest)
+		return
+	}
+	_ = h.state.Update(func(world *state.World) error {
+		world.Faults.ThrottleRate, world.Faults.DescribeInstancesLag, world.Faults.Latency = in.ThrottleRate, lag, latency
+		world.Faults.InsufficientCapacity = map[state.Pool]bool{}
+		for _, p := range in.InsufficientCapacity {
+			world.Faults.InsufficientCapacity[p] = true
+		}
+		return nil
+	})
+	h.faults(w)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// Event asks the emulator to send an EC2 event about an instance to the interruption queues.
+type Event struct {
+	InstanceID string `json:"instanceID"`
+	// Kind is spot-interruption, rebalance-recommendation, scheduled-change or state-change.
+	Kind string `json:"kind"`
+}
+
+func (h *Handler) postEvent(w http.ResponseWriter, r *http.Request) {
+	var in Event
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		http.Error(w, fmt.Sprintf("decoding the event, %v", err), http.StatusBadRequest)
+		return
+	}
+	err := h.state.Update(func(world *state.World) error {
+		for _, reg := range world.Regions {
+			if i := reg.Instances[in.InstanceID]; i != nil {
+				return world.Event(reg, i, in.Kind)
+			}
+		}
+		return fmt.Errorf("no instance %s", in.InstanceID)
+	})
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func duration(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("parsing duration %q, %w", s, err)
+	}
+	return d, nil
+}

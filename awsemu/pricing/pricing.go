@@ -1,0 +1,168 @@
+package pricing
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/joinerhq/joiner/awsemu/authz"
+	"github.com/joinerhq/joiner/awsemu/catalog"
+	"github.com/joinerhq/joiner/awsemu/policy"
+	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/awsemu/wire"
+)
+
+// Handler serves GetProducts over a State.
+type Handler struct {
+	state *state.State
+}
+
+// New returns the pricing handler over st.
+func New(st *state.State) *Handler { return &Handler{state: st} }
+
+type filter struct {
+	Type  string `json:"Type"`
+	Field string `json:"Field"`
+	Value string `json:"Value"`
+}
+
+type getProductsInput struct {
+	ServiceCode   string   `json:"ServiceCode"`
+	Filters       []filter `json:"Filters"`
+	FormatVersion string   `json:"FormatVersion"`
+	NextToken     string   `json:"NextToken"`
+	MaxResults    int      `json:"MaxResults"`
+}
+
+type getProductsOutput struct {
+	FormatVersion string   `json:"FormatVersion"`
+	PriceList     []string `json:"PriceList"`
+	NextToken     string   `json:"NextToken,omitempty"`
+}
+
+// locations are the Price List's names for the catalogue's regions.
+func location(region string) string {
+	switch region {
+	case "us-west-2":
+		return "US West (Oregon)"
+	case "eu-west-1":
+		return "EU (Ireland)"
+	}
+	return region
+}
+
+// Serve answers one Price List request from the caller in call.
+func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) {
+	var out getProductsOutput
+	err := h.state.Update(func(world *state.World) error {
+		p, err := authz.Identify(world, call.AccessKey)
+		if err != nil {
+			return wire.NewError(http.StatusBadRequest, "UnrecognizedClientException", "The security token included in the request is invalid.")
+		}
+		if op := wire.Target(r); op != "GetProducts" {
+			return wire.NewError(http.StatusBadRequest, "UnknownOperationException", "The emulator does not serve Price List %s", op)
+		}
+		if err := authz.Authorize(world, p, authz.IAM, policy.Request{Action: "pricing:GetProducts", Resource: "*"}); err != nil {
+			return wire.NewError(http.StatusBadRequest, "AccessDeniedException", "%s", wire.AsError(err).Message)
+		}
+		var in getProductsInput
+		if err := wire.DecodeJSON(r, &in); err != nil {
+			return err
+		}
+		if in.ServiceCode != "AmazonEC2" {
+			return wire.NewError(http.StatusBadRequest, "InvalidParameterException", "Input parameters are invalid. ServiceCode %q is not emulated.", in.ServiceCode)
+		}
+		limit := in.MaxResults
+		if limit <= 0 || limit > 100 {
+			limit = 100
+		}
+		var matched []string
+		for _, t := range world.Catalog.Types {
+			for _, region := range state.SortedKeys(t.OnDemandUSD) {
+				attrs := attributes(t, region)
+				if !matches(in.Filters, attrs) {
+					continue
+				}
+				doc, err := document(t, region, attrs)
+				if err != nil {
+					return err
+				}
+				matched = append(matched, doc)
+			}
+		}
+		start, end, next, err := wire.Page("GetProducts", len(matched), limit, in.NextToken)
+		if err != nil {
+			return wire.NewError(http.StatusBadRequest, "InvalidNextTokenException", "%s", wire.AsError(err).Message)
+		}
+		out = getProductsOutput{FormatVersion: "aws_v1", PriceList: matched[start:end], NextToken: next}
+		if out.PriceList == nil {
+			out.PriceList = []string{}
+		}
+		return nil
+	})
+	if err != nil {
+		wire.WriteJSONError(w, call.RequestID, err)
+		return
+	}
+	wire.WriteJSON(w, call.RequestID, out)
+}
+
+func attributes(t catalog.InstanceType, region string) map[string]string {
+	a := map[string]string{
+		"servicecode": "AmazonEC2", "instanceType": t.Name, "instanceFamily": "General purpose", "regionCode": region,
+		"location": location(region), "locationType": "AWS Region", "operatingSystem": "Linux", "tenancy": "Shared",
+		"preInstalledSw": "NA", "capacitystatus": "Used", "marketoption": "OnDemand", "licenseModel": "No License required",
+		"vcpu": strconv.Itoa(int(t.VCPU)), "memory": strconv.FormatFloat(float64(t.MemoryMiB)/1024, 'f', -1, 64) + " GiB",
+		"networkPerformance": t.NetworkPerformance, "physicalProcessor": t.Manufacturer, "usagetype": "BoxUsage:" + t.Name,
+		"operation": "RunInstances",
+	}
+	if t.GPUs != nil {
+		a["gpu"] = strconv.Itoa(int(t.GPUs.Count))
+	}
+	return a
+}
+
+// matches applies TERM_MATCH filters; field names and values compare case-insensitively.
+func matches(filters []filter, attrs map[string]string) bool {
+	for _, f := range filters {
+		found := false
+		for k, v := range attrs {
+			if strings.EqualFold(k, f.Field) && strings.EqualFold(v, f.Value) {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// document is one price-list entry in the aws_v1 format, as a JSON string.
+func document(t catalog.InstanceType, region string, attrs map[string]string) (string, error) {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(t.Name + "/" + region))
+	sku := strings.ToUpper(strconv.FormatUint(h.Sum64(), 36))
+	const term = "JRTCKXETXF"
+	doc := map[string]any{
+		"product":     map[string]any{"productFamily": "Compute Instance", "attributes": attrs, "sku": sku},
+		"serviceCode": "AmazonEC2",
+		"terms": map[string]any{"OnDemand": map[string]any{sku + "." + term: map[string]any{
+			"offerTermCode": term, "sku": sku, "effectiveDate": "2026-01-01T00:00:00Z", "termAttributes": map[string]string{},
+			"priceDimensions": map[string]any{sku + "." + term + ".6YS6EN2CT7": map[string]any{
+				"unit": "Hrs", "pricePerUnit": map[string]string{"USD": strconv.FormatFloat(t.OnDemandUSD[region], 'f', 10, 64)},
+				"description": fmt.Sprintf("$%.4f per On Demand Linux %s Instance Hour", t.OnDemandUSD[region], t.Name),
+				"rateCode":    sku + "." + term + ".6YS6EN2CT7", "beginRange": "0", "endRange": "Inf", "appliesTo": []string{},
+			}},
+		}}},
+		"version": "20260101000000", "publicationDate": "2026-01-01T00:00:00Z",
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return "", fmt.Errorf("encoding the price of %s, %w", t.Name, err)
+	}
+	return string(b), nil
+}

@@ -1,0 +1,179 @@
+package ssm
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/joinerhq/joiner/awsemu/authz"
+	"github.com/joinerhq/joiner/awsemu/policy"
+	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/awsemu/wire"
+)
+
+// Handler serves SSM parameters over a State.
+type Handler struct {
+	state *state.State
+}
+
+// New returns the SSM handler over st.
+func New(st *state.State) *Handler { return &Handler{state: st} }
+
+// Parameter is one SSM parameter as GetParameter returns it.
+type Parameter struct {
+	Name             string  `json:"Name"`
+	Type             string  `json:"Type"`
+	Value            string  `json:"Value"`
+	Version          int64   `json:"Version"`
+	LastModifiedDate float64 `json:"LastModifiedDate"`
+	ARN              string  `json:"ARN"`
+	DataType         string  `json:"DataType"`
+}
+
+type getParameterInput struct {
+	Name string `json:"Name"`
+}
+
+type getParametersInput struct {
+	Names []string `json:"Names"`
+}
+
+type getParameterOutput struct {
+	Parameter Parameter `json:"Parameter"`
+}
+
+type getParametersOutput struct {
+	Parameters        []Parameter `json:"Parameters"`
+	InvalidParameters []string    `json:"InvalidParameters"`
+}
+
+// Serve answers one SSM request from the caller in call.
+func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) {
+	var out any
+	err := h.state.Update(func(world *state.World) error {
+		p, err := authz.Identify(world, call.AccessKey)
+		if err != nil {
+			return wire.NewError(http.StatusBadRequest, "UnrecognizedClientException", "The security token included in the request is invalid.")
+		}
+		params := Parameters(world, call.Region)
+		switch op := wire.Target(r); op {
+		case "GetParameter":
+			var in getParameterInput
+			if err := wire.DecodeJSON(r, &in); err != nil {
+				return err
+			}
+			if err := authorize(world, p, call.Region, in.Name); err != nil {
+				return err
+			}
+			param, ok := params[in.Name]
+			if !ok {
+				return wire.NewError(http.StatusBadRequest, "ParameterNotFound", "Parameter %s not found.", in.Name)
+			}
+			out = getParameterOutput{Parameter: param}
+		case "GetParameters":
+			var in getParametersInput
+			if err := wire.DecodeJSON(r, &in); err != nil {
+				return err
+			}
+			res := getParametersOutput{Parameters: []Parameter{}, InvalidParameters: []string{}}
+			for _, n := range in.Names {
+				if err := authorize(world, p, call.Region, n); err != nil {
+					return err
+				}
+				if param, ok := params[n]; ok {
+					res.Parameters = append(res.Parameters, param)
+				} else {
+					res.InvalidParameters = append(res.InvalidParameters, n)
+				}
+			}
+			out = res
+		default:
+			return wire.NewError(http.StatusBadRequest, "UnknownOperationException", "The emulator does not serve SSM %s", op)
+		}
+		return nil
+	})
+	if err != nil {
+		wire.WriteJSONError(w, call.RequestID, err)
+		return
+	}
+	wire.WriteJSON(w, call.RequestID, out)
+}
+
+func authorize(w *state.World, p authz.Principal, region, name string) error {
+	err := authz.Authorize(w, p, authz.IAM, policy.Request{Action: "ssm:GetParameter", Resource: arn(region, name)})
+	if err != nil {
+		e := wire.AsError(err)
+		return wire.NewError(http.StatusBadRequest, "AccessDeniedException", "%s", e.Message)
+	}
+	return nil
+}
+
+func arn(region, name string) string {
+	return fmt.Sprintf("arn:aws:ssm:%s::Parameter%s", region, name)
+}
+
+// Parameters returns the public AMI parameters of a region by name.
+func Parameters(w *state.World, region string) map[string]Parameter {
+	r, ok := w.Regions[region]
+	if !ok {
+		return nil
+	}
+	out := map[string]Parameter{}
+	newest := map[string]*state.Image{} // alias path → newest image
+	for _, id := range state.SortedKeys(r.Images) {
+		img := r.Images[id]
+		base, release, ok := paths(img)
+		if !ok {
+			continue
+		}
+		put(out, region, release, img)
+		if cur := newest[base]; cur == nil || img.CreationDate.After(cur.CreationDate) {
+			newest[base] = img
+		}
+	}
+	for alias, img := range newest {
+		put(out, region, alias, img)
+	}
+	return out
+}
+
+func put(out map[string]Parameter, region, name string, img *state.Image) {
+	out[name] = Parameter{
+		Name: name, Type: "String", Value: img.ID, Version: 1, LastModifiedDate: float64(img.CreationDate.Unix()),
+		ARN: arn(region, name), DataType: "aws:ec2:image",
+	}
+}
+
+// paths returns the alias Parameter (recommended/latest) of the image's line and the Parameter
+// of its own release, as AWS publishes them.
+func paths(img *state.Image) (alias, release string, ok bool) {
+	v, stamp := img.KubernetesVersion, img.Name[strings.LastIndex(img.Name, "-")+1:]
+	arm := img.Architecture == "arm64"
+	switch img.Family {
+	case state.FamilyAL2023:
+		arch := "x86_64"
+		if arm {
+			arch = "arm64"
+		}
+		dir := fmt.Sprintf("/aws/service/eks/optimized-ami/%s/amazon-linux-2023/%s/%s", v, arch, img.Variant)
+		return dir + "/recommended/image_id", dir + "/" + img.Name + "/image_id", true
+	case state.FamilyAL2:
+		line := "amazon-linux-2"
+		switch {
+		case arm:
+			line += "-arm64"
+		case img.Variant == "nvidia":
+			line += "-gpu"
+		}
+		dir := fmt.Sprintf("/aws/service/eks/optimized-ami/%s/%s", v, line)
+		return dir + "/recommended/image_id", dir + "/" + img.Name + "/image_id", true
+	case state.FamilyBottlerocket:
+		arch := "x86_64"
+		if arm {
+			arch = "arm64"
+		}
+		dir := fmt.Sprintf("/aws/service/bottlerocket/aws-k8s-%s/%s", v, arch)
+		return dir + "/latest/image_id", dir + "/" + strings.TrimPrefix(stamp, "v") + "/image_id", true
+	}
+	return "", "", false
+}

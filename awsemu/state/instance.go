@@ -1,0 +1,105 @@
+package state
+
+import (
+	"time"
+)
+
+// Instance states as EC2 names them, with their codes.
+const (
+	InstancePending      = "pending"
+	InstanceRunning      = "running"
+	InstanceShuttingDown = "shutting-down"
+	InstanceTerminated   = "terminated"
+)
+
+// StateCode returns EC2's numeric code for an instance state.
+func StateCode(state string) int {
+	switch state {
+	case InstancePending:
+		return 0
+	case InstanceRunning:
+		return 16
+	case InstanceShuttingDown:
+		return 32
+	case InstanceTerminated:
+		return 48
+	}
+	return -1
+}
+
+// Capacity types.
+const (
+	CapacityOnDemand = "on-demand"
+	CapacitySpot     = "spot"
+)
+
+// Instance is an EC2 instance and what it was launched with.
+type Instance struct {
+	ID               string
+	Region           string
+	Zone             string
+	ZoneID           string
+	SubnetID         string
+	VPCID            string
+	InstanceType     string
+	Architecture     string
+	Hypervisor       string
+	ImageID          string
+	LaunchTemplateID string
+	ReservationID    string
+	FleetID          string
+	CapacityType     string
+	PrivateIP        string
+	PrivateDNSName   string
+	SecurityGroupIDs []string
+	// InstanceProfileARN is the profile the instance runs with, "" for none.
+	InstanceProfileARN string
+	InstanceProfileID  string
+	UserData           string // base64, as sent
+	Tags               Tags
+	LaunchTime         time.Time
+	State              string
+	StateChangedAt     time.Time
+	StateReason        string
+	// Console is what the instance printed, as GetConsoleOutput returns it.
+	Console []string
+	// InterruptAt is when EC2 reclaims the spot instance after an interruption warning.
+	InterruptAt *time.Time
+	// BootPhase is how far the boot got: "" (not yet), BootKubeletRunning, BootUnauthorized or
+	// BootFailed.
+	BootPhase string
+}
+
+// Boot phases of an instance.
+const (
+	// BootKubeletRunning: the kubelet runs and its role may register the Node.
+	BootKubeletRunning = "kubelet-running"
+	// BootUnauthorized: the kubelet runs but the API server refuses its role; no Node appears.
+	BootUnauthorized = "kubelet-unauthorized"
+	// BootFailed: userData never started the kubelet.
+	BootFailed = "failed"
+)
+
+// advance moves the instance along its lifecycle to now.
+func (i *Instance) advance(now time.Time) {
+	switch i.State {
+	case InstancePending:
+		if now.Sub(i.StateChangedAt) >= PendingFor {
+			i.State, i.StateChangedAt = InstanceRunning, i.StateChangedAt.Add(PendingFor)
+		}
+	case InstanceShuttingDown:
+		if now.Sub(i.StateChangedAt) >= ShuttingDownFor {
+			i.State, i.StateChangedAt = InstanceTerminated, i.StateChangedAt.Add(ShuttingDownFor)
+		}
+	}
+}
+
+// Terminate starts the instance's shutdown and returns its previous state.
+func (i *Instance) Terminate(now time.Time, reason string) string {
+	prev := i.State
+	if prev == InstanceShuttingDown || prev == InstanceTerminated {
+		return prev
+	}
+	i.State, i.StateChangedAt, i.StateReason = InstanceShuttingDown, now, reason
+	return prev
+}

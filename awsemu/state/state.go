@@ -1,0 +1,263 @@
+package state
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/joinerhq/joiner/awsemu/catalog"
+)
+
+// Timings of the instance lifecycle.
+const (
+	// PendingFor is how long a new instance stays pending.
+	PendingFor = 5 * time.Second
+	// ShuttingDownFor is how long a terminating instance stays shutting-down.
+	ShuttingDownFor = 10 * time.Second
+	// TerminatedVisibleFor is how long DescribeInstances still lists a terminated instance.
+	TerminatedVisibleFor = time.Hour
+)
+
+// State is the emulator's world behind a lock. The zero value is not usable; call New.
+type State struct {
+	mu        sync.Mutex
+	clock     clock.PassiveClock
+	world     *World
+	observers []Observer
+}
+
+// Observer advances part of the world to w.Now; observers run, in order, under the lock before
+// every View and Update, after instance lifecycles have advanced. Boot simulation is one.
+type Observer func(w *World)
+
+// World is everything the emulator knows. Reach it only through State.View and State.Update.
+type World struct {
+	// Now is the time of the current View or Update.
+	Now       time.Time
+	AccountID string
+	Catalog   *catalog.Catalog
+	Regions   map[string]*Region
+	IAM       *IAM
+	Faults    *Faults
+
+	nextID uint64
+}
+
+// New returns a State over the catalogue with no resources beyond the catalogue's regions and
+// zones. Use Seed to add a ready-made VPC, subnets, security groups and images.
+func New(clk clock.PassiveClock, cat *catalog.Catalog, accountID string, observers ...Observer) *State {
+	w := &World{AccountID: accountID, Catalog: cat, Regions: map[string]*Region{}, IAM: newIAM(), Faults: newFaults()}
+	for _, r := range cat.Regions {
+		w.Regions[r.Name] = newRegion(r)
+	}
+	return &State{clock: clk, world: w, observers: observers}
+}
+
+// View runs fn with the world locked for reading. fn must not keep references after it returns.
+func (s *State) View(fn func(w *World)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.world.Now = s.clock.Now()
+	s.world.observe()
+	for _, o := range s.observers {
+		o(s.world)
+	}
+	fn(s.world)
+}
+
+// Update runs fn with the world locked for writing and returns fn's error. fn must leave the
+// world consistent even when it fails.
+func (s *State) Update(fn func(w *World) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.world.Now = s.clock.Now()
+	s.world.observe()
+	for _, o := range s.observers {
+		o(s.world)
+	}
+	return fn(s.world)
+}
+
+// NewID returns a fresh id with the given prefix ("i", "lt", "subnet"): 17 hex digits, counting
+// up, so tests can predict them.
+func (w *World) NewID(prefix string) string {
+	w.nextID++
+	return fmt.Sprintf("%s-%017x", prefix, w.nextID)
+}
+
+// Region returns the named region or an error naming it.
+func (w *World) Region(name string) (*Region, error) {
+	r, ok := w.Regions[name]
+	if !ok {
+		return nil, fmt.Errorf("region %q is not emulated", name)
+	}
+	return r, nil
+}
+
+// observe advances instance lifecycles to w.Now.
+func (w *World) observe() {
+	for _, r := range w.Regions {
+		for id, i := range r.Instances {
+			if i.InterruptAt != nil && !w.Now.Before(*i.InterruptAt) {
+				i.InterruptAt = nil
+				i.Terminate(w.Now, "Server.SpotInstanceTermination")
+				_ = w.Event(r, i, EventStateChange)
+			}
+			before := i.State
+			i.advance(w.Now)
+			if i.State != before {
+				_ = w.Event(r, i, EventStateChange)
+			}
+			if i.State == InstanceTerminated && w.Now.Sub(i.StateChangedAt) >= TerminatedVisibleFor {
+				delete(r.Instances, id)
+			}
+		}
+	}
+}
+
+// Region is one region's resources.
+type Region struct {
+	Name            string
+	Zones           []catalog.Zone
+	VPCs            map[string]*VPC
+	Subnets         map[string]*Subnet
+	SecurityGroups  map[string]*SecurityGroup
+	Images          map[string]*Image
+	LaunchTemplates map[string]*LaunchTemplate
+	Instances       map[string]*Instance
+	// Clusters are the EKS clusters by name.
+	Clusters map[string]*Cluster
+	// Queues are the SQS queues by name.
+	Queues map[string]*Queue
+	// InterruptionQueues name the queues EventBridge rules send EC2 events to.
+	InterruptionQueues []string
+}
+
+func newRegion(r catalog.Region) *Region {
+	return &Region{
+		Name: r.Name, Zones: r.Zones, VPCs: map[string]*VPC{}, Subnets: map[string]*Subnet{},
+		SecurityGroups: map[string]*SecurityGroup{}, Images: map[string]*Image{},
+		LaunchTemplates: map[string]*LaunchTemplate{}, Instances: map[string]*Instance{}, Clusters: map[string]*Cluster{}, Queues: map[string]*Queue{},
+	}
+}
+
+// Zone returns the zone with the given name.
+func (r *Region) Zone(name string) (catalog.Zone, bool) {
+	for _, z := range r.Zones {
+		if z.Name == name {
+			return z, true
+		}
+	}
+	return catalog.Zone{}, false
+}
+
+// LaunchTemplateByName returns the launch template with the given name.
+func (r *Region) LaunchTemplateByName(name string) (*LaunchTemplate, bool) {
+	for _, lt := range r.LaunchTemplates {
+		if lt.Name == name {
+			return lt, true
+		}
+	}
+	return nil, false
+}
+
+// SortedKeys returns the keys of m in order, for stable listings.
+func SortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Tags are a resource's tags.
+type Tags map[string]string
+
+// VPC is a virtual network.
+type VPC struct {
+	ID   string
+	CIDR string
+	Tags Tags
+}
+
+// Subnet is a subnet in one zone.
+type Subnet struct {
+	ID                 string
+	VPCID              string
+	Zone               string
+	ZoneID             string
+	CIDR               string
+	AvailableIPs       int32
+	MapPublicIPOnStart bool
+	Tags               Tags
+	// nextHost is the last octet pair handed out for private IPs.
+	nextHost int
+}
+
+// NextPrivateIP hands out the next private address in the subnet and counts it as used.
+func (s *Subnet) NextPrivateIP(base [2]byte) string {
+	s.nextHost++
+	if s.AvailableIPs > 0 {
+		s.AvailableIPs--
+	}
+	return fmt.Sprintf("%d.%d.%d.%d", base[0], base[1], 10+s.nextHost/250, 4+s.nextHost%250)
+}
+
+// SecurityGroup is a security group.
+type SecurityGroup struct {
+	ID          string
+	Name        string
+	Description string
+	VPCID       string
+	Tags        Tags
+}
+
+// Image is an AMI.
+type Image struct {
+	ID           string
+	Name         string
+	Description  string
+	Architecture string
+	OwnerID      string
+	OwnerAlias   string
+	CreationDate time.Time
+	Deprecated   *time.Time
+	// Family is the boot behaviour of the image: AL2, AL2023, Bottlerocket or Custom.
+	Family string
+	// KubernetesVersion is the kubelet version the image carries ("1.33").
+	KubernetesVersion string
+	// Variant is "standard" or "nvidia" (GPU drivers included).
+	Variant string
+	Tags    Tags
+}
+
+// LaunchTemplate is a launch template with its one version (the emulator keeps only version 1,
+// which is all Joiner creates).
+type LaunchTemplate struct {
+	ID        string
+	Name      string
+	CreatedBy string
+	CreatedAt time.Time
+	Tags      Tags
+	Data      LaunchTemplateData
+}
+
+// LaunchTemplateData is what a launch template fixes for the instances it launches.
+type LaunchTemplateData struct {
+	ImageID                string
+	InstanceType           string
+	UserData               string // base64, as sent
+	InstanceProfileName    string
+	InstanceProfileARN     string
+	SecurityGroupIDs       []string
+	MetadataHTTPTokens     string
+	MetadataHopLimit       int
+	InstanceTags           Tags
+	VolumeTags             Tags
+	RootVolumeSizeGiB      int
+	AssociatePublicAddress bool
+}
