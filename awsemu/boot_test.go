@@ -8,82 +8,47 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	corev1 "k8s.io/api/core/v1"
 
-	boot "github.com/joinerhq/joiner/awsemu/legacyboot"
+	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/boot"
 	"github.com/joinerhq/joiner/awsemu/state"
 )
 
-func TestInstancesBootTheirUserData(t *testing.T) {
-	e := newEnv(t)
-	f := e.fixture(t)
-	al2, err := e.ec2.DescribeImages(t.Context(), &ec2.DescribeImagesInput{Filters: []ec2types.Filter{
-		{Name: aws.String("name"), Values: []string{"amazon-eks-node-1.31-v20251101"}},
-	}})
+// console returns the instance's console output through the SDK.
+func (e *env) console(t *testing.T, id string) string {
+	t.Helper()
+	out, err := e.ec2.GetConsoleOutput(t.Context(), &ec2.GetConsoleOutputInput{InstanceId: aws.String(id)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name     string
-		userData string
-		phase    string
-		console  string
-		taints   int
-	}{
-		{"S2 one-word form boots without the taint",
-			`/etc/eks/bootstrap.sh demo --kubelet-extra-args='--register-with-taints="karpenter.sh/unregistered:NoExecute"'`,
-			state.BootKubeletRunning, `ignoring positional argument "--kubelet-extra-args=`, 0},
-		{"two-word form boots with the taint",
-			`/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=karpenter.sh/unregistered:NoExecute'`,
-			state.BootKubeletRunning, "kubelet: starting for cluster demo", 1},
-		{"malformed kubelet arguments never start the kubelet",
-			`/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=oops'`,
-			state.BootFailed, "invalid taint spec", 0},
+	console, err := base64.StdEncoding.DecodeString(aws.ToString(out.Output))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			run, err := e.ec2.RunInstances(t.Context(), &ec2.RunInstancesInput{
-				MinCount: aws.Int32(1), MaxCount: aws.Int32(1), ImageId: al2.Images[0].ImageId, InstanceType: ec2types.InstanceTypeT3Medium,
-				IamInstanceProfile: &ec2types.IamInstanceProfileSpecification{Name: aws.String("KarpenterNodeRole-demo")},
-				SubnetId:           aws.String(f.subnets["us-west-2a"]), UserData: aws.String(base64.StdEncoding.EncodeToString([]byte("#!/bin/bash\n" + tt.userData + "\n"))),
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			id := *run.Instances[0].InstanceId
-			e.clock.Step(state.PendingFor + boot.Delay)
-			out, err := e.ec2.GetConsoleOutput(t.Context(), &ec2.GetConsoleOutputInput{InstanceId: aws.String(id)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			console, err := base64.StdEncoding.DecodeString(*out.Output)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(string(console), tt.console) {
-				t.Errorf("console does not contain %q:\n%s", tt.console, console)
-			}
-			var phase string
-			e.state.View(func(w *state.World) { phase = w.Regions["us-west-2"].Instances[id].BootPhase })
-			if phase != tt.phase {
-				t.Errorf("boot phase %q, want %q", phase, tt.phase)
-			}
-			k, ok := e.booter.Kubelet(id)
-			if ok != (tt.phase == state.BootKubeletRunning) || (ok && len(k.Taints) != tt.taints) {
-				t.Errorf("kubelet %+v (started %v), want %d taints", k, ok, tt.taints)
-			}
-		})
-	}
+	return string(console)
 }
 
-func TestUnmappedNodeRoleNeverJoins(t *testing.T) {
-	e := newEnv(t)
-	f := e.fixture(t)
-	// S1: the cluster has no access entry for the node role and aws-auth maps the controller's.
-	_ = e.state.Update(func(w *state.World) error {
-		w.Regions["us-west-2"].Clusters["demo"].AccessEntries = map[string]*state.AccessEntry{}
-		return nil
-	})
-	e.booter.SetAWSAuth("- rolearn: arn:aws:iam::111122223333:role/JoinerControllerRole\n  username: system:node:{{EC2PrivateDNSName}}\n  groups: [system:bootstrappers, system:nodes]\n")
+// instance returns a copy of the instance's state.
+func (e *env) instance(id string) state.Instance {
+	var i state.Instance
+	e.state.View(func(w *state.World) { i = *w.Regions["us-west-2"].Instances[id] })
+	return i
+}
+
+// registered returns the Node registered with the in-memory API server for the instance.
+func (e *env) registered(id string) *corev1.Node {
+	for _, n := range e.api.Registered {
+		if strings.HasSuffix(n.Spec.ProviderID, "/"+id) {
+			return n
+		}
+	}
+	return nil
+}
+
+// runAL2 launches one AL2 instance of the node role whose userData is script.
+func (e *env) runAL2(t *testing.T, subnet string, instanceType ec2types.InstanceType, script string) string {
+	t.Helper()
 	al2, err := e.ec2.DescribeImages(t.Context(), &ec2.DescribeImagesInput{Filters: []ec2types.Filter{
 		{Name: aws.String("name"), Values: []string{"amazon-eks-node-1.31-v20251101"}},
 	}})
@@ -91,26 +56,102 @@ func TestUnmappedNodeRoleNeverJoins(t *testing.T) {
 		t.Fatal(err)
 	}
 	run, err := e.ec2.RunInstances(t.Context(), &ec2.RunInstancesInput{
-		MinCount: aws.Int32(1), MaxCount: aws.Int32(1), ImageId: al2.Images[0].ImageId, InstanceType: ec2types.InstanceTypeT2Small,
-		SubnetId: aws.String(f.subnets["us-west-2a"]), IamInstanceProfile: &ec2types.IamInstanceProfileSpecification{Name: aws.String("KarpenterNodeRole-demo")},
-		UserData: aws.String(base64.StdEncoding.EncodeToString([]byte("#!/bin/bash\n/etc/eks/bootstrap.sh demo\n"))),
+		MinCount: aws.Int32(1), MaxCount: aws.Int32(1), ImageId: al2.Images[0].ImageId, InstanceType: instanceType,
+		IamInstanceProfile: &ec2types.IamInstanceProfileSpecification{Name: aws.String("KarpenterNodeRole-demo")},
+		SubnetId:           aws.String(subnet), UserData: aws.String(base64.StdEncoding.EncodeToString([]byte("#!/bin/bash\n" + script + "\n"))),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := *run.Instances[0].InstanceId
-	e.clock.Step(state.PendingFor + boot.Delay)
-	out, err := e.ec2.GetConsoleOutput(t.Context(), &ec2.GetConsoleOutputInput{InstanceId: aws.String(id)})
-	if err != nil {
-		t.Fatal(err)
+	return *run.Instances[0].InstanceId
+}
+
+func TestInstancesBootTheirUserData(t *testing.T) {
+	e := newEnv(t)
+	f := e.fixture(t)
+	tests := []struct {
+		name     string
+		userData string
+		phase    string
+		reason   string
+		console  string
+		taints   int
+	}{
+		{"S2 one-word form boots without the taint",
+			`/etc/eks/bootstrap.sh demo --kubelet-extra-args='--register-with-taints="karpenter.sh/unregistered:NoExecute"'`,
+			state.BootJoined, "", `Successfully registered node`, 0},
+		{"two-word form boots with the taint",
+			`/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=karpenter.sh/unregistered:NoExecute'`,
+			state.BootJoined, "", "Successfully registered node", 1},
+		{"malformed kubelet arguments never start the kubelet",
+			`/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=oops'`,
+			state.BootNotJoined, boot.ReasonKubeletFailed, "invalid taint spec", 0},
 	}
-	console, _ := base64.StdEncoding.DecodeString(*out.Output)
-	if !strings.Contains(string(console), "Unable to register node with API server: Unauthorized") {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := e.runAL2(t, f.subnets["us-west-2a"], ec2types.InstanceTypeT3Medium, tt.userData)
+			if got := e.console(t, id); strings.Contains(got, "cloud-init") {
+				t.Errorf("the console shows a boot before the boot delay:\n%s", got)
+			}
+			e.boot(t)
+			if console := e.console(t, id); !strings.Contains(console, tt.console) {
+				t.Errorf("console does not contain %q:\n%s", tt.console, console)
+			}
+			i := e.instance(id)
+			if i.BootPhase != tt.phase || i.BootReason != tt.reason || i.BootRetryAt != nil {
+				t.Errorf("boot phase %q reason %q retry at %v, want %q %q and no retry", i.BootPhase, i.BootReason, i.BootRetryAt, tt.phase, tt.reason)
+			}
+			n := e.registered(id)
+			if (n != nil) != (tt.phase == state.BootJoined) || (n != nil && len(n.Spec.Taints) != tt.taints) {
+				t.Errorf("registered node %v, want one (%v) with %d taints", n, tt.phase == state.BootJoined, tt.taints)
+			}
+			if n != nil && (n.Name != i.PrivateDNSName || i.NodeName != n.Name || n.Labels[corev1.LabelArchStable] != "amd64") {
+				t.Errorf("node %s (labels %v) of instance %s (%s, node %q)", n.Name, n.Labels, id, i.PrivateDNSName, i.NodeName)
+			}
+		})
+	}
+}
+
+// S1: the cluster has no access entry for the node role and aws-auth maps the controller's. The
+// kubelet is refused and keeps retrying; once the node role is mapped, the next retry joins.
+func TestUnmappedNodeRoleNeverJoins(t *testing.T) {
+	e := newEnv(t)
+	f := e.fixture(t)
+	_ = e.state.Update(func(w *state.World) error {
+		w.Regions["us-west-2"].Clusters["demo"].AccessEntries = map[string]*state.AccessEntry{}
+		return nil
+	})
+	e.api.ConfigMapFound = true
+	e.api.MapRoles = "- rolearn: arn:aws:iam::111122223333:role/JoinerControllerRole\n  username: system:node:{{EC2PrivateDNSName}}\n  groups: [system:bootstrappers, system:nodes]\n"
+	id := e.runAL2(t, f.subnets["us-west-2a"], ec2types.InstanceTypeT2Small, "/etc/eks/bootstrap.sh demo")
+	e.boot(t)
+	console := e.console(t, id)
+	if !strings.Contains(console, "Unable to register node with API server") || !strings.Contains(console, "Unauthorized") {
 		t.Errorf("console:\n%s", console)
 	}
-	var phase string
-	e.state.View(func(w *state.World) { phase = w.Regions["us-west-2"].Instances[id].BootPhase })
-	if phase != state.BootUnauthorized {
-		t.Errorf("boot phase %q, want %q", phase, state.BootUnauthorized)
+	i := e.instance(id)
+	if i.BootPhase != state.BootNotJoined || i.BootReason != boot.ReasonUnauthorized || i.BootRetryAt == nil {
+		t.Fatalf("boot phase %q reason %q retry at %v, want %q %q with a retry", i.BootPhase, i.BootReason, i.BootRetryAt, state.BootNotJoined, boot.ReasonUnauthorized)
+	}
+	// The kubelet retries on the clock and is refused again; the bootstrap does not run again.
+	e.clock.Step(awsemu.RegisterRetryEvery)
+	if err := e.kubelets.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	again := e.console(t, id)
+	if strings.Count(again, "Unable to register node") != 2 || strings.Count(again, "Cloud-init") != 1 {
+		t.Errorf("console after one retry:\n%s", again)
+	}
+	if len(e.api.Registered) != 0 {
+		t.Errorf("an unmapped role registered %d nodes", len(e.api.Registered))
+	}
+	// Mapping the node role lets the next retry join.
+	e.api.MapRoles += "- rolearn: arn:aws:iam::111122223333:role/KarpenterNodeRole-demo\n  username: system:node:{{EC2PrivateDNSName}}\n  groups: [system:bootstrappers, system:nodes]\n"
+	e.clock.Step(awsemu.RegisterRetryEvery)
+	if err := e.kubelets.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if i := e.instance(id); i.BootPhase != state.BootJoined || i.BootRetryAt != nil || e.registered(id) == nil {
+		t.Errorf("after mapping the role: phase %q retry at %v, registered %v", i.BootPhase, i.BootRetryAt, e.registered(id))
 	}
 }

@@ -17,7 +17,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/joinerhq/joiner/awsemu"
-	boot "github.com/joinerhq/joiner/awsemu/legacyboot"
+	"github.com/joinerhq/joiner/awsemu/boot"
 	"github.com/joinerhq/joiner/awsemu/state"
 )
 
@@ -29,8 +29,10 @@ type env struct {
 	ec2   *ec2.Client
 	iam   *iam.Client
 	sts   *sts.Client
-	// booter boots the instances; ask it what kubelet an instance started.
-	booter *boot.Booter
+	// kubelets boot the instances against api, an in-memory API server: set its aws-auth,
+	// read the Nodes registered.
+	kubelets *awsemu.Kubelets
+	api      *boot.FakeAPIServer
 }
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -38,17 +40,27 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(t0)
-	booter := boot.NewBooter()
-	st, err := awsemu.NewState(clk, state.DefaultSeed(), booter)
+	st, err := awsemu.NewState(clk, state.DefaultSeed())
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(awsemu.New(st, clk))
 	t.Cleanup(srv.Close)
-	e := &env{clock: clk, state: st, url: srv.URL, booter: booter}
+	api := &boot.FakeAPIServer{}
+	e := &env{clock: clk, state: st, url: srv.URL, api: api, kubelets: awsemu.NewKubelets(st, clk, awsemu.KubeletOptions{APIServer: api})}
 	cfg := e.config("us-west-2", state.DefaultSeed().ControllerAccessKey)
 	e.ec2, e.iam, e.sts = ec2.NewFromConfig(cfg), iam.NewFromConfig(cfg), sts.NewFromConfig(cfg)
 	return e
+}
+
+// boot moves the clock past the pending state and the boot delay of instances just launched and
+// lets the kubelets boot them.
+func (e *env) boot(t *testing.T) {
+	t.Helper()
+	e.clock.Step(state.PendingFor + state.BootDelay)
+	if err := e.kubelets.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // config is an SDK configuration for the emulator: its URL, a region, and static credentials

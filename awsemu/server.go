@@ -14,7 +14,6 @@ import (
 	"github.com/joinerhq/joiner/awsemu/eks"
 	"github.com/joinerhq/joiner/awsemu/iam"
 	"github.com/joinerhq/joiner/awsemu/inspect"
-	boot "github.com/joinerhq/joiner/awsemu/legacyboot"
 	"github.com/joinerhq/joiner/awsemu/pricing"
 	"github.com/joinerhq/joiner/awsemu/sqs"
 	"github.com/joinerhq/joiner/awsemu/ssm"
@@ -46,18 +45,14 @@ func New(st *state.State, clk clock.Clock) *Server {
 	return &Server{clock: clk, state: st, ec2: ec2.New(st), iam: iam.New(st), sts: sts.New(st), ssm: ssm.New(st), eks: eks.New(st), pricing: pricing.New(st), sqs: sqs.New(st), inspect: inspect.New(st)}
 }
 
-// NewState returns a world over the embedded catalogue, seeded with seed, whose instances boot
-// with booter (nil for instances that never boot).
-func NewState(clk clock.PassiveClock, seed state.SeedOptions, booter *boot.Booter) (*state.State, error) {
+// NewState returns a world over the embedded catalogue, seeded with seed. Its instances boot
+// when a Kubelets drives them.
+func NewState(clk clock.PassiveClock, seed state.SeedOptions) (*state.State, error) {
 	cat, err := catalog.Load()
 	if err != nil {
 		return nil, fmt.Errorf("loading the instance-type catalogue, %w", err)
 	}
-	var observers []state.Observer
-	if booter != nil {
-		observers = append(observers, booter.Observe)
-	}
-	st := state.New(clk, cat, DefaultAccountID, observers...)
+	st := state.New(clk, cat, DefaultAccountID)
 	_ = st.Update(func(w *state.World) error {
 		w.Seed(seed)
 		return nil

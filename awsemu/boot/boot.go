@@ -35,6 +35,11 @@ type Outcome struct {
 	Console []string
 	// Registration is what the kubelet was configured with; nil when no kubelet started.
 	Registration *KubeletRegistration
+	// Attempt is the index in Console of the first line of the kubelet's registration
+	// attempt, after the bootstrap's lines; zero when no kubelet started. A caller that boots
+	// again after Retry shows only Console[Attempt:] of the later outcomes: a real kubelet
+	// retries its registration without running the bootstrap again.
+	Attempt int
 	// Node is the Node registered, or that would have been registered had the API server
 	// admitted it; nil when no kubelet started.
 	Node *corev1.Node
@@ -78,6 +83,7 @@ func (b *Booter) Boot(ctx context.Context, in Input) (out Outcome) {
 	out.Registration = reg
 	node := NodeFor(inst, reg, cl.KubernetesVersion, b.clock.Now())
 	out.Node = node
+	out.Attempt = len(console)
 	klog := func(severity byte, source, msg string) {
 		console = append(console, kubeletP+klogLine(severity, b.clock.Now(), source, msg))
 	}

@@ -208,10 +208,6 @@ func start(w *state.World, r *state.Region, res *resolved, reservationID string)
 	if res.profile != nil {
 		inst.InstanceProfileARN, inst.InstanceProfileID = res.profile.ARN, res.profile.ID
 	}
-	inst.Console = []string{
-		"Linux version 6.1 (emulated) booting on " + res.it.Name + " in " + inst.Zone,
-		"cloud-init: instance " + id + " metadata from IMDS (" + inst.PrivateDNSName + ")",
-	}
 	r.Instances[id] = inst
 	return inst
 }

@@ -29,6 +29,10 @@ type Instance struct {
 	CapacityType       string            `json:"capacityType"`
 	State              string            `json:"state"`
 	BootPhase          string            `json:"bootPhase,omitempty"`
+	BootReason         string            `json:"bootReason,omitempty"`
+	BootMessage        string            `json:"bootMessage,omitempty"`
+	BootRetryAt        *time.Time        `json:"bootRetryAt,omitempty"`
+	NodeName           string            `json:"nodeName,omitempty"`
 	PrivateDNSName     string            `json:"privateDNSName"`
 	ImageID            string            `json:"imageID"`
 	InstanceProfileARN string            `json:"instanceProfileARN,omitempty"`
@@ -74,7 +78,8 @@ func (h *Handler) instances(w http.ResponseWriter) {
 				i := r.Instances[id]
 				out = append(out, Instance{
 					ID: i.ID, Region: i.Region, Zone: i.Zone, InstanceType: i.InstanceType, CapacityType: i.CapacityType,
-					State: i.State, BootPhase: i.BootPhase, PrivateDNSName: i.PrivateDNSName, ImageID: i.ImageID, InstanceProfileARN: i.InstanceProfileARN,
+					State: i.State, BootPhase: i.BootPhase, BootReason: i.BootReason, BootMessage: i.BootMessage, BootRetryAt: i.BootRetryAt, NodeName: i.NodeName,
+					PrivateDNSName: i.PrivateDNSName, ImageID: i.ImageID, InstanceProfileARN: i.InstanceProfileARN,
 					LaunchTime: i.LaunchTime, Tags: i.Tags, Console: append([]string{}, i.Console...),
 				})
 			}

@@ -65,19 +65,27 @@ type Instance struct {
 	Console []string
 	// InterruptAt is when EC2 reclaims the spot instance after an interruption warning.
 	InterruptAt *time.Time
-	// BootPhase is how far the boot got: "" (not yet), BootKubeletRunning, BootUnauthorized or
-	// BootFailed.
+	// BootPhase is how far the boot got: "" (not yet booted), BootJoined or BootNotJoined.
 	BootPhase string
+	// BootReason says why the instance has not joined (awsemu/boot's Reason* values:
+	// Unauthorized, KubeletFailed, ...); "" when it joined or has not booted.
+	BootReason string
+	// BootMessage is the boot's one-line summary: why it did not join, or how it joined.
+	BootMessage string
+	// BootRetryAt is when the kubelet tries to register again; nil when it joined or never
+	// will (the boot cannot succeed as launched).
+	BootRetryAt *time.Time
+	// NodeName is the Node the instance's kubelet registered; "" until it joins.
+	NodeName string
 }
 
 // Boot phases of an instance.
 const (
-	// BootKubeletRunning: the kubelet runs and its role may register the Node.
-	BootKubeletRunning = "kubelet-running"
-	// BootUnauthorized: the kubelet runs but the API server refuses its role; no Node appears.
-	BootUnauthorized = "kubelet-unauthorized"
-	// BootFailed: userData never started the kubelet.
-	BootFailed = "failed"
+	// BootJoined: the kubelet registered the Node.
+	BootJoined = "joined"
+	// BootNotJoined: no Node appeared; BootReason says why and BootRetryAt when the kubelet
+	// tries again, if it does.
+	BootNotJoined = "not-joined"
 )
 
 // advance moves the instance along its lifecycle to now.

@@ -15,6 +15,9 @@ import (
 const (
 	// PendingFor is how long a new instance stays pending.
 	PendingFor = 5 * time.Second
+	// BootDelay is how long after an instance starts running its userData has run and its
+	// kubelet first tries to register.
+	BootDelay = 20 * time.Second
 	// ShuttingDownFor is how long a terminating instance stays shutting-down.
 	ShuttingDownFor = 10 * time.Second
 	// TerminatedVisibleFor is how long DescribeInstances still lists a terminated instance.
@@ -23,15 +26,10 @@ const (
 
 // State is the emulator's world behind a lock. The zero value is not usable; call New.
 type State struct {
-	mu        sync.Mutex
-	clock     clock.PassiveClock
-	world     *World
-	observers []Observer
+	mu    sync.Mutex
+	clock clock.PassiveClock
+	world *World
 }
-
-// Observer advances part of the world to w.Now; observers run, in order, under the lock before
-// every View and Update, after instance lifecycles have advanced. Boot simulation is one.
-type Observer func(w *World)
 
 // World is everything the emulator knows. Reach it only through State.View and State.Update.
 type World struct {
@@ -48,12 +46,12 @@ type World struct {
 
 // New returns a State over the catalogue with no resources beyond the catalogue's regions and
 // zones. Use Seed to add a ready-made VPC, subnets, security groups and images.
-func New(clk clock.PassiveClock, cat *catalog.Catalog, accountID string, observers ...Observer) *State {
+func New(clk clock.PassiveClock, cat *catalog.Catalog, accountID string) *State {
 	w := &World{AccountID: accountID, Catalog: cat, Regions: map[string]*Region{}, IAM: newIAM(), Faults: newFaults()}
 	for _, r := range cat.Regions {
 		w.Regions[r.Name] = newRegion(r)
 	}
-	return &State{clock: clk, world: w, observers: observers}
+	return &State{clock: clk, world: w}
 }
 
 // View runs fn with the world locked for reading. fn must not keep references after it returns.
@@ -62,9 +60,6 @@ func (s *State) View(fn func(w *World)) {
 	defer s.mu.Unlock()
 	s.world.Now = s.clock.Now()
 	s.world.observe()
-	for _, o := range s.observers {
-		o(s.world)
-	}
 	fn(s.world)
 }
 
@@ -75,9 +70,6 @@ func (s *State) Update(fn func(w *World) error) error {
 	defer s.mu.Unlock()
 	s.world.Now = s.clock.Now()
 	s.world.observe()
-	for _, o := range s.observers {
-		o(s.world)
-	}
 	return fn(s.world)
 }
 

@@ -26,8 +26,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joinerhq/joiner/awsemu"
-	"github.com/joinerhq/joiner/awsemu/kubelet"
-	boot "github.com/joinerhq/joiner/awsemu/legacyboot"
 	"github.com/joinerhq/joiner/awsemu/state"
 )
 
@@ -45,7 +43,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("awsemu", flag.ContinueOnError)
 	fs.SetOutput(out)
 	listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster booted instances register their Nodes in (none: instances boot but never register)")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster booted instances register their Nodes in (none: instances boot and are admitted on EKS access entries alone, and no Node appears)")
 	cluster := fs.String("cluster-name", "demo", "cluster name the seeded subnets and security groups are tagged for")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -53,11 +51,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	seed := state.DefaultSeed()
 	seed.ClusterName = *cluster
 	seed.NodeRole = "KarpenterNodeRole-" + *cluster
-	booter := boot.NewBooter()
-	st, err := awsemu.NewState(clock.RealClock{}, seed, booter)
+	st, err := awsemu.NewState(clock.RealClock{}, seed)
 	if err != nil {
 		return err
 	}
+	var opts awsemu.KubeletOptions
 	if *kubeconfig != "" {
 		cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 		if err != nil {
@@ -67,8 +65,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("building a Kubernetes client, %w", err)
 		}
-		go func() { _ = kubelet.NewRegistrar(c, st, booter, clock.RealClock{}).Run(ctx, 2*time.Second) }()
+		opts.Client = c
 	}
+	go awsemu.NewKubelets(st, clock.RealClock{}, opts).Run(ctx, time.Second)
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s, %w", *listen, err)

@@ -1,0 +1,349 @@
+package awsemu
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/joinerhq/joiner/awsemu/boot"
+	"github.com/joinerhq/joiner/awsemu/catalog"
+	"github.com/joinerhq/joiner/awsemu/state"
+)
+
+// Timings of the emulated kubelets.
+const (
+	// RegisterRetryEvery is how long a kubelet refused by the API server waits before trying to
+	// register again (the kubelet's own backoff caps at 7s).
+	RegisterRetryEvery = 7 * time.Second
+	// HeartbeatEvery is how often a joined kubelet posts its Node's status (the kubelet's
+	// nodeStatusUpdateFrequency).
+	HeartbeatEvery = 10 * time.Second
+	// consoleLimit is how much console output an instance keeps: GetConsoleOutput returns the
+	// most recent 64 KiB.
+	consoleLimit = 64 << 10
+)
+
+// Kubelets is the node side of the world's instances. Sync boots every running instance whose
+// boot delay (state.BootDelay) has passed with awsemu/boot's Booter, giving it the instance's
+// facts and its cluster's join configuration, records the outcome and the console lines in the
+// instance, and boots again, on the clock, the instances whose kubelet keeps retrying. With an
+// API server, it also keeps the joined instances' Nodes Ready, reports the pods bound to them
+// Running (boot.Registrar) and deletes the Nodes of instances that are shutting down or gone, as
+// the cloud node lifecycle controller does.
+//
+// Kubelets decides nothing about joining (awsemu/boot does) and changes no AWS state beyond the
+// instances' boot fields and console.
+type Kubelets struct {
+	state  *state.State
+	clock  clock.WithTicker
+	booter *boot.Booter
+	// registrar and client are nil when no API server is configured.
+	registrar *boot.Registrar
+	client    client.Client
+
+	mu sync.Mutex
+	// heartbeats is when each joined instance's Node last got a heartbeat, by instance id.
+	heartbeats map[string]time.Time
+	// deleted are the instances whose Node was deleted while the instance ran; a kubelet does
+	// not register it again until it restarts.
+	deleted map[string]bool
+}
+
+// KubeletOptions configure Kubelets.
+type KubeletOptions struct {
+	// Client reaches the cluster's API server (uncached: a kubelet reads its own Node). Nil:
+	// no API server, so instances boot and are admitted on their EKS access entries alone, and
+	// the Nodes they register exist nowhere.
+	Client client.Client
+	// APIServer replaces what the Booter asks for kube-system/aws-auth and registers Nodes
+	// with (boot.FakeAPIServer in tests); nil: a boot.Registrar over Client.
+	APIServer boot.APIServer
+}
+
+// NewKubelets returns the kubelets of st's instances, on clk.
+func NewKubelets(st *state.State, clk clock.WithTicker, o KubeletOptions) *Kubelets {
+	k := &Kubelets{state: st, clock: clk, client: o.Client, heartbeats: map[string]time.Time{}, deleted: map[string]bool{}}
+	api := o.APIServer
+	if o.Client != nil {
+		k.registrar = boot.NewRegistrar(o.Client, clk)
+		if api == nil {
+			api = k.registrar
+		}
+	}
+	if api == nil {
+		api = noAPIServer{}
+	}
+	k.booter = boot.NewBooter(clk, api)
+	return k
+}
+
+// Run syncs every interval of the clock until ctx ends.
+func (k *Kubelets) Run(ctx context.Context, interval time.Duration) {
+	t := k.clock.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if err := k.Sync(ctx); err != nil && ctx.Err() == nil {
+			log.FromContext(ctx).Error(err, "Syncing the emulated kubelets")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+	}
+}
+
+// Sync boots the instances that are due, then, with an API server, keeps the joined instances'
+// Nodes and pods and deletes the Nodes of instances no longer running. It returns every error
+// met; the work that could be done was done.
+func (k *Kubelets) Sync(ctx context.Context) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	err := k.boot(ctx)
+	if k.client == nil {
+		return err
+	}
+	return errors.Join(err, k.keepNodes(ctx), k.deleteGone(ctx))
+}
+
+// due is an instance to boot now.
+type due struct {
+	region, id string
+	in         boot.Input
+	// retry is true when the kubelet has already tried once: the bootstrap does not run again.
+	retry bool
+}
+
+// boot runs the boots that are due, outside the state's lock (they talk to the API server), and
+// records each outcome in its instance.
+func (k *Kubelets) boot(ctx context.Context) error {
+	var todo []due
+	k.state.View(func(w *state.World) {
+		for _, rn := range state.SortedKeys(w.Regions) {
+			r := w.Regions[rn]
+			for _, id := range state.SortedKeys(r.Instances) {
+				i := r.Instances[id]
+				if i.State != state.InstanceRunning {
+					continue
+				}
+				first := i.BootPhase == "" && w.Now.Sub(i.StateChangedAt) >= state.BootDelay
+				again := i.BootRetryAt != nil && !w.Now.Before(*i.BootRetryAt)
+				if first || again {
+					todo = append(todo, due{region: rn, id: id, in: bootInput(w, r, i), retry: again})
+				}
+			}
+		}
+	})
+	var errs []error
+	for _, d := range todo {
+		out := k.booter.Boot(ctx, d.in)
+		if out.Err != nil {
+			errs = append(errs, fmt.Errorf("booting %s, %w", d.id, out.Err))
+		}
+		_ = k.state.Update(func(w *state.World) error {
+			if i := w.Regions[d.region].Instances[d.id]; i != nil && i.State == state.InstanceRunning {
+				record(w, i, out, d.retry)
+			}
+			return nil
+		})
+	}
+	return errors.Join(errs...)
+}
+
+// record writes a boot's outcome into its instance.
+func record(w *state.World, i *state.Instance, out boot.Outcome, retry bool) {
+	console := out.Console
+	if retry && out.Attempt <= len(console) {
+		console = console[out.Attempt:]
+	}
+	i.Console = appendConsole(i.Console, console)
+	i.BootReason, i.BootMessage, i.BootRetryAt = out.Reason, out.Message, nil
+	if out.Joined {
+		i.BootPhase, i.NodeName = state.BootJoined, out.Node.Name
+		return
+	}
+	i.BootPhase = state.BootNotJoined
+	if out.Retry {
+		at := w.Now.Add(RegisterRetryEvery)
+		i.BootRetryAt = &at
+	}
+}
+
+// appendConsole appends lines and keeps the most recent consoleLimit bytes, whole lines only.
+func appendConsole(console, lines []string) []string {
+	console = append(console, lines...)
+	size := 0
+	for n := len(console) - 1; n >= 0; n-- {
+		size += len(console[n]) + 1
+		if size > consoleLimit {
+			return append([]string(nil), console[n+1:]...)
+		}
+	}
+	return console
+}
+
+// bootInput is what the instance knows about itself and the cluster it boots in.
+func bootInput(w *state.World, r *state.Region, i *state.Instance) boot.Input {
+	in := boot.Instance{
+		ID: i.ID, Region: i.Region, Zone: i.Zone, PrivateDNSName: i.PrivateDNSName, PrivateIP: i.PrivateIP,
+		InstanceType: i.InstanceType, AMIFamily: state.FamilyCustom, LaunchTime: i.LaunchTime,
+	}
+	if it, ok := w.Catalog.Type(i.InstanceType); ok {
+		in.Architecture = "amd64"
+		if it.Architecture == catalog.ArchARM64 {
+			in.Architecture = "arm64"
+		}
+		in.VCPU, in.MemoryMiB, in.ENIMaxPods = int64(it.VCPU), it.MemoryMiB, it.MaxPods()
+	}
+	if img := r.Images[i.ImageID]; img != nil && img.Family != "" {
+		in.AMIFamily = img.Family
+	}
+	if vpc := r.VPCs[i.VPCID]; vpc != nil {
+		in.VPCCIDR = vpc.CIDR
+	}
+	if lt := r.LaunchTemplates[i.LaunchTemplateID]; lt != nil {
+		in.RootVolumeGiB = int64(lt.Data.RootVolumeSizeGiB)
+	}
+	if raw, err := base64.StdEncoding.DecodeString(i.UserData); err == nil {
+		in.UserData = raw
+	} else {
+		in.UserData = []byte(i.UserData)
+	}
+	for _, p := range w.IAM.InstanceProfiles {
+		if p.ARN == i.InstanceProfileARN && i.InstanceProfileARN != "" {
+			if role := w.IAM.Roles[p.RoleName]; role != nil {
+				in.RoleARN = role.ARN
+			}
+		}
+	}
+	return boot.Input{Instance: in, Cluster: clusterOf(r, i)}
+}
+
+// clusterOf is the cluster an instance boots in: the one its kubernetes.io/cluster/NAME tag
+// names, else the region's first by name. With no cluster in the region the instance gets an
+// empty one, so its bootstrap's DescribeCluster fails.
+func clusterOf(r *state.Region, i *state.Instance) boot.Cluster {
+	var c *state.Cluster
+	for key := range i.Tags {
+		if name, ok := strings.CutPrefix(key, "kubernetes.io/cluster/"); ok && r.Clusters[name] != nil {
+			c = r.Clusters[name]
+		}
+	}
+	if names := state.SortedKeys(r.Clusters); c == nil && len(names) > 0 {
+		c = r.Clusters[names[0]]
+	}
+	if c == nil {
+		return boot.Cluster{}
+	}
+	out := boot.Cluster{
+		Name: c.Name, Endpoint: c.Endpoint, CertificateAuthority: c.CertificateData, ServiceCIDR: c.ServiceIPv4CIDR,
+		KubernetesVersion: c.Version, AuthenticationMode: c.AuthenticationMode,
+	}
+	for _, p := range state.SortedKeys(c.AccessEntries) {
+		e := c.AccessEntries[p]
+		out.AccessEntries = append(out.AccessEntries, boot.AccessEntry{
+			PrincipalARN: e.PrincipalARN, Type: e.Type, Username: e.Username, KubernetesGroups: e.KubernetesGroups,
+		})
+	}
+	return out
+}
+
+// keepNodes posts the heartbeats that are due and reports the pods bound to the joined
+// instances' Nodes Running.
+func (k *Kubelets) keepNodes(ctx context.Context) error {
+	type joined struct{ id, node, ip string }
+	var nodes []joined
+	k.state.View(func(w *state.World) {
+		for _, rn := range state.SortedKeys(w.Regions) {
+			r := w.Regions[rn]
+			for _, id := range state.SortedKeys(r.Instances) {
+				if i := r.Instances[id]; i.State == state.InstanceRunning && i.BootPhase == state.BootJoined {
+					nodes = append(nodes, joined{id: id, node: i.NodeName, ip: i.PrivateIP})
+				}
+			}
+		}
+	})
+	now := k.clock.Now()
+	live := map[string]bool{}
+	var errs []error
+	for _, n := range nodes {
+		live[n.id] = true
+		if k.deleted[n.id] {
+			continue
+		}
+		if last, ok := k.heartbeats[n.id]; !ok || now.Sub(last) >= HeartbeatEvery {
+			err := k.registrar.Heartbeat(ctx, n.node)
+			if errors.Is(err, boot.ErrNodeGone) {
+				k.deleted[n.id] = true
+				continue
+			}
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			k.heartbeats[n.id] = now
+		}
+		if _, err := k.registrar.RunPods(ctx, n.node, n.ip); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for id := range k.heartbeats {
+		if !live[id] {
+			delete(k.heartbeats, id)
+		}
+	}
+	for id := range k.deleted {
+		if !live[id] {
+			delete(k.deleted, id)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// deleteGone deletes the Nodes of instances that are shutting down or terminated.
+func (k *Kubelets) deleteGone(ctx context.Context) error {
+	gone := map[string]bool{}
+	k.state.View(func(w *state.World) {
+		for _, r := range w.Regions {
+			for id, i := range r.Instances {
+				if i.State == state.InstanceShuttingDown || i.State == state.InstanceTerminated {
+					gone[boot.ProviderID(boot.Instance{ID: id, Zone: i.Zone})] = true
+				}
+			}
+		}
+	})
+	if len(gone) == 0 {
+		return nil
+	}
+	nodes := &corev1.NodeList{}
+	if err := k.client.List(ctx, nodes); err != nil {
+		return fmt.Errorf("listing nodes, %w", err)
+	}
+	var errs []error
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		if gone[n.Spec.ProviderID] && n.DeletionTimestamp == nil {
+			if err := k.client.Delete(ctx, n); client.IgnoreNotFound(err) != nil {
+				errs = append(errs, fmt.Errorf("deleting node %s of a terminated instance, %w", n.Name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// noAPIServer is the cluster of an emulator run without an API server: there is no aws-auth
+// ConfigMap, and registration succeeds without a Node appearing anywhere.
+type noAPIServer struct{}
+
+func (noAPIServer) AWSAuth(context.Context) (string, bool, error) { return "", false, nil }
+
+func (noAPIServer) RegisterNode(context.Context, *corev1.Node) error { return nil }
