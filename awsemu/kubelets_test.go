@@ -1,0 +1,328 @@
+package awsemu_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/boot"
+	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/internal/testenv"
+)
+
+// The API server is started by the first test that needs one and stopped after all tests.
+var (
+	kubeOnce sync.Once
+	kubeEnv  *testenv.Environment
+	errKube  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if kubeEnv != nil {
+		if err := kubeEnv.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}
+	os.Exit(code)
+}
+
+// kube returns the shared API server's client, starting it on first use.
+func kube(t *testing.T) client.Client {
+	t.Helper()
+	kubeOnce.Do(func() { kubeEnv, errKube = testenv.Start() })
+	if errKube != nil {
+		t.Fatal(errKube)
+	}
+	return kubeEnv.Client
+}
+
+// newKubeEnv is an emulator whose kubelets register in the shared API server. Worlds count ids
+// alike, so each test leaves the API server without Nodes, pods or aws-auth.
+func newKubeEnv(t *testing.T) *env {
+	t.Helper()
+	c := kube(t)
+	e := newEnv(t)
+	e.api = nil
+	e.kubelets = awsemu.NewKubelets(e.state, e.clock, awsemu.KubeletOptions{Client: c})
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_ = c.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(metav1.NamespaceDefault), client.GracePeriodSeconds(0))
+		_ = c.DeleteAllOf(ctx, &corev1.Node{})
+		_ = c.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: "aws-auth"}})
+	})
+	return e
+}
+
+// sync runs one pass of the kubelets.
+func (e *env) sync(t *testing.T) {
+	t.Helper()
+	if err := e.kubelets.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// unmapNodeRole makes S1: no access entry for the node role, and aws-auth in the API server maps
+// the controller's role instead.
+func (e *env) unmapNodeRole(t *testing.T) {
+	t.Helper()
+	_ = e.state.Update(func(w *state.World) error {
+		w.Regions["us-west-2"].Clusters["demo"].AccessEntries = map[string]*state.AccessEntry{}
+		return nil
+	})
+	awsAuth := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: "aws-auth"}, Data: map[string]string{
+		"mapRoles": "- rolearn: arn:aws:iam::111122223333:role/JoinerControllerRole\n  username: system:node:{{EC2PrivateDNSName}}\n  groups: [system:bootstrappers, system:nodes]\n",
+	}}
+	if err := kube(t).Create(t.Context(), awsAuth); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// nodes returns the Nodes by providerID, without the not-ready taint admission adds.
+func nodes(t *testing.T) map[string]corev1.Node {
+	t.Helper()
+	list := &corev1.NodeList{}
+	if err := kube(t).List(t.Context(), list); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]corev1.Node{}
+	for _, n := range list.Items {
+		n.Spec.Taints = withoutNotReady(n.Spec.Taints)
+		out[n.Spec.ProviderID] = n
+	}
+	return out
+}
+
+// withoutNotReady drops the taint the API server's TaintNodesByCondition admission adds to every
+// new Node; the node lifecycle controller (not running here) removes it once the Node is Ready.
+func withoutNotReady(taints []corev1.Taint) []corev1.Taint {
+	var out []corev1.Taint
+	for _, t := range taints {
+		if t.Key != corev1.TaintNodeNotReady {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func pid(id string) string { return "aws:///us-west-2a/" + id }
+
+func ready(n corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func TestKubeletsRegisterWhatTheKubeletWasGiven(t *testing.T) {
+	e := newKubeEnv(t)
+	f := e.fixture(t)
+	subnet := f.subnets["us-west-2a"]
+	joins := e.runAL2(t, subnet, ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=karpenter.sh/unregistered:NoExecute --node-labels=nodegroup=karpenter'`)
+	dropsTaint := e.runAL2(t, subnet, ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo --kubelet-extra-args='--register-with-taints="karpenter.sh/unregistered:NoExecute"'`)
+	malformed := e.runAL2(t, subnet, ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=karpenter.sh/unregistered'`)
+	e.boot(t)
+	got := nodes(t)
+	if len(got) != 2 {
+		t.Fatalf("got %d nodes, want those of %s and %s", len(got), joins, dropsTaint)
+	}
+	n := got[pid(joins)]
+	if diff := cmp.Diff([]corev1.Taint{{Key: "karpenter.sh/unregistered", Effect: corev1.TaintEffectNoExecute}}, n.Spec.Taints); diff != "" {
+		t.Errorf("taints (-want +got):\n%s", diff)
+	}
+	if n.Labels["nodegroup"] != "karpenter" || n.Labels[corev1.LabelInstanceTypeStable] != "m5.large" || n.Labels[corev1.LabelArchStable] != "amd64" {
+		t.Errorf("labels: %v", n.Labels)
+	}
+	if pods := n.Status.Capacity[corev1.ResourcePods]; pods.Value() != 29 || !ready(n) {
+		t.Errorf("status: %+v", n.Status)
+	}
+	if cpu := n.Status.Allocatable[corev1.ResourceCPU]; cpu.MilliValue() != 1930 {
+		t.Errorf("allocatable cpu %dm, want 1930m", cpu.MilliValue())
+	}
+	if taints := got[pid(dropsTaint)].Spec.Taints; len(taints) != 0 {
+		t.Errorf("the one-word form registered taints %v", taints)
+	}
+	if _, ok := got[pid(malformed)]; ok {
+		t.Error("malformed kubelet arguments registered a node")
+	}
+}
+
+func TestKubeletsUnmappedRoleNeverJoins(t *testing.T) {
+	e := newKubeEnv(t)
+	f := e.fixture(t)
+	e.unmapNodeRole(t)
+	unmapped := e.runAL2(t, f.subnets["us-west-2a"], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
+	e.boot(t)
+	if i := e.instance(unmapped); i.BootPhase != state.BootNotJoined || i.BootReason != boot.ReasonUnauthorized {
+		t.Errorf("boot phase %q reason %q, want %q %q", i.BootPhase, i.BootReason, state.BootNotJoined, boot.ReasonUnauthorized)
+	}
+	if got := nodes(t); len(got) != 0 {
+		t.Errorf("an unmapped role registered %d nodes", len(got))
+	}
+}
+
+func TestKubeletsDeleteNodesOfTerminatedInstances(t *testing.T) {
+	e := newKubeEnv(t)
+	f := e.fixture(t)
+	id := e.runAL2(t, f.subnets["us-west-2a"], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
+	e.boot(t)
+	if _, ok := nodes(t)[pid(id)]; !ok {
+		t.Fatal("the instance did not register")
+	}
+	if _, err := e.ec2.TerminateInstances(t.Context(), &ec2.TerminateInstancesInput{InstanceIds: []string{id}}); err != nil {
+		t.Fatal(err)
+	}
+	e.sync(t)
+	if n, ok := nodes(t)[pid(id)]; ok && n.DeletionTimestamp == nil {
+		t.Errorf("node %s of a terminated instance remains", n.Name)
+	}
+}
+
+func TestKubeletsKeepNodesReady(t *testing.T) {
+	e := newKubeEnv(t)
+	f := e.fixture(t)
+	id := e.runAL2(t, f.subnets["us-west-2a"], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
+	e.boot(t)
+	n, ok := nodes(t)[pid(id)]
+	if !ok {
+		t.Fatal("the instance did not register")
+	}
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == corev1.NodeReady {
+			n.Status.Conditions[i].Status = corev1.ConditionUnknown
+		}
+	}
+	n.Spec.Taints = nil // nodes() dropped admission's taint; status updates ignore spec
+	if err := kube(t).Status().Update(t.Context(), &n); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Step(awsemu.HeartbeatEvery)
+	e.sync(t)
+	if n := nodes(t)[pid(id)]; !ready(n) {
+		t.Errorf("the heartbeat did not make the node Ready again: %+v", n.Status.Conditions)
+	}
+}
+
+func TestKubeletsRunBoundPods(t *testing.T) {
+	e := newKubeEnv(t)
+	f := e.fixture(t)
+	id := e.runAL2(t, f.subnets["us-west-2a"], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
+	e.boot(t)
+	n, ok := nodes(t)[pid(id)]
+	if !ok {
+		t.Fatal("the instance did not register")
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "inflate"},
+		Spec:       corev1.PodSpec{NodeName: n.Name, Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}}},
+	}
+	if err := kube(t).Create(t.Context(), pod); err != nil {
+		t.Fatal(err)
+	}
+	e.sync(t)
+	if err := kube(t).Get(t.Context(), client.ObjectKeyFromObject(pod), pod); err != nil {
+		t.Fatal(err)
+	}
+	if pod.Status.Phase != corev1.PodRunning || len(pod.Status.ContainerStatuses) != 1 || !pod.Status.ContainerStatuses[0].Ready {
+		t.Errorf("pod status: %+v", pod.Status)
+	}
+}
+
+// TestCreateFleetBootsThroughTheAPIServer is S2 and S1 end to end: CreateFleet through the EC2
+// SDK client, the boot, the Node (or none) in a real kube-apiserver, GetConsoleOutput.
+func TestCreateFleetBootsThroughTheAPIServer(t *testing.T) {
+	// S2: Karpenter's taint written as one word is dropped by bootstrap.sh.
+	const s2 = `#!/bin/bash
+set -ex
+/etc/eks/bootstrap.sh demo --kubelet-extra-args='--register-with-taints="karpenter.sh/unregistered:NoExecute" --node-labels="karpenter.sh/nodepool=default"'
+`
+	launch := func(t *testing.T, e *env, userData string) string {
+		t.Helper()
+		f := e.fixture(t)
+		al2, err := e.ec2.DescribeImages(t.Context(), &ec2.DescribeImagesInput{Filters: []ec2types.Filter{
+			{Name: aws.String("name"), Values: []string{"amazon-eks-node-1.33-v20251101"}},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.ec2.CreateLaunchTemplate(t.Context(), &ec2.CreateLaunchTemplateInput{
+			LaunchTemplateName: aws.String("karpenter.k8s.aws/s"),
+			LaunchTemplateData: &ec2types.RequestLaunchTemplateData{
+				ImageId:            al2.Images[0].ImageId,
+				UserData:           aws.String(base64.StdEncoding.EncodeToString([]byte(userData))),
+				IamInstanceProfile: &ec2types.LaunchTemplateIamInstanceProfileSpecificationRequest{Name: aws.String("KarpenterNodeRole-demo")},
+				SecurityGroupIds:   []string{f.group},
+			},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		out, err := e.ec2.CreateFleet(t.Context(), fleetInput("karpenter.k8s.aws/s", ec2types.DefaultTargetCapacityTypeOnDemand, ec2types.FleetLaunchTemplateOverridesRequest{
+			InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets["us-west-2a"]),
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Instances) != 1 || len(out.Instances[0].InstanceIds) != 1 {
+			t.Fatalf("CreateFleet: instances %+v, errors %+v", out.Instances, out.Errors)
+		}
+		return out.Instances[0].InstanceIds[0]
+	}
+	t.Run("S2 registers without karpenter.sh/unregistered", func(t *testing.T) {
+		e := newKubeEnv(t)
+		id := launch(t, e, s2)
+		e.boot(t)
+		n, ok := nodes(t)[pid(id)]
+		if !ok {
+			t.Fatalf("no Node registered; console:\n%s", e.console(t, id))
+		}
+		for _, taint := range n.Spec.Taints {
+			if taint.Key == "karpenter.sh/unregistered" {
+				t.Errorf("the Node has %v", taint)
+			}
+		}
+		if n.Labels["karpenter.sh/nodepool"] != "" {
+			t.Errorf("the dropped --node-labels reached the Node: %v", n.Labels)
+		}
+		console := e.console(t, id)
+		for _, want := range []string{"+ /etc/eks/bootstrap.sh demo", "Started kubelet.service", `"Successfully registered node" node="` + n.Name + `"`} {
+			if !strings.Contains(console, want) {
+				t.Errorf("console lacks %q:\n%s", want, console)
+			}
+		}
+	})
+	t.Run("S1 unmapped role never joins", func(t *testing.T) {
+		e := newKubeEnv(t)
+		e.unmapNodeRole(t)
+		id := launch(t, e, s2)
+		e.boot(t)
+		for range 3 { // the kubelet keeps retrying
+			e.clock.Step(awsemu.RegisterRetryEvery)
+			e.sync(t)
+		}
+		if got := nodes(t); len(got) != 0 {
+			t.Errorf("an unmapped role registered %d nodes", len(got))
+		}
+		console := e.console(t, id)
+		if strings.Count(console, `"Unable to register node with API server" err="Unauthorized"`) != 4 {
+			t.Errorf("console does not show four Unauthorized registrations:\n%s", console)
+		}
+		if i := e.instance(id); i.BootReason != boot.ReasonUnauthorized || i.BootRetryAt == nil {
+			t.Errorf("boot reason %q retry at %v", i.BootReason, i.BootRetryAt)
+		}
+	})
+}
