@@ -155,3 +155,28 @@ func TestUnmappedNodeRoleNeverJoins(t *testing.T) {
 		t.Errorf("after mapping the role: phase %q retry at %v, registered %v", i.BootPhase, i.BootRetryAt, e.registered(id))
 	}
 }
+
+// A kubelet refused for hours fills the console; GetConsoleOutput returns the most recent 64 KiB.
+func TestConsoleKeepsTheMostRecent64KiB(t *testing.T) {
+	e := newEnv(t)
+	f := e.fixture(t)
+	_ = e.state.Update(func(w *state.World) error {
+		w.Regions["us-west-2"].Clusters["demo"].AccessEntries = map[string]*state.AccessEntry{}
+		return nil
+	})
+	id := e.runAL2(t, f.subnets["us-west-2a"], ec2types.InstanceTypeT3Medium, "/etc/eks/bootstrap.sh demo")
+	e.boot(t)
+	for range 500 {
+		e.clock.Step(awsemu.RegisterRetryEvery)
+		if err := e.kubelets.Sync(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	console := e.console(t, id)
+	if len(console) > 64<<10 || len(console) < 60<<10 {
+		t.Errorf("console is %d bytes, want just under 64 KiB", len(console))
+	}
+	if strings.Contains(console, "Cloud-init") || !strings.HasSuffix(strings.TrimSpace(console), `node="`+e.instance(id).PrivateDNSName+`"`) {
+		t.Errorf("console does not end with the latest attempts:\n%s", console[len(console)-500:])
+	}
+}

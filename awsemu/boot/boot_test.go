@@ -273,6 +273,11 @@ func TestBootRetryJoinsOnceRoleIsMapped(t *testing.T) {
 	if out.Joined || !out.Retry {
 		t.Fatalf("first Boot() = joined %v retry %v, want a retryable refusal", out.Joined, out.Retry)
 	}
+	// A caller retrying shows Console[Attempt:]: the registration attempt, not the bootstrap.
+	if out.Attempt == 0 || !strings.Contains(out.Console[out.Attempt-1], "Started kubelet.service") ||
+		!strings.Contains(out.Console[out.Attempt], "Unable to register node") {
+		t.Errorf("Attempt = %d does not start the registration lines:\n%s", out.Attempt, strings.Join(out.Console, "\n"))
+	}
 	setAWSAuth(t, nodeMapping())
 	out, _, _ = bootInstance(t, "AL2", al2Script(karpenterAL2Bootstrap), testCluster())
 	if !out.Joined {
