@@ -43,10 +43,11 @@ testenv: ## Build etcd, kube-apiserver, kube-scheduler and kube-controller-manag
 ##@ Code health
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and CRDs.
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, CRDs and the emulator's instance-type catalogue.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./pkg/apis/...
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:dir=config/crd/bases
 	go run ./hack/crdpatch config/crd/bases/karpenter.sh_nodepools.yaml
+	go run ./awsemu/catalog/gen -out awsemu/catalog/catalog.json
 
 .PHONY: tidy
 tidy: ## Tidy the product and tools modules.
