@@ -24,8 +24,15 @@ import (
 // types). The cheaper plan replaces the first-fit nodes only when it is cheaper than they are.
 // Pools with limits are left alone (the first-fit nodes were admitted against them).
 
-// repackPairs bounds the shapes paired per node (the ones with the most value left).
-const repackPairs = 8
+// repackPairs bounds the shapes paired per node (the ones with the most value left), and
+// repackFills the candidate nodes filled for real per node (the best by estimate).
+// Past repackMaxShapes distinct shapes in a pool the repacking is skipped: its work per node
+// grows with the shapes, and pods that diverse leave first-fit little to gain from pairing.
+const (
+	repackPairs     = 8
+	repackFills     = 6
+	repackMaxShapes = 256
+)
 
 // repackShape is a set of free pods with identical requests and instance-type options.
 type repackShape struct {
@@ -85,7 +92,11 @@ type repacker struct {
 	usable   [][]int64
 	cpu, mem int
 	envelope []int
+	lines    []line // estimate's scratch
 }
+
+// line is the constraint p x + q y <= c of estimate's linear programme.
+type line struct{ p, q, c float64 }
 
 // freeNodes returns p's new nodes that hold only free pods.
 func (s *solver) freeNodes(p *pool, free map[*corev1.Pod]*class) []*node {
@@ -154,7 +165,7 @@ func (s *solver) repackPool(p *pool, free map[*corev1.Pod]*class) {
 }
 
 // newRepacker groups the pods of old into shapes and prices the instance types; nil when some
-// shape has no type to go to.
+// shape has no type to go to or there are too many shapes.
 func (s *solver) newRepacker(p *pool, old []*node, free map[*corev1.Pod]*class) *repacker {
 	r := &repacker{s: s, p: p, cpu: s.dims.index[corev1.ResourceCPU], mem: s.dims.index[corev1.ResourceMemory]}
 	byCP := map[*classPool]int{}
@@ -170,6 +181,9 @@ func (s *solver) newRepacker(p *pool, old []*node, free map[*corev1.Pod]*class) 
 			}
 			r.shapes[i].pods = append(r.shapes[i].pods, pod)
 		}
+	}
+	if len(r.shapes) > repackMaxShapes {
+		return nil
 	}
 	// Free pods have no requirements of their own: every shape's are the pool's.
 	r.base = r.shapes[0].cp.reqs
@@ -311,8 +325,7 @@ func (r *repacker) plan(values []float64) ([]repackNode, bool) {
 }
 
 // bestNode tries every target type (the lower envelope of price over cpu and memory, and the
-// best type of each shape with pods left) with every pair of the shapes with the most value
-// left: it fills the target with the pair, keeping cpu and memory balanced, tops it up with any
+// best type of each paired shape) with every pair of the shapes with the most value left: it fills the target with the pair, keeping cpu and memory balanced, tops it up with any
 // shape, prices the node as the cheapest type that holds the result, and returns the node with
 // the most value per dollar.
 func (r *repacker) bestNode(values []float64, left []int) (repackNode, bool) {
@@ -327,40 +340,90 @@ func (r *repacker) bestNode(values []float64, left []int) (repackNode, bool) {
 	})
 	paired := live[:min(len(live), repackPairs)]
 	targets := slices.Clone(r.envelope)
-	for _, k := range live {
+	for _, k := range paired {
 		if !slices.Contains(targets, r.shapes[k].best) {
 			targets = append(targets, r.shapes[k].best)
 		}
 	}
-	counts := make([]int, len(r.shapes))
-	var best repackNode
-	bestEff := -1.0
+	// Rank every (target, pair) by the value per dollar of its best fractional fill, then fill
+	// the most promising few for real.
+	type candidate struct {
+		t, a, b int
+		est     float64
+	}
+	var cands []candidate
 	for _, t := range targets {
 		for i, a := range paired {
 			for _, b := range paired[i:] {
-				if !r.shapes[a].cp.types.has(t) || !r.shapes[b].cp.types.has(t) {
-					continue
-				}
-				load := r.fill(live, left, counts, t, a, b)
-				if load == nil {
-					continue
-				}
-				ft, fp := r.cheapestHolding(counts, load)
-				if ft < 0 || fp <= 0 {
-					continue
-				}
-				value := 0.0
-				for k, c := range counts {
-					value += float64(c) * values[k]
-				}
-				if eff := value / fp; eff > bestEff {
-					bestEff = eff
-					best = repackNode{counts: slices.Clone(counts), load: load, typ: ft, price: fp}
+				if r.shapes[a].cp.types.has(t) && r.shapes[b].cp.types.has(t) {
+					cands = append(cands, candidate{t, a, b, r.estimate(values, left, t, a, b)})
 				}
 			}
 		}
 	}
+	slices.SortStableFunc(cands, func(x, y candidate) int { return cmp.Compare(y.est, x.est) })
+	counts := make([]int, len(r.shapes))
+	var best repackNode
+	bestEff := -1.0
+	for _, c := range cands[:min(len(cands), repackFills)] {
+		load := r.fill(live, left, counts, c.t, c.a, c.b)
+		if load == nil {
+			continue
+		}
+		ft, fp := r.cheapestHolding(counts, load)
+		if ft < 0 || fp <= 0 {
+			continue
+		}
+		value := 0.0
+		for k, n := range counts {
+			value += float64(n) * values[k]
+		}
+		if eff := value / fp; eff > bestEff {
+			bestEff = eff
+			best = repackNode{counts: slices.Clone(counts), load: load, typ: ft, price: fp}
+		}
+	}
 	return best, bestEff >= 0
+}
+
+// estimate is the value per dollar of the best fractional fill of type t with shapes a and b
+// (a linear programme in two variables, solved at the vertices of its feasible region).
+func (r *repacker) estimate(values []float64, left []int, t, a, b int) float64 {
+	alloc := r.usable[t]
+	ra, rb := r.shapes[a].req, r.shapes[b].req
+	lines := append(r.lines[:0], line{-1, 0, 0}, line{0, -1, 0}, line{1, 0, float64(left[a])}, line{0, 1, float64(left[b])})
+	if a == b {
+		lines[3].c = 0
+	}
+	for d := range alloc {
+		if ra[d] > 0 || rb[d] > 0 {
+			lines = append(lines, line{float64(ra[d]), float64(rb[d]), float64(alloc[d])})
+		}
+	}
+	r.lines = lines
+	feasible := func(x, y float64) bool {
+		for _, l := range lines {
+			if l.p*x+l.q*y > l.c*(1+1e-9)+1e-9 {
+				return false
+			}
+		}
+		return true
+	}
+	best := 0.0
+	for i, l1 := range lines {
+		for _, l2 := range lines[i+1:] {
+			det := l1.p*l2.q - l1.q*l2.p
+			if det == 0 {
+				continue
+			}
+			x := (l1.c*l2.q - l1.q*l2.c) / det
+			y := (l1.p*l2.c - l1.c*l2.p) / det
+			if feasible(x, y) {
+				best = max(best, values[a]*x+values[b]*y)
+			}
+		}
+	}
+	return best / r.price[t]
 }
 
 // fill fills a node of type t with shapes a and b, each step adding the one that keeps the cpu
@@ -414,13 +477,20 @@ pair:
 // cheapestHolding returns the cheapest type (and its price) that every shape with pods on the
 // node allows and that holds load.
 func (r *repacker) cheapestHolding(counts []int, load []int64) (int, float64) {
+	allowed := newBitset(len(r.s.types))
+	for w := range allowed {
+		allowed[w] = ^uint64(0)
+	}
+	for k, c := range counts {
+		if c > 0 {
+			for w := range allowed {
+				allowed[w] &= r.shapes[k].cp.types[w]
+			}
+		}
+	}
 	zero := make([]int64, len(load))
 	for _, i := range r.order {
-		ok := fitsSum(zero, load, r.s.types[i].alloc)
-		for k := 0; ok && k < len(counts); k++ {
-			ok = counts[k] == 0 || r.shapes[k].cp.types.has(i)
-		}
-		if ok {
+		if allowed.has(i) && fitsSum(zero, load, r.s.types[i].alloc) {
 			return i, r.price[i]
 		}
 	}
