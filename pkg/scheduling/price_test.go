@@ -191,3 +191,96 @@ func TestRepackRandomPlainPods(t *testing.T) {
 		})
 	}
 }
+
+// aggregateBound is the tightest lower bound that reads only the summed cpu and memory: the
+// cheapest fractional mix of on-demand instance types whose allocatable covers both sums (the
+// linear programme min sum price x n over n >= 0 with sum alloc x n >= requests, solved through
+// its two-variable dual by ternary search on the memory price).
+func aggregateBound(in *scheduling.Input) float64 {
+	var cpu, mem float64
+	for _, p := range in.Pods {
+		r := scheduling.PodRequests(p)
+		cpu += r.Cpu().AsApproximateFloat64()
+		mem += r.Memory().AsApproximateFloat64()
+	}
+	type shape struct{ cpu, mem, price float64 }
+	var shapes []shape
+	for _, it := range in.InstanceTypes {
+		c, m := it.Allocatable.Cpu().AsApproximateFloat64(), it.Allocatable.Memory().AsApproximateFloat64()
+		for _, o := range it.Offerings {
+			if c > 0 && m > 0 && o.Available && o.CapacityType == v1.CapacityTypeOnDemand {
+				shapes = append(shapes, shape{c, m, o.Price})
+			}
+		}
+	}
+	cpuPrice := func(memPrice float64) float64 {
+		pc := math.Inf(1)
+		for _, s := range shapes {
+			pc = min(pc, (s.price-memPrice*s.mem)/s.cpu)
+		}
+		return pc
+	}
+	lo, hi := 0.0, math.Inf(1)
+	for _, s := range shapes {
+		hi = min(hi, s.price/s.mem)
+	}
+	value := func(memPrice float64) float64 { return cpuPrice(memPrice)*cpu + memPrice*mem }
+	for range 200 {
+		m1, m2 := lo+(hi-lo)/3, hi-(hi-lo)/3
+		if value(m1) < value(m2) {
+			lo = m1
+		} else {
+			hi = m2
+		}
+	}
+	return value((lo + hi) / 2)
+}
+
+// TestPlainPodsPriceRandomMixes solves random mixes of plain pod groups (the sizes of
+// shared/bench, from 100m/128Mi to 8/32Gi) on the EC2-like catalogue of medium.json. Against the
+// issue's bound these land 4-20% over, because the bound prices the whole load at the cheapest
+// family per vCPU (c6g, 1.73 GiB per vCPU) whatever its memory; against the best bound we can
+// prove (the largest of lowerBound, ratioBound and aggregateBound) the solver must stay within
+// 5% (measured: 0.8-2.3%).
+func TestPlainPodsPriceRandomMixes(t *testing.T) {
+	var medium string
+	for _, f := range benchFiles(t) {
+		if strings.HasSuffix(f, "medium.json") {
+			medium = f
+		}
+	}
+	if medium == "" {
+		t.Skip("medium.json is absent")
+	}
+	wl, err := workload.Load(medium)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := wl.Input()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := [][2]string{{"100m", "128Mi"}, {"250m", "512Mi"}, {"500m", "1Gi"}, {"500m", "4Gi"}, {"1", "2Gi"}, {"1", "8Gi"}, {"2", "4Gi"}, {"4", "4Gi"}, {"8", "32Gi"}, {"2", "8Gi"}}
+	for seed := range uint64(12) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 3))
+			var pods []*corev1.Pod
+			for g := range 10 + rng.IntN(40) {
+				s := sizes[rng.IntN(len(sizes))]
+				for i := range 5 + rng.IntN(55) {
+					pods = append(pods, pod(fmt.Sprintf("g%d-%d", g, i), s[0], s[1], withLabels("app", fmt.Sprint("g", g))))
+				}
+			}
+			in := &scheduling.Input{InstanceTypes: full.InstanceTypes, NodePools: []*v1.NodePool{nodePool("default")}, Pods: pods}
+			plan := solveChecked(t, in)
+			lb := lowerBound(in)
+			best := max(lb, ratioBound(in), aggregateBound(in))
+			ratio := plan.HourlyPrice() / best
+			t.Logf("%d pods: $%.3f/h, %.2f%% over the best bound $%.3f/h (%.2f%% over the issue's $%.3f/h), %d nodes",
+				len(pods), plan.HourlyPrice(), (ratio-1)*100, best, (plan.HourlyPrice()/lb-1)*100, lb, len(plan.NodeClaims))
+			if ratio > 1.05 {
+				t.Errorf("price %.3f is %.2f%% above the best lower bound %.3f", plan.HourlyPrice(), (ratio-1)*100, best)
+			}
+		})
+	}
+}

@@ -121,19 +121,24 @@ func (s *solver) repackPool(p *pool, free map[*corev1.Pod]*class) {
 	if r == nil {
 		return
 	}
-	// Two valuations, the cheaper plan wins: each pod at its standalone cost, and each pod at
-	// the resource prices of the best fractional mix of instance types for the whole load.
+	// Three strategies, the cheapest plan wins: each pod valued at its standalone cost, or at
+	// the resource prices of the best fractional mix of instance types for the whole load, and
+	// the first again with every node built around the biggest pods left.
 	standalone := make([]float64, len(r.shapes))
 	for k, sh := range r.shapes {
 		standalone[k] = sh.value
 	}
 	var plan []repackNode
 	planCost := math.Inf(1)
-	for _, values := range [][]float64{standalone, r.dualValues()} {
-		if values == nil {
+	type strategy struct {
+		values   []float64
+		bigFirst bool
+	}
+	for _, st := range []strategy{{standalone, false}, {r.dualValues(), false}, {standalone, true}} {
+		if st.values == nil {
 			continue
 		}
-		cand, ok := r.plan(values)
+		cand, ok := r.plan(st.values, st.bigFirst)
 		if !ok {
 			continue
 		}
@@ -302,7 +307,7 @@ func maxShare(req, alloc []int64) float64 {
 }
 
 // plan packs the shapes node by node, each node the best of bestNode, valuing pods by values.
-func (r *repacker) plan(values []float64) ([]repackNode, bool) {
+func (r *repacker) plan(values []float64, bigFirst bool) ([]repackNode, bool) {
 	left := make([]int, len(r.shapes))
 	total := 0
 	for k, sh := range r.shapes {
@@ -311,7 +316,7 @@ func (r *repacker) plan(values []float64) ([]repackNode, bool) {
 	}
 	var plan []repackNode
 	for total > 0 {
-		best, ok := r.bestNode(values, left)
+		best, ok := r.bestNode(values, left, bigFirst)
 		if !ok {
 			return nil, false
 		}
@@ -324,11 +329,10 @@ func (r *repacker) plan(values []float64) ([]repackNode, bool) {
 	return plan, true
 }
 
-// bestNode tries every target type (the lower envelope of price over cpu and memory, and the
-// best type of each paired shape) with every pair of the shapes with the most value left: it fills the target with the pair, keeping cpu and memory balanced, tops it up with any
-// shape, prices the node as the cheapest type that holds the result, and returns the node with
-// the most value per dollar.
-func (r *repacker) bestNode(values []float64, left []int) (repackNode, bool) {
+// bestNode tries every target type with every pair of shapes (see pairs): it fills the target
+// with the pair, keeping cpu and memory balanced, tops it up with any shape, prices the node as
+// the cheapest type that holds the result, and returns the node with the most value per dollar.
+func (r *repacker) bestNode(values []float64, left []int, bigFirst bool) (repackNode, bool) {
 	live := make([]int, 0, len(r.shapes))
 	for k := range r.shapes {
 		if left[k] > 0 {
@@ -338,13 +342,7 @@ func (r *repacker) bestNode(values []float64, left []int) (repackNode, bool) {
 	slices.SortStableFunc(live, func(a, b int) int {
 		return cmp.Compare(values[b]*float64(left[b]), values[a]*float64(left[a]))
 	})
-	paired := live[:min(len(live), repackPairs)]
-	targets := slices.Clone(r.envelope)
-	for _, k := range paired {
-		if !slices.Contains(targets, r.shapes[k].best) {
-			targets = append(targets, r.shapes[k].best)
-		}
-	}
+	pairs, targets := r.pairs(values, live, bigFirst)
 	// Rank every (target, pair) by the value per dollar of its best fractional fill, then fill
 	// the most promising few for real.
 	type candidate struct {
@@ -353,11 +351,10 @@ func (r *repacker) bestNode(values []float64, left []int) (repackNode, bool) {
 	}
 	var cands []candidate
 	for _, t := range targets {
-		for i, a := range paired {
-			for _, b := range paired[i:] {
-				if r.shapes[a].cp.types.has(t) && r.shapes[b].cp.types.has(t) {
-					cands = append(cands, candidate{t, a, b, r.estimate(values, left, t, a, b)})
-				}
+		for _, ab := range pairs {
+			a, b := ab[0], ab[1]
+			if r.shapes[a].cp.types.has(t) && r.shapes[b].cp.types.has(t) {
+				cands = append(cands, candidate{t, a, b, r.estimate(values, left, t, a, b)})
 			}
 		}
 	}
@@ -384,6 +381,43 @@ func (r *repacker) bestNode(values []float64, left []int) (repackNode, bool) {
 		}
 	}
 	return best, bestEff >= 0
+}
+
+// pairs returns the pairs of shapes to try (among the live shapes, sorted by value left, the
+// first repackPairs), and the target types: the envelope plus the best type of each paired
+// shape. With bigFirst every pair holds the live shape whose pods are worth most (as first-fit
+// decreasing starts with the largest items), so that big pods are not left to nodes of their
+// own at the end.
+func (r *repacker) pairs(values []float64, live []int, bigFirst bool) ([][2]int, []int) {
+	paired := live[:min(len(live), repackPairs)]
+	var pairs [][2]int
+	if bigFirst {
+		biggest := live[0]
+		for _, k := range live {
+			if values[k] > values[biggest] {
+				biggest = k
+			}
+		}
+		if !slices.Contains(paired, biggest) {
+			paired = append(slices.Clone(paired[:len(paired)-1]), biggest)
+		}
+		for _, b := range paired {
+			pairs = append(pairs, [2]int{biggest, b})
+		}
+	} else {
+		for i, a := range paired {
+			for _, b := range paired[i:] {
+				pairs = append(pairs, [2]int{a, b})
+			}
+		}
+	}
+	targets := slices.Clone(r.envelope)
+	for _, k := range paired {
+		if !slices.Contains(targets, r.shapes[k].best) {
+			targets = append(targets, r.shapes[k].best)
+		}
+	}
+	return pairs, targets
 }
 
 // estimate is the value per dollar of the best fractional fill of type t with shapes a and b
