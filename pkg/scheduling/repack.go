@@ -92,7 +92,11 @@ type repacker struct {
 	usable   [][]int64
 	cpu, mem int
 	envelope []int
-	lines    []line // estimate's scratch
+	// scratch buffers of estimate, fill and cheapestHolding
+	lines   []line
+	load    []int64
+	zero    []int64
+	allowed bitset
 }
 
 // line is the constraint p x + q y <= c of estimate's linear programme.
@@ -377,7 +381,7 @@ func (r *repacker) bestNode(values []float64, left []int, bigFirst bool) (repack
 		}
 		if eff := value / fp; eff > bestEff {
 			bestEff = eff
-			best = repackNode{counts: slices.Clone(counts), load: load, typ: ft, price: fp}
+			best = repackNode{counts: slices.Clone(counts), load: slices.Clone(load), typ: ft, price: fp}
 		}
 	}
 	return best, bestEff >= 0
@@ -462,12 +466,16 @@ func (r *repacker) estimate(values []float64, left []int, t, a, b int) float64 {
 
 // fill fills a node of type t with shapes a and b, each step adding the one that keeps the cpu
 // and memory shares of the load closest, then tops it up with the live shapes in order. It
-// returns the load (daemonset overhead included), or nil when nothing fits; counts receives the
-// pods per shape.
+// returns the load (daemonset overhead included; a scratch buffer, valid until the next fill),
+// or nil when nothing fits; counts receives the pods per shape.
 func (r *repacker) fill(live, left, counts []int, t, a, b int) []int64 {
 	alloc, shapes := r.usable[t], r.shapes
 	clear(counts)
-	load := make([]int64, len(alloc))
+	if r.load == nil {
+		r.load = make([]int64, len(alloc))
+	}
+	load := r.load
+	clear(load)
 	fits := func(k int) bool { return counts[k] < left[k] && fitsSum(load, shapes[k].req, alloc) }
 	share := func(d int, k int) float64 {
 		if alloc[d] <= 0 {
@@ -511,7 +519,10 @@ pair:
 // cheapestHolding returns the cheapest type (and its price) that every shape with pods on the
 // node allows and that holds load.
 func (r *repacker) cheapestHolding(counts []int, load []int64) (int, float64) {
-	allowed := newBitset(len(r.s.types))
+	if r.allowed == nil {
+		r.allowed, r.zero = newBitset(len(r.s.types)), make([]int64, len(load))
+	}
+	allowed, zero := r.allowed, r.zero
 	for w := range allowed {
 		allowed[w] = ^uint64(0)
 	}
@@ -522,7 +533,6 @@ func (r *repacker) cheapestHolding(counts []int, load []int64) (int, float64) {
 			}
 		}
 	}
-	zero := make([]int64, len(load))
 	for _, i := range r.order {
 		if allowed.has(i) && fitsSum(zero, load, r.s.types[i].alloc) {
 			return i, r.price[i]
