@@ -51,6 +51,7 @@ func (s *solver) run() {
 			break
 		}
 	}
+	s.repack()
 	for i, c := range s.classes {
 		c.pods = pending[i] // from here on: the pods left unscheduled
 	}
