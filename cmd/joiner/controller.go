@@ -1,0 +1,116 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/joinerhq/joiner/pkg/cloudprovider"
+	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
+	"github.com/joinerhq/joiner/pkg/controllers"
+	"github.com/joinerhq/joiner/pkg/operator"
+)
+
+// Cloud provider names of --cloud-provider.
+const (
+	cloudProviderAWS  = "aws"
+	cloudProviderFake = "fake"
+)
+
+func newControllerCommand() *cobra.Command {
+	var (
+		opts          operator.Options
+		kubeconfig    string
+		cloudProvider string
+	)
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Run the Joiner controller: provision nodes for pending pods, keep NodePool status",
+		Long: `controller runs Joiner's operator against the cluster of --kubeconfig (or $KUBECONFIG, or
+the in-cluster service account): leader election on a Lease, /healthz and /readyz, /metrics, and
+the controllers of pkg/controllers.
+
+--cloud-provider chooses what launches instances. The AWS provider is not built into this binary
+yet (issue 5), so --cloud-provider aws (the default) refuses to start. --cloud-provider fake runs
+an in-memory fake that launches nothing real and offers no instance types: pods stay pending
+with a FailedScheduling event. It exists for trying the operator's wiring only.
+
+Every flag defaults to the environment variable named in brackets.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cp, err := newCloudProvider(cloudProvider)
+			if err != nil {
+				return err
+			}
+			if err := opts.Validate(); err != nil {
+				return err
+			}
+			level, _ := opts.Level() // Validate checked it
+			logger := operator.NewLogger(level)
+			ctrl.SetLogger(logger)
+			cfg, err := restConfig(kubeconfig)
+			if err != nil {
+				return err
+			}
+			scheme, err := operator.NewScheme()
+			if err != nil {
+				return err
+			}
+			op, err := operator.New(cfg, scheme, opts, prometheus.NewRegistry(), logger)
+			if err != nil {
+				return err
+			}
+			ctx := ctrl.LoggerInto(cmd.Context(), logger)
+			cs, err := controllers.New(op.Manager, controllers.Dependencies{
+				Clock:             clock.RealClock{},
+				CloudProvider:     cp,
+				Registry:          op.Registry,
+				BatchIdleDuration: opts.BatchIdleDuration,
+				BatchMaxDuration:  opts.BatchMaxDuration,
+			})
+			if err != nil {
+				return err
+			}
+			if err := controllers.Register(ctx, op.Manager, cs); err != nil {
+				return err
+			}
+			logger.Info("Starting controller", "cloudProvider", cp.Name(), "cluster", opts.ClusterName)
+			return op.Start(ctx)
+		},
+	}
+	opts.AddFlags(cmd.Flags())
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "Kubeconfig of the cluster; empty: $KUBECONFIG, then the in-cluster service account")
+	cmd.Flags().StringVar(&cloudProvider, "cloud-provider", cloudProviderAWS, "aws (not built yet: refuses to start) or fake (in-memory, launches nothing real; for trying the wiring)")
+	return cmd
+}
+
+func newCloudProvider(name string) (cloudprovider.CloudProvider, error) {
+	switch name {
+	case cloudProviderAWS:
+		return nil, errors.New("--cloud-provider aws: the AWS cloud provider is not built into this binary yet (issue 5); use --cloud-provider fake to run the operator with an in-memory fake that launches nothing")
+	case cloudProviderFake:
+		return &fake.CloudProvider{}, nil
+	}
+	return nil, fmt.Errorf("--cloud-provider %q is not a provider: use aws or fake", name)
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("reading kubeconfig %s, %w", kubeconfig, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("finding the cluster (set --kubeconfig), %w", err)
+	}
+	return cfg, nil
+}

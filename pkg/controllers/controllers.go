@@ -1,0 +1,64 @@
+// Package controllers wires every controller of the Joiner operator. This one file is the whole
+// operator as a reader sees it: which controllers run, and what each is given.
+//
+// Each controller lives in its own package under pkg/controllers with NewController(deps...),
+// Name() and Register(ctx, mgr). This package must hold no controller logic of its own.
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/joinerhq/joiner/pkg/cloudprovider"
+)
+
+// Controller is what every controller package provides.
+type Controller interface {
+	// Name is the controller's name in logs, metrics and events.
+	Name() string
+	// Register adds the controller and its watches to mgr; it runs once mgr starts.
+	Register(ctx context.Context, mgr manager.Manager) error
+}
+
+// Dependencies are what the controllers share. Nothing here is global: tests build their own.
+type Dependencies struct {
+	// Clock is the only source of time for every controller.
+	Clock clock.Clock
+	// CloudProvider is the only way to the cloud.
+	CloudProvider cloudprovider.CloudProvider
+	// Registry receives every controller's metrics.
+	Registry prometheus.Registerer
+	// BatchIdleDuration and BatchMaxDuration bound provisioning's batch window.
+	BatchIdleDuration time.Duration
+	BatchMaxDuration  time.Duration
+}
+
+// New returns every controller of the operator, built on mgr's client and cache.
+func New(mgr manager.Manager, deps Dependencies) ([]Controller, error) {
+	controllers := []Controller{}
+
+	// ---------------------------------------------------------------------------------------
+	// NodeClaim lifecycle and node termination are added here once their packages land
+	// (pkg/controllers/nodeclaim/lifecycle and pkg/controllers/node/termination), each as
+	//     lifecycle.NewController(...), termination.NewController(...)
+	// appended to controllers; both expose NewController(...) and Register(ctx, mgr).
+	// ---------------------------------------------------------------------------------------
+	_ = mgr
+	_ = deps
+	return controllers, nil
+}
+
+// Register registers every controller with mgr.
+func Register(ctx context.Context, mgr manager.Manager, controllers []Controller) error {
+	for _, c := range controllers {
+		if err := c.Register(ctx, mgr); err != nil {
+			return fmt.Errorf("registering controller %s, %w", c.Name(), err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,140 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/joinerhq/joiner/pkg/apis"
+)
+
+// Operator is a configured manager, not yet started, with the registry its metrics go to.
+type Operator struct {
+	// Manager runs the controllers, the shared cache and leader election.
+	Manager manager.Manager
+	// Registry is where controllers register their metrics; /metrics serves it together with
+	// controller-runtime's own (workqueue, reconcile and client metrics).
+	Registry *prometheus.Registry
+	// Options the operator was built with.
+	Options Options
+}
+
+// NewLogger returns a zap logger writing JSON at the given level.
+func NewLogger(level zapcore.Level) logr.Logger {
+	return zap.New(zap.Level(level), zap.JSONEncoder())
+}
+
+// New builds the manager for cfg: the scheme's types cached, leader election on a Lease when
+// opts.LeaderElection is set (other replicas wait, running only their probes and metrics),
+// /healthz and /readyz on opts.HealthProbeBindAddress (ready once the cache has synced), and
+// /metrics on opts.MetricsBindAddress serving registry.
+func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options, registry *prometheus.Registry, logger logr.Logger) (*Operator, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("validating options, %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: scheme,
+		Logger: logger,
+		// controller-runtime's server serves only its global registry, so it is off and the
+		// operator serves its own registry below.
+		Metrics:                       metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
+		LeaderElection:                opts.LeaderElection,
+		LeaderElectionResourceLock:    "leases",
+		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
+		LeaderElectionID:              opts.LeaderElectionID,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("building manager, %w", err)
+	}
+	if opts.HealthProbeBindAddress != "0" {
+		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+			return nil, fmt.Errorf("adding health check, %w", err)
+		}
+		if err := mgr.AddReadyzCheck("cache-synced", cacheSynced(mgr)); err != nil {
+			return nil, fmt.Errorf("adding readiness check, %w", err)
+		}
+	}
+	if opts.MetricsBindAddress != "0" {
+		gatherers := prometheus.Gatherers{registry, ctrlmetrics.Registry}
+		if err := mgr.Add(&metricsServer{addr: opts.MetricsBindAddress, handler: promhttp.HandlerFor(gatherers, promhttp.HandlerOpts{})}); err != nil {
+			return nil, fmt.Errorf("adding metrics server, %w", err)
+		}
+	}
+	return &Operator{Manager: mgr, Registry: registry, Options: opts}, nil
+}
+
+// Start runs the manager until ctx is done.
+func (o *Operator) Start(ctx context.Context) error {
+	return o.Manager.Start(ctx)
+}
+
+// cacheSynced is a readiness check that passes once the manager's cache has synced.
+func cacheSynced(mgr manager.Manager) healthz.Checker {
+	return func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return errors.New("cache not synced")
+		}
+		return nil
+	}
+}
+
+// metricsServer serves /metrics on every replica, leader or not.
+type metricsServer struct {
+	addr    string
+	handler http.Handler
+}
+
+func (m *metricsServer) NeedLeaderElection() bool { return false }
+
+func (m *metricsServer) Start(ctx context.Context) error {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m.handler)
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", m.addr)
+	if err != nil {
+		return fmt.Errorf("listening for metrics on %s, %w", m.addr, err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdownCtx)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serving metrics, %w", err)
+	}
+	return nil
+}
+
+// NewScheme returns a scheme with the client-go types and Joiner's API types.
+func NewScheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("registering client-go types, %w", err)
+	}
+	if err := apis.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("registering Joiner types, %w", err)
+	}
+	return scheme, nil
+}

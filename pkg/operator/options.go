@@ -1,0 +1,132 @@
+package operator
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/pflag"
+	"go.uber.org/zap/zapcore"
+)
+
+// Options are the settings of the controller process.
+type Options struct {
+	// ClusterName is the EKS cluster's name; it tags instances and names launch templates.
+	ClusterName string
+	// ClusterEndpoint is the API server URL nodes join; empty means discovered from EKS.
+	ClusterEndpoint string
+	// InterruptionQueue is the SQS queue of EC2 interruption events; empty disables interruption
+	// handling.
+	InterruptionQueue string
+	// BatchIdleDuration is how long provisioning waits after the last pending pod arrived before
+	// it solves the batch.
+	BatchIdleDuration time.Duration
+	// BatchMaxDuration is the longest a batch stays open, however often pods keep arriving.
+	BatchMaxDuration time.Duration
+	// LogLevel is debug, info or error.
+	LogLevel string
+	// MetricsBindAddress serves /metrics; "0" turns the endpoint off.
+	MetricsBindAddress string
+	// HealthProbeBindAddress serves /healthz and /readyz; "0" turns them off.
+	HealthProbeBindAddress string
+	// LeaderElection makes replicas elect one active controller through a Lease.
+	LeaderElection bool
+	// LeaderElectionNamespace holds the Lease; empty means the namespace the pod runs in.
+	LeaderElectionNamespace string
+	// LeaderElectionID names the Lease.
+	LeaderElectionID string
+
+	// envErrs are environment variables AddFlags could not parse; Validate reports them.
+	envErrs []error
+}
+
+// Defaults of Options, as Karpenter's where the setting is the same.
+const (
+	DefaultBatchIdleDuration = time.Second
+	DefaultBatchMaxDuration  = 10 * time.Second
+	DefaultLeaderElectionID  = "joiner-leader-election"
+)
+
+// AddFlags registers a flag for every option on fs, each defaulting to its environment variable
+// when that is set, and to the built-in default otherwise. Parsing fs fills o.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.ClusterName, "cluster-name", env("CLUSTER_NAME", ""), "The cluster's name, as EKS knows it [CLUSTER_NAME]")
+	fs.StringVar(&o.ClusterEndpoint, "cluster-endpoint", env("CLUSTER_ENDPOINT", ""), "The API server URL nodes join; empty: discovered from EKS [CLUSTER_ENDPOINT]")
+	fs.StringVar(&o.InterruptionQueue, "interruption-queue", env("INTERRUPTION_QUEUE", ""), "The SQS queue of EC2 interruption events; empty: no interruption handling [INTERRUPTION_QUEUE]")
+	fs.DurationVar(&o.BatchIdleDuration, "batch-idle-duration", o.envDuration("BATCH_IDLE_DURATION", DefaultBatchIdleDuration), "How long provisioning waits for more pending pods after the last one [BATCH_IDLE_DURATION]")
+	fs.DurationVar(&o.BatchMaxDuration, "batch-max-duration", o.envDuration("BATCH_MAX_DURATION", DefaultBatchMaxDuration), "The longest a provisioning batch stays open [BATCH_MAX_DURATION]")
+	fs.StringVar(&o.LogLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info or error [LOG_LEVEL]")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", env("METRICS_BIND_ADDRESS", ":8080"), "Address of /metrics; 0 turns it off [METRICS_BIND_ADDRESS]")
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", env("HEALTH_PROBE_BIND_ADDRESS", ":8081"), "Address of /healthz and /readyz; 0 turns them off [HEALTH_PROBE_BIND_ADDRESS]")
+	fs.BoolVar(&o.LeaderElection, "leader-elect", o.envBool("LEADER_ELECT", true), "Elect one active replica through a Lease [LEADER_ELECT]")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", env("LEADER_ELECTION_NAMESPACE", ""), "Namespace of the leader Lease; empty: the pod's own [LEADER_ELECTION_NAMESPACE]")
+	fs.StringVar(&o.LeaderElectionID, "leader-election-id", env("LEADER_ELECTION_ID", DefaultLeaderElectionID), "Name of the leader Lease [LEADER_ELECTION_ID]")
+}
+
+// Validate reports every setting that cannot work, each with the fix.
+func (o *Options) Validate() error {
+	errs := append([]error(nil), o.envErrs...)
+	if o.ClusterName == "" {
+		errs = append(errs, errors.New("--cluster-name (CLUSTER_NAME) is required: set it to the cluster's name"))
+	}
+	if o.BatchIdleDuration <= 0 {
+		errs = append(errs, fmt.Errorf("--batch-idle-duration %s must be positive, for example 1s", o.BatchIdleDuration))
+	}
+	if o.BatchMaxDuration < o.BatchIdleDuration {
+		errs = append(errs, fmt.Errorf("--batch-max-duration %s must be at least --batch-idle-duration %s", o.BatchMaxDuration, o.BatchIdleDuration))
+	}
+	if _, err := o.Level(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Level is LogLevel as a zap level.
+func (o *Options) Level() (zapcore.Level, error) {
+	switch o.LogLevel {
+	case "debug":
+		return zapcore.DebugLevel, nil
+	case "info", "":
+		return zapcore.InfoLevel, nil
+	case "error":
+		return zapcore.ErrorLevel, nil
+	}
+	return 0, fmt.Errorf("--log-level %q is not a level: use debug, info or error", o.LogLevel)
+}
+
+func env(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok {
+		return v
+	}
+	return def
+}
+
+// envDuration and envBool return the default for an unset variable; an unparsable one is
+// remembered for Validate, which refuses to start with it.
+func (o *Options) envDuration(key string, def time.Duration) time.Duration {
+	v, ok := os.LookupEnv(key)
+	if !ok {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		o.envErrs = append(o.envErrs, fmt.Errorf("%s=%q is not a duration, for example 1s", key, v))
+		return def
+	}
+	return d
+}
+
+func (o *Options) envBool(key string, def bool) bool {
+	v, ok := os.LookupEnv(key)
+	if !ok {
+		return def
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		o.envErrs = append(o.envErrs, fmt.Errorf("%s=%q is not true or false", key, v))
+		return def
+	}
+	return b
+}

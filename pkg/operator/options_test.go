@@ -1,0 +1,81 @@
+package operator_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/joinerhq/joiner/pkg/operator"
+)
+
+func TestOptions(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		wantErr string
+		check   func(t *testing.T, o *operator.Options)
+	}{
+		{
+			name: "defaults",
+			args: []string{"--cluster-name=c"},
+			check: func(t *testing.T, o *operator.Options) {
+				if o.BatchIdleDuration != time.Second || o.BatchMaxDuration != 10*time.Second || o.LogLevel != "info" || !o.LeaderElection {
+					t.Errorf("defaults = %+v", o)
+				}
+			},
+		},
+		{
+			name: "environment",
+			env:  map[string]string{"CLUSTER_NAME": "env", "BATCH_IDLE_DURATION": "2s", "BATCH_MAX_DURATION": "20s", "LOG_LEVEL": "debug", "INTERRUPTION_QUEUE": "q"},
+			check: func(t *testing.T, o *operator.Options) {
+				if o.ClusterName != "env" || o.BatchIdleDuration != 2*time.Second || o.BatchMaxDuration != 20*time.Second || o.LogLevel != "debug" || o.InterruptionQueue != "q" {
+					t.Errorf("from environment = %+v", o)
+				}
+			},
+		},
+		{
+			name: "flags win over environment",
+			env:  map[string]string{"CLUSTER_NAME": "env"},
+			args: []string{"--cluster-name=flag"},
+			check: func(t *testing.T, o *operator.Options) {
+				if o.ClusterName != "flag" {
+					t.Errorf("ClusterName = %q, want flag", o.ClusterName)
+				}
+			},
+		},
+		{name: "cluster name required", wantErr: "--cluster-name"},
+		{name: "bad env duration", env: map[string]string{"CLUSTER_NAME": "c", "BATCH_IDLE_DURATION": "soon"}, wantErr: `BATCH_IDLE_DURATION="soon"`},
+		{name: "max below idle", args: []string{"--cluster-name=c", "--batch-idle-duration=5s", "--batch-max-duration=1s"}, wantErr: "at least --batch-idle-duration"},
+		{name: "bad level", args: []string{"--cluster-name=c", "--log-level=loud"}, wantErr: "not a level"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, k := range []string{"CLUSTER_NAME", "BATCH_IDLE_DURATION", "BATCH_MAX_DURATION", "LOG_LEVEL", "INTERRUPTION_QUEUE"} {
+				t.Setenv(k, tt.env[k])
+				if _, ok := tt.env[k]; !ok {
+					unsetenv(t, k)
+				}
+			}
+			var o operator.Options
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			o.AddFlags(fs)
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			err := o.Validate()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Validate() = %v, want an error containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Validate() = %v", err)
+			}
+			tt.check(t, &o)
+		})
+	}
+}
