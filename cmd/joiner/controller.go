@@ -67,7 +67,7 @@ Every flag defaults to the environment variable named in brackets.`,
 				return err
 			}
 			ctx := ctrl.LoggerInto(cmd.Context(), logger)
-			cs, err := controllers.New(op.Manager, controllers.Dependencies{
+			cs, err := controllers.New(ctx, op.Manager, controllers.Dependencies{
 				Clock:             clock.RealClock{},
 				CloudProvider:     cp,
 				Registry:          op.Registry,

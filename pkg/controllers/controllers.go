@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
+	"github.com/joinerhq/joiner/pkg/cluster"
+	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
 )
 
 // Controller is what every controller package provides.
@@ -38,9 +40,22 @@ type Dependencies struct {
 	BatchMaxDuration  time.Duration
 }
 
-// New returns every controller of the operator, built on mgr's client and cache.
-func New(mgr manager.Manager, deps Dependencies) ([]Controller, error) {
-	controllers := []Controller{}
+// New returns every controller of the operator, built on mgr's client and cache. It registers
+// the cache indexes they read with, so call it before mgr starts.
+func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Controller, error) {
+	if err := cluster.IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
+		return nil, err
+	}
+	view := cluster.New(mgr.GetClient(), true)
+
+	prov, err := provisioning.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock,
+		mgr.GetEventRecorder("karpenter"), deps.Registry, deps.BatchIdleDuration, deps.BatchMaxDuration)
+	if err != nil {
+		return nil, err
+	}
+	controllers := []Controller{
+		prov,
+	}
 
 	// ---------------------------------------------------------------------------------------
 	// NodeClaim lifecycle and node termination are added here once their packages land
@@ -48,8 +63,6 @@ func New(mgr manager.Manager, deps Dependencies) ([]Controller, error) {
 	//     lifecycle.NewController(...), termination.NewController(...)
 	// appended to controllers; both expose NewController(...) and Register(ctx, mgr).
 	// ---------------------------------------------------------------------------------------
-	_ = mgr
-	_ = deps
 	return controllers, nil
 }
 

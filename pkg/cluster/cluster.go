@@ -1,0 +1,224 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+)
+
+// PodNodeNameField is the pod field index on spec.nodeName that IndexFields registers.
+const PodNodeNameField = "spec.nodeName"
+
+// IndexFields registers the cache indexes the view reads with. Call it once, before the manager
+// starts.
+func IndexFields(ctx context.Context, indexer client.FieldIndexer) error {
+	if err := indexer.IndexField(ctx, &corev1.Pod{}, PodNodeNameField, func(o client.Object) []string {
+		return []string{o.(*corev1.Pod).Spec.NodeName}
+	}); err != nil {
+		return fmt.Errorf("indexing pods by %s, %w", PodNodeNameField, err)
+	}
+	return nil
+}
+
+// Cluster reads the cluster's state through a client.Reader.
+type Cluster struct {
+	reader client.Reader
+	// indexed is true when the reader has the PodNodeNameField index (a cache that IndexFields
+	// was given); a direct client has none and lists every pod instead.
+	indexed bool
+}
+
+// New returns a view reading through reader. indexed says whether reader has the indexes of
+// IndexFields (the manager's cache does once IndexFields ran; a direct client does not).
+func New(reader client.Reader, indexed bool) *Cluster {
+	return &Cluster{reader: reader, indexed: indexed}
+}
+
+// StateNode is one node as Joiner sees it: a Node, its NodeClaim, or both.
+type StateNode struct {
+	// Node is nil while the NodeClaim is in flight (launching, or launched and not registered).
+	Node *corev1.Node
+	// NodeClaim is nil for nodes Joiner did not launch.
+	NodeClaim *v1.NodeClaim
+	// Pods bound to the node that are not finished (Succeeded or Failed), daemonset pods included.
+	Pods []*corev1.Pod
+}
+
+// Name is the Node's name, or the NodeClaim's while it is in flight.
+func (n *StateNode) Name() string {
+	if n.Node != nil {
+		return n.Node.Name
+	}
+	return n.NodeClaim.Name
+}
+
+// NodePool is the karpenter.sh/nodepool label of the NodeClaim, else of the Node; "" for nodes
+// no NodePool owns.
+func (n *StateNode) NodePool() string {
+	if n.NodeClaim != nil {
+		return n.NodeClaim.Labels[v1.NodePoolLabelKey]
+	}
+	return n.Node.Labels[v1.NodePoolLabelKey]
+}
+
+// InFlight reports whether the node is a NodeClaim without a Node yet.
+func (n *StateNode) InFlight() bool { return n.Node == nil }
+
+// Deleting reports whether the Node or the NodeClaim is being deleted.
+func (n *StateNode) Deleting() bool {
+	return n.Node != nil && !n.Node.DeletionTimestamp.IsZero() || n.NodeClaim != nil && !n.NodeClaim.DeletionTimestamp.IsZero()
+}
+
+// Initialized reports whether the node is fully up: for a Node Joiner launched, its
+// karpenter.sh/initialized label; a Node Joiner did not launch always is; an in-flight NodeClaim
+// never is.
+func (n *StateNode) Initialized() bool {
+	if n.Node == nil {
+		return false
+	}
+	if n.NodeClaim == nil {
+		return true
+	}
+	return n.Node.Labels[v1.NodeInitializedLabelKey] == "true"
+}
+
+// Nodes returns every Node and NodeClaim, joined by provider ID (or by the NodeClaim's
+// status.nodeName), with the pods bound to each, ordered by name.
+func (c *Cluster) Nodes(ctx context.Context) ([]*StateNode, error) {
+	var nodes corev1.NodeList
+	if err := c.reader.List(ctx, &nodes); err != nil {
+		return nil, fmt.Errorf("listing nodes, %w", err)
+	}
+	var claims v1.NodeClaimList
+	if err := c.reader.List(ctx, &claims); err != nil {
+		return nil, fmt.Errorf("listing nodeclaims, %w", err)
+	}
+	bound, err := c.boundPods(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// A NodeClaim without a provider ID has launched nothing yet, so "" is never a key.
+	byProviderID := map[string]*StateNode{}
+	byName := map[string]*StateNode{}
+	out := make([]*StateNode, 0, len(nodes.Items))
+	for i := range nodes.Items {
+		node := &nodes.Items[i]
+		sn := &StateNode{Node: node, Pods: bound[node.Name]}
+		if node.Spec.ProviderID != "" {
+			byProviderID[node.Spec.ProviderID] = sn
+		}
+		byName[node.Name] = sn
+		out = append(out, sn)
+	}
+	for i := range claims.Items {
+		nc := &claims.Items[i]
+		sn := byProviderID[nc.Status.ProviderID]
+		if sn == nil && nc.Status.NodeName != "" {
+			sn = byName[nc.Status.NodeName]
+		}
+		if sn == nil || sn.NodeClaim != nil {
+			out = append(out, &StateNode{NodeClaim: nc})
+			continue
+		}
+		sn.NodeClaim = nc
+	}
+	slices.SortFunc(out, func(a, b *StateNode) int { return strings.Compare(a.Name(), b.Name()) })
+	return out, nil
+}
+
+// boundPods returns the unfinished pods bound to a node, by node name.
+func (c *Cluster) boundPods(ctx context.Context) (map[string][]*corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := c.reader.List(ctx, &pods); err != nil {
+		return nil, fmt.Errorf("listing pods, %w", err)
+	}
+	out := map[string][]*corev1.Pod{}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if pod.Spec.NodeName == "" || finished(pod) {
+			continue
+		}
+		out[pod.Spec.NodeName] = append(out[pod.Spec.NodeName], pod)
+	}
+	return out, nil
+}
+
+// UnboundPods returns the pods no node has taken yet and that have not finished, ordered by
+// namespace and name.
+func (c *Cluster) UnboundPods(ctx context.Context) ([]*corev1.Pod, error) {
+	var pods corev1.PodList
+	var opts []client.ListOption
+	if c.indexed {
+		opts = append(opts, client.MatchingFields{PodNodeNameField: ""})
+	}
+	if err := c.reader.List(ctx, &pods, opts...); err != nil {
+		return nil, fmt.Errorf("listing unbound pods, %w", err)
+	}
+	var out []*corev1.Pod
+	for i := range pods.Items {
+		if pod := &pods.Items[i]; pod.Spec.NodeName == "" && !finished(pod) {
+			out = append(out, pod)
+		}
+	}
+	slices.SortFunc(out, func(a, b *corev1.Pod) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	return out, nil
+}
+
+// DaemonSetPods returns one pod per DaemonSet, made from its template: what each new node will
+// run besides the pods it is launched for.
+func (c *Cluster) DaemonSetPods(ctx context.Context) ([]*corev1.Pod, error) {
+	var daemonSets appsv1.DaemonSetList
+	if err := c.reader.List(ctx, &daemonSets); err != nil {
+		return nil, fmt.Errorf("listing daemonsets, %w", err)
+	}
+	out := make([]*corev1.Pod, 0, len(daemonSets.Items))
+	for i := range daemonSets.Items {
+		ds := &daemonSets.Items[i]
+		pod := &corev1.Pod{Spec: *ds.Spec.Template.Spec.DeepCopy()}
+		pod.Namespace = ds.Namespace
+		pod.Name = ds.Name
+		pod.Labels = ds.Spec.Template.Labels
+		out = append(out, pod)
+	}
+	return out, nil
+}
+
+// NodePools returns every NodePool, ordered by name.
+func (c *Cluster) NodePools(ctx context.Context) ([]*v1.NodePool, error) {
+	var list v1.NodePoolList
+	if err := c.reader.List(ctx, &list); err != nil {
+		return nil, fmt.Errorf("listing nodepools, %w", err)
+	}
+	out := make([]*v1.NodePool, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	slices.SortFunc(out, func(a, b *v1.NodePool) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// NodeClaimsOf returns the NodeClaims labelled with the NodePool's name.
+func (c *Cluster) NodeClaimsOf(ctx context.Context, nodePool string) ([]*v1.NodeClaim, error) {
+	var list v1.NodeClaimList
+	if err := c.reader.List(ctx, &list, client.MatchingLabels{v1.NodePoolLabelKey: nodePool}); err != nil {
+		return nil, fmt.Errorf("listing nodeclaims of nodepool %s, %w", nodePool, err)
+	}
+	out := make([]*v1.NodeClaim, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
+}
+
+func finished(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}

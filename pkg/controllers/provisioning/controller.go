@@ -1,0 +1,200 @@
+package provisioning
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/cloudprovider"
+	"github.com/joinerhq/joiner/pkg/cluster"
+	"github.com/joinerhq/joiner/pkg/scheduling"
+)
+
+// name is the controller's name, and the reporting controller of its events.
+const name = "provisioning"
+
+// awaitCache is how often a batch checks again for the NodeClaims the previous one created, and
+// forgetCreated how long it waits for one at most (it may have been deleted meanwhile).
+const (
+	awaitCache    = 100 * time.Millisecond
+	forgetCreated = 30 * time.Second
+)
+
+// singleton is the one request key: there is one provisioning run for the whole cluster.
+var singleton = reconcile.Request{NamespacedName: types.NamespacedName{Name: name}}
+
+// Controller creates NodeClaims for pending pods. Build it with NewController.
+type Controller struct {
+	kube     client.Client
+	cluster  *cluster.Cluster
+	cloud    cloudprovider.CloudProvider
+	clock    clock.Clock
+	recorder events.EventRecorder
+	batcher  *Batcher
+	metrics  *metrics
+
+	mu sync.Mutex
+	// created are the NodeClaims created by earlier batches that the cache has not shown yet,
+	// with when they were created.
+	created map[string]time.Time
+}
+
+// NewController returns the provisioning controller. kube writes NodeClaims and reads them back
+// (through the cache in the operator); view is the cluster view on the same reader; recorder
+// records the pods' events; idle and max bound the batch window on clk; metrics go to reg.
+func NewController(kube client.Client, view *cluster.Cluster, cloud cloudprovider.CloudProvider, clk clock.Clock,
+	recorder events.EventRecorder, reg prometheus.Registerer, idle, max time.Duration) (*Controller, error) {
+	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, fmt.Errorf("building provisioning metrics, %w", err)
+	}
+	return &Controller{
+		kube: kube, cluster: view, cloud: cloud, clock: clk, recorder: recorder,
+		batcher: NewBatcher(clk, idle, max), metrics: m, created: map[string]time.Time{},
+	}, nil
+}
+
+// Name is the controller's name.
+func (c *Controller) Name() string { return name }
+
+// Trigger opens or extends the batch window, as a watched event does.
+func (c *Controller) Trigger() { c.batcher.Trigger() }
+
+// Register watches unschedulable pods, NodePools, node classes and DaemonSets, and deleted Nodes
+// and NodeClaims; each opens or extends the batch and queues the one request.
+func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		Watches(&corev1.Pod{}, c.trigger(func(o client.Object) bool { return Provisionable(o.(*corev1.Pod)) })).
+		Watches(&v1.NodePool{}, c.trigger(nil), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&appsv1.DaemonSet{}, c.trigger(nil), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&corev1.Node{}, c.trigger(nil), builder.WithPredicates(deletedOnly())).
+		Watches(&v1.NodeClaim{}, c.trigger(nil), builder.WithPredicates(deletedOnly()))
+	for _, nodeClass := range c.cloud.GetSupportedNodeClasses() {
+		b = b.Watches(nodeClass, c.trigger(nil))
+	}
+	return b.Complete(c)
+}
+
+// trigger maps an event to the singleton request, opening or extending the batch when the
+// object passes keep (nil keeps everything).
+func (c *Controller) trigger(keep func(client.Object) bool) handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		if keep != nil && !keep(o) {
+			return nil
+		}
+		c.batcher.Trigger()
+		return []reconcile.Request{singleton}
+	})
+}
+
+// Reconcile runs a batch once its window has closed, and otherwise asks to be called back when
+// it will have.
+func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	wait, open := c.batcher.Wait()
+	if !open {
+		return reconcile.Result{}, nil
+	}
+	if wait > 0 {
+		return reconcile.Result{RequeueAfter: wait}, nil
+	}
+	if pending, err := c.awaitingCache(ctx); err != nil || pending {
+		return reconcile.Result{RequeueAfter: awaitCache}, err
+	}
+	c.batcher.Take()
+	if err := c.provision(ctx); err != nil {
+		c.batcher.Retry()
+		return reconcile.Result{}, fmt.Errorf("provisioning pods, %w", err)
+	}
+	return reconcile.Result{}, nil
+}
+
+// awaitingCache reports whether a NodeClaim an earlier batch created is still missing from the
+// reader: solving without it would launch its pods a second node.
+func (c *Controller) awaitingCache(ctx context.Context) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for nodeClaim, at := range c.created {
+		err := c.kube.Get(ctx, types.NamespacedName{Name: nodeClaim}, &v1.NodeClaim{})
+		switch {
+		case err == nil:
+			delete(c.created, nodeClaim)
+		case !apierrors.IsNotFound(err):
+			return false, fmt.Errorf("reading nodeclaim %s, %w", nodeClaim, err)
+		case c.clock.Since(at) > forgetCreated:
+			delete(c.created, nodeClaim)
+		default:
+			log.FromContext(ctx).V(1).Info("Waiting for the cache to show a created nodeclaim", "nodeClaim", nodeClaim)
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// provision runs one batch: solve, create the plan's NodeClaims, and tell the pods.
+func (c *Controller) provision(ctx context.Context) error {
+	unbound, err := c.cluster.UnboundPods(ctx)
+	if err != nil {
+		return err
+	}
+	var pods []*corev1.Pod
+	for _, pod := range unbound {
+		if Provisionable(pod) {
+			pods = append(pods, pod)
+		}
+	}
+	c.metrics.queueDepth.WithLabelValues(controllerLabel).Set(float64(len(pods)))
+	if len(pods) == 0 {
+		return nil
+	}
+	b, err := c.newBatch(ctx, pods)
+	if err != nil {
+		return err
+	}
+	logger := log.FromContext(ctx)
+	logger.Info("Solving pending pods", "pods", len(pods), "nodePools", len(b.input.NodePools), "nodes", len(b.input.Nodes), "instanceTypes", len(b.input.InstanceTypes))
+	start := c.clock.Now()
+	plan, err := scheduling.Solve(&b.input)
+	c.metrics.schedulingDuration.WithLabelValues(controllerLabel).Observe(c.clock.Since(start).Seconds())
+	if err != nil {
+		return fmt.Errorf("solving, %w", err)
+	}
+	c.metrics.unschedulable.WithLabelValues(controllerLabel).Set(float64(len(plan.Unschedulable)))
+	for _, p := range plan.Placements {
+		if nc, ok := b.inFlight[p.Node]; ok {
+			c.nominate(p.Pod, nc)
+		}
+	}
+	for _, u := range plan.Unschedulable {
+		c.failedScheduling(u, b.excluded)
+	}
+	return c.createAll(ctx, b, plan.NodeClaims)
+}
+
+// deletedOnly passes delete events only.
+func deletedOnly() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}

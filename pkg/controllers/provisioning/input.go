@@ -1,0 +1,243 @@
+package provisioning
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/cloudprovider"
+	"github.com/joinerhq/joiner/pkg/cluster"
+	"github.com/joinerhq/joiner/pkg/scheduling"
+)
+
+// batch is one provisioning run's view of the world.
+type batch struct {
+	input scheduling.Input
+	// nodePools are the NodePools given to the solver, by name, as stored (not the copies the
+	// solver reads, which may carry an extra instance-type requirement).
+	nodePools map[string]*v1.NodePool
+	// excluded are NodePools that cannot launch now, with the reason: every unschedulable pod's
+	// FailedScheduling event names them too.
+	excluded []scheduling.Reason
+	// inFlight are the NodeClaims without a Node yet, by the name the solver knows them by.
+	inFlight map[string]*v1.NodeClaim
+}
+
+// Ephemeral taints that a node carries while it starts, which the solver must not hold against a
+// node that is not initialized yet.
+var startingTaintKeys = []string{
+	v1.UnregisteredTaintKey,
+	corev1.TaintNodeNotReady,
+	corev1.TaintNodeUnreachable,
+	"node.cloudprovider.kubernetes.io/uninitialized",
+}
+
+// Provisionable reports whether a pod is one provisioning should find a node for: not bound, not
+// finished or being deleted, not a DaemonSet's (those follow their nodes), and marked
+// unschedulable by kube-scheduler (so that pods the scheduler can still place on existing nodes
+// do not cause launches).
+func Provisionable(pod *corev1.Pod) bool {
+	if pod.Spec.NodeName != "" || !pod.DeletionTimestamp.IsZero() || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return false
+	}
+	if owner := metav1.GetControllerOf(pod); owner != nil && owner.Kind == "DaemonSet" {
+		return false
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			return c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable
+		}
+	}
+	return false
+}
+
+// newBatch reads the cluster and the cloud into a scheduling input.
+func (c *Controller) newBatch(ctx context.Context, pods []*corev1.Pod) (*batch, error) {
+	b := &batch{nodePools: map[string]*v1.NodePool{}, inFlight: map[string]*v1.NodeClaim{}}
+	b.input.Pods = pods
+	nodePools, err := c.cluster.NodePools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	typesByPool := map[string][]*cloudprovider.InstanceType{}
+	union := map[string]*scheduling.InstanceType{}
+	var order []string
+	for _, np := range nodePools {
+		types, reason := c.instanceTypes(ctx, np)
+		if reason != nil {
+			b.excluded = append(b.excluded, *reason)
+			continue
+		}
+		typesByPool[np.Name] = types
+		b.nodePools[np.Name] = np
+		for _, it := range types {
+			if _, ok := union[it.Name]; !ok {
+				union[it.Name] = toSchedulingType(it)
+				order = append(order, it.Name)
+			}
+		}
+	}
+	for _, name := range order {
+		b.input.InstanceTypes = append(b.input.InstanceTypes, union[name])
+	}
+	for _, np := range nodePools {
+		types, ok := typesByPool[np.Name]
+		if !ok {
+			continue
+		}
+		b.input.NodePools = append(b.input.NodePools, restrictTypes(np, types, len(union)))
+	}
+	if b.input.DaemonSetPods, err = c.cluster.DaemonSetPods(ctx); err != nil {
+		return nil, err
+	}
+	nodes, err := c.cluster.Nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, sn := range nodes {
+		if sn.Deleting() {
+			continue
+		}
+		if sn.InFlight() {
+			b.inFlight[sn.Name()] = sn.NodeClaim
+		}
+		b.input.Nodes = append(b.input.Nodes, toSchedulingNode(sn, union))
+	}
+	return b, nil
+}
+
+// instanceTypes returns the NodePool's instance types, or why it cannot launch now.
+func (c *Controller) instanceTypes(ctx context.Context, np *v1.NodePool) ([]*cloudprovider.InstanceType, *scheduling.Reason) {
+	if !np.DeletionTimestamp.IsZero() {
+		return nil, &scheduling.Reason{NodePool: np.Name, Code: "NodePoolDeleting", Message: "the NodePool is being deleted"}
+	}
+	if cond := meta.FindStatusCondition(np.Status.Conditions, v1.ConditionTypeNodeClassReady); cond != nil && cond.Status == metav1.ConditionFalse {
+		return nil, &scheduling.Reason{NodePool: np.Name, Code: "NodeClassNotReady", Message: fmt.Sprintf("its node class is not ready: %s", cond.Message)}
+	}
+	types, err := c.cloud.GetInstanceTypes(ctx, np)
+	if err != nil {
+		if !cloudprovider.IsNodeClassNotReadyError(err) {
+			log.FromContext(ctx).Error(err, "Listing instance types failed", "nodePool", np.Name)
+		}
+		return nil, &scheduling.Reason{NodePool: np.Name, Code: "InstanceTypesUnavailable", Message: err.Error()}
+	}
+	if len(types) == 0 {
+		return nil, &scheduling.Reason{NodePool: np.Name, Code: scheduling.ReasonNoFit, Message: "the cloud provider offers no instance types for it"}
+	}
+	return types, nil
+}
+
+// restrictTypes returns np, or when its own instance types are fewer than all the solver is given,
+// a copy of np that also requires one of its own.
+func restrictTypes(np *v1.NodePool, types []*cloudprovider.InstanceType, all int) *v1.NodePool {
+	if len(types) == all {
+		return np
+	}
+	names := make([]string, len(types))
+	for i, it := range types {
+		names[i] = it.Name
+	}
+	restricted := np.DeepCopy()
+	restricted.Spec.Template.Spec.Requirements = append(restricted.Spec.Template.Spec.Requirements,
+		v1.NodeSelectorRequirementWithMinValues{Key: corev1.LabelInstanceTypeStable, Operator: v1.NodeSelectorOpIn, Values: names})
+	return restricted
+}
+
+// toSchedulingType converts the cloud's instance type: single-valued requirements become labels
+// (zone, capacity type and the type's name come from the offerings and the name).
+func toSchedulingType(it *cloudprovider.InstanceType) *scheduling.InstanceType {
+	out := &scheduling.InstanceType{
+		Name:        it.Name,
+		Labels:      map[string]string{},
+		Capacity:    it.Capacity,
+		Allocatable: it.Allocatable(),
+	}
+	for key, values := range it.Requirements {
+		switch key {
+		case corev1.LabelTopologyZone, v1.CapacityTypeLabelKey, corev1.LabelInstanceTypeStable:
+			continue
+		}
+		if len(values) == 1 {
+			out.Labels[key] = values[0]
+		}
+	}
+	for _, o := range it.Offerings {
+		out.Offerings = append(out.Offerings, scheduling.Offering{Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price, Available: o.Available})
+	}
+	return out
+}
+
+// toSchedulingNode converts a node of the cluster view. A Node not initialized yet is seen without
+// its starting taints and startup taints; an in-flight NodeClaim is seen with the labels its
+// requirements pin, the allocatable it launched with (or, before launch, the requests it was made
+// for) and, for limits, its capacity (or, before launch, the largest capacity among its options).
+func toSchedulingNode(sn *cluster.StateNode, types map[string]*scheduling.InstanceType) *scheduling.Node {
+	n := &scheduling.Node{Name: sn.Name(), NodePool: sn.NodePool(), Pods: sn.Pods}
+	nc := sn.NodeClaim
+	if sn.Node != nil {
+		n.Labels = sn.Node.Labels
+		n.Taints = sn.Node.Spec.Taints
+		n.Allocatable = sn.Node.Status.Allocatable
+		n.Capacity = sn.Node.Status.Capacity
+		if !sn.Initialized() {
+			n.Taints = slices.DeleteFunc(slices.Clone(n.Taints), func(t corev1.Taint) bool {
+				return slices.Contains(startingTaintKeys, t.Key) || slices.ContainsFunc(nc.Spec.StartupTaints, func(st corev1.Taint) bool { return st.MatchTaint(&t) })
+			})
+		}
+		if len(n.Allocatable) == 0 && nc != nil {
+			n.Allocatable, n.Capacity = nc.Status.Allocatable, nc.Status.Capacity
+		}
+		return n
+	}
+	n.Labels = maps.Clone(nc.Labels)
+	if n.Labels == nil {
+		n.Labels = map[string]string{}
+	}
+	for _, r := range nc.Spec.Requirements {
+		if r.Operator == v1.NodeSelectorOpIn && len(r.Values) == 1 {
+			n.Labels[r.Key] = r.Values[0]
+		}
+	}
+	n.Taints = nc.Spec.Taints
+	n.Allocatable, n.Capacity = nc.Status.Allocatable, nc.Status.Capacity
+	if len(n.Allocatable) == 0 {
+		n.Allocatable = nc.Spec.Resources.Requests
+	}
+	if len(n.Capacity) == 0 {
+		n.Capacity = largestCapacity(nc, types)
+	}
+	return n
+}
+
+// largestCapacity is, per resource, the largest capacity among the NodeClaim's instance-type
+// options, or its requests when none of them is known.
+func largestCapacity(nc *v1.NodeClaim, types map[string]*scheduling.InstanceType) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for _, r := range nc.Spec.Requirements {
+		if r.Key != corev1.LabelInstanceTypeStable || r.Operator != v1.NodeSelectorOpIn {
+			continue
+		}
+		for _, name := range r.Values {
+			it, ok := types[name]
+			if !ok {
+				continue
+			}
+			for res, q := range it.Capacity {
+				if cur, ok := out[res]; !ok || q.Cmp(cur) > 0 {
+					out[res] = q
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nc.Spec.Resources.Requests
+	}
+	return out
+}
