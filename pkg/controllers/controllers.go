@@ -16,6 +16,7 @@ import (
 
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
+	nodepoolstatus "github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
 	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
 )
 
@@ -55,6 +56,7 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 	}
 	controllers := []Controller{
 		prov,
+		nodepoolstatus.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock),
 	}
 
 	// ---------------------------------------------------------------------------------------

@@ -1,0 +1,227 @@
+package status
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/cloudprovider"
+	"github.com/joinerhq/joiner/pkg/cluster"
+)
+
+const name = "nodepool.status"
+
+// Condition reasons this controller sets.
+const (
+	ReasonNodeClassNotFound      = "NodeClassNotFound"
+	ReasonAwaitingReconciliation = "AwaitingReconciliation"
+	ReasonNodeClassReadyNotTrue  = "NodeClassNotReady"
+	ReasonReady                  = "Ready"
+	ReasonValidationNotSucceeded = "ValidationFailed"
+	resourceNodes                = corev1.ResourceName("nodes")
+)
+
+// Controller keeps NodePool status. Build it with NewController.
+type Controller struct {
+	kube    client.Client
+	cluster *cluster.Cluster
+	cloud   cloudprovider.CloudProvider
+	clock   clock.PassiveClock
+}
+
+// NewController returns the NodePool status controller. kube reads node classes and patches
+// NodePool status; view lists NodeClaims; cloud names the node class kinds.
+func NewController(kube client.Client, view *cluster.Cluster, cloud cloudprovider.CloudProvider, clk clock.PassiveClock) *Controller {
+	return &Controller{kube: kube, cluster: view, cloud: cloud, clock: clk}
+}
+
+// Name is the controller's name.
+func (c *Controller) Name() string { return name }
+
+// Register reconciles each NodePool when it, one of its NodeClaims, or its node class changes.
+func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		For(&v1.NodePool{}).
+		Watches(&v1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			if np := o.GetLabels()[v1.NodePoolLabelKey]; np != "" {
+				return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: np}}}
+			}
+			return nil
+		}))
+	for _, nodeClass := range c.cloud.GetSupportedNodeClasses() {
+		b = b.Watches(nodeClass, handler.EnqueueRequestsFromMapFunc(c.nodePoolsOf))
+	}
+	return b.Complete(reconcile.AsReconciler(mgr.GetClient(), c))
+}
+
+// nodePoolsOf maps a node class to the NodePools that reference it.
+func (c *Controller) nodePoolsOf(ctx context.Context, nodeClass client.Object) []reconcile.Request {
+	nodePools, err := c.cluster.NodePools(ctx)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "Listing nodepools for a node class change failed")
+		return nil
+	}
+	var out []reconcile.Request
+	for _, np := range nodePools {
+		if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil && ref.Name == nodeClass.GetName() {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: np.Name}})
+		}
+	}
+	return out
+}
+
+// Reconcile rebuilds the NodePool's status and patches it if it changed.
+func (c *Controller) Reconcile(ctx context.Context, np *v1.NodePool) (reconcile.Result, error) {
+	stored := np.DeepCopy()
+	claims, err := c.cluster.NodeClaimsOf(ctx, np.Name)
+	if err != nil {
+		return reconcile.Result{}, fmt.Errorf("updating nodepool status, %w", err)
+	}
+	np.Status.Resources, np.Status.Nodes = sum(claims)
+	nodeClassReady, err := c.nodeClassReady(ctx, np)
+	if err != nil {
+		return reconcile.Result{}, fmt.Errorf("updating nodepool status, %w", err)
+	}
+	c.setCondition(np, nodeClassReady)
+	c.setCondition(np, ready(np))
+	if equality.Semantic.DeepEqual(stored.Status, np.Status) {
+		return reconcile.Result{}, nil
+	}
+	log.FromContext(ctx).V(1).Info("Updating nodepool status", "nodes", *np.Status.Nodes)
+	if err := c.kube.Status().Patch(ctx, np, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("patching nodepool status, %w", err))
+	}
+	return reconcile.Result{}, nil
+}
+
+// sum adds up the capacity of the NodeClaims that have launched, and counts every NodeClaim.
+func sum(claims []*v1.NodeClaim) (corev1.ResourceList, *int64) {
+	total := corev1.ResourceList{}
+	for _, nc := range claims {
+		for res, q := range nc.Status.Capacity {
+			t := total[res]
+			t.Add(q)
+			total[res] = t
+		}
+	}
+	n := int64(len(claims))
+	total[resourceNodes] = *resource.NewQuantity(n, resource.DecimalSI)
+	return total, &n
+}
+
+// nodeClassReady mirrors the Ready condition of the NodePool's node class.
+func (c *Controller) nodeClassReady(ctx context.Context, np *v1.NodePool) (metav1.Condition, error) {
+	cond := metav1.Condition{Type: v1.ConditionTypeNodeClassReady}
+	ref := np.Spec.Template.Spec.NodeClassRef
+	nodeClass := c.nodeClassObject(ref)
+	if nodeClass == nil {
+		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonNodeClassNotFound
+		cond.Message = fmt.Sprintf("nodeClassRef names %+v, a kind the cloud provider does not know", ref)
+		return cond, nil
+	}
+	err := c.kube.Get(ctx, types.NamespacedName{Name: ref.Name}, nodeClass)
+	if apierrors.IsNotFound(err) {
+		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonNodeClassNotFound
+		cond.Message = fmt.Sprintf("%s %s does not exist: create it, or point nodeClassRef at one that does", ref.Kind, ref.Name)
+		return cond, nil
+	}
+	if err != nil {
+		return cond, fmt.Errorf("reading %s %s, %w", ref.Kind, ref.Name, err)
+	}
+	nodeClassCond, err := readyCondition(nodeClass)
+	if err != nil {
+		return cond, err
+	}
+	if nodeClassCond == nil {
+		cond.Status, cond.Reason = metav1.ConditionUnknown, ReasonAwaitingReconciliation
+		cond.Message = fmt.Sprintf("%s %s has no Ready condition yet", ref.Kind, ref.Name)
+		return cond, nil
+	}
+	cond.Status, cond.Reason, cond.Message = nodeClassCond.Status, nodeClassCond.Reason, nodeClassCond.Message
+	return cond, nil
+}
+
+// nodeClassObject returns an empty object of the kind ref names, or nil when the provider does
+// not launch with that kind.
+func (c *Controller) nodeClassObject(ref *v1.NodeClassReference) client.Object {
+	if ref == nil {
+		return nil
+	}
+	for _, nc := range c.cloud.GetSupportedNodeClasses() {
+		gvk := nc.GetObjectKind().GroupVersionKind()
+		if gvk.Kind == ref.Kind && gvk.Group == ref.Group {
+			return nc.DeepCopyObject().(client.Object)
+		}
+	}
+	return nil
+}
+
+// readyCondition reads status.conditions[type=Ready] of any node class kind.
+func readyCondition(obj client.Object) (*metav1.Condition, error) {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, fmt.Errorf("reading conditions of %s, %w", obj.GetName(), err)
+	}
+	raw, _, err := unstructured.NestedSlice(u, "status", "conditions")
+	if err != nil {
+		return nil, fmt.Errorf("reading conditions of %s, %w", obj.GetName(), err)
+	}
+	for _, item := range raw {
+		m, ok := item.(map[string]any)
+		if !ok || m["type"] != v1.ConditionTypeReady {
+			continue
+		}
+		var cond metav1.Condition
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &cond); err != nil {
+			return nil, fmt.Errorf("reading Ready condition of %s, %w", obj.GetName(), err)
+		}
+		return &cond, nil
+	}
+	return nil, nil
+}
+
+// ready is True when NodeClassReady is True and validation has not failed.
+func ready(np *v1.NodePool) metav1.Condition {
+	cond := metav1.Condition{Type: v1.ConditionTypeReady, Status: metav1.ConditionTrue, Reason: ReasonReady}
+	if v := meta.FindStatusCondition(np.Status.Conditions, v1.ConditionTypeValidationSucceeded); v != nil && v.Status == metav1.ConditionFalse {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonValidationNotSucceeded, v.Message
+		return cond
+	}
+	nc := meta.FindStatusCondition(np.Status.Conditions, v1.ConditionTypeNodeClassReady)
+	switch {
+	case nc == nil || nc.Status == metav1.ConditionUnknown:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionUnknown, ReasonAwaitingReconciliation, "waiting for the node class to report Ready"
+	case nc.Status == metav1.ConditionFalse:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonNodeClassReadyNotTrue, nc.Message
+	}
+	return cond
+}
+
+// setCondition sets cond on np with np's generation; the transition time, from the injected
+// clock, changes only when the status does.
+func (c *Controller) setCondition(np *v1.NodePool, cond metav1.Condition) {
+	cond.ObservedGeneration = np.Generation
+	if cond.Reason == "" {
+		cond.Reason = ReasonAwaitingReconciliation
+	}
+	cond.LastTransitionTime = metav1.NewTime(c.clock.Now())
+	meta.SetStatusCondition(&np.Status.Conditions, cond)
+}
