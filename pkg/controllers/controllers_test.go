@@ -1,0 +1,199 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/joinerhq/joiner/internal/testenv"
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/cloudprovider"
+	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
+	"github.com/joinerhq/joiner/pkg/controllers"
+	"github.com/joinerhq/joiner/pkg/operator"
+)
+
+var env *testenv.Environment
+
+func TestMain(m *testing.M) {
+	var err error
+	env, err = testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
+}
+
+// freeAddr returns a loopback address with a port that was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ln.Close() }()
+	return ln.Addr().String()
+}
+
+// TestOperator runs the whole operator (manager, leader election, probes, metrics and every
+// controller) against the API server with the fake cloud provider: a pending pod becomes a
+// NodeClaim through the real watches, and the NodePool's status counts it.
+func TestOperator(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	opts := operator.Options{
+		ClusterName: "test", BatchIdleDuration: 20 * time.Millisecond, BatchMaxDuration: 200 * time.Millisecond, LogLevel: "info",
+		MetricsBindAddress: freeAddr(t), HealthProbeBindAddress: freeAddr(t),
+		LeaderElection: true, LeaderElectionNamespace: "default", LeaderElectionID: "joiner-test",
+	}
+	op, err := operator.New(env.Config, env.Scheme, opts, prometheus.NewRegistry(), logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cloud := &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{{
+		Name:      "m7i.large",
+		Capacity:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("29")},
+		Offerings: []*cloudprovider.Offering{{Zone: "test-zone-a", CapacityType: v1.CapacityTypeOnDemand, Price: 0.1, Available: true}},
+	}}}
+	cs, err := controllers.New(ctx, op.Manager, controllers.Dependencies{
+		Clock: clock.RealClock{}, CloudProvider: cloud, Registry: op.Registry,
+		BatchIdleDuration: opts.BatchIdleDuration, BatchMaxDuration: opts.BatchMaxDuration,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := controllers.Register(ctx, op.Manager, cs); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- op.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("operator stopped with %v", err)
+		}
+	})
+
+	create(t,
+		&awsv1.EC2NodeClass{
+			ObjectMeta: metav1.ObjectMeta{Name: "default"},
+			Spec: awsv1.EC2NodeClassSpec{
+				AMISelectorTerms:           []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}},
+				Role:                       "NodeRole",
+				SubnetSelectorTerms:        []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"k": "v"}}},
+				SecurityGroupSelectorTerms: []awsv1.SecurityGroupSelectorTerm{{Tags: map[string]string{"k": "v"}}},
+			},
+		},
+		&v1.NodePool{
+			ObjectMeta: metav1.ObjectMeta{Name: "default"},
+			Spec: v1.NodePoolSpec{Template: v1.NodeClaimTemplate{Spec: v1.NodeClaimTemplateSpec{
+				Requirements: []v1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64"}}},
+				NodeClassRef: &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"},
+			}}},
+		},
+	)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "pending", Namespace: "default"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+		}}}},
+	}
+	create(t, pod)
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+	if err := env.Client.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+
+	var claims v1.NodeClaimList
+	poll(t, "a NodeClaim for the pending pod", func() bool {
+		return env.Client.List(ctx, &claims, client.MatchingLabels{v1.NodePoolLabelKey: "default"}) == nil && len(claims.Items) == 1
+	})
+	poll(t, "NodePool status.nodes = 1", func() bool {
+		np := &v1.NodePool{}
+		return env.Client.Get(ctx, client.ObjectKey{Name: "default"}, np) == nil && np.Status.Nodes != nil && *np.Status.Nodes == 1
+	})
+	poll(t, "a Nominated event on the pod", func() bool {
+		var events eventsv1.EventList
+		if env.Client.List(ctx, &events, client.InNamespace("default")) != nil {
+			return false
+		}
+		for _, e := range events.Items {
+			if e.Reason == "Nominated" && e.Regarding.Name == "pending" && e.Related != nil && e.Related.Name == claims.Items[0].Name {
+				return true
+			}
+		}
+		return false
+	})
+	lease := &coordinationv1.Lease{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "joiner-test"}, lease); err != nil {
+		t.Errorf("leader election Lease: %v", err)
+	}
+	if body := get(t, "http://"+opts.HealthProbeBindAddress+"/readyz"); body == "" {
+		t.Error("/readyz answered nothing")
+	}
+	if body := get(t, "http://"+opts.MetricsBindAddress+"/metrics"); !strings.Contains(body, `karpenter_nodeclaims_created_total{nodepool="default",reason="provisioning"} 1`) {
+		t.Errorf("/metrics lacks the NodeClaim created:\n%s", body)
+	}
+}
+
+func create(t *testing.T, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := env.Client.Create(t.Context(), o); err != nil {
+			t.Fatalf("creating %s: %v", o.GetName(), err)
+		}
+	}
+}
+
+func poll(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// get returns the body of a 200 answer from url, polling until the server answers.
+func get(t *testing.T, url string) string {
+	t.Helper()
+	var body string
+	poll(t, url, func() bool {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+		if err != nil {
+			return false
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		defer func() { _ = resp.Body.Close() }()
+		raw, err := io.ReadAll(resp.Body)
+		body = string(raw)
+		return err == nil && resp.StatusCode == http.StatusOK
+	})
+	return body
+}
