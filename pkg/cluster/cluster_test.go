@@ -1,0 +1,150 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/joinerhq/joiner/internal/testenv"
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/cluster"
+)
+
+var env *testenv.Environment
+
+func TestMain(m *testing.M) {
+	var err error
+	env, err = testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
+}
+
+func nodeClaim(name, providerID string) *v1.NodeClaim {
+	return &v1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.NodePoolLabelKey: "default"}},
+		Spec: v1.NodeClaimSpec{
+			Requirements: []v1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64"}}},
+			NodeClassRef: &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"},
+		},
+		Status: v1.NodeClaimStatus{ProviderID: providerID},
+	}
+}
+
+func pod(name, node string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "app", Image: "app"}}},
+	}
+}
+
+func TestView(t *testing.T) {
+	ctx := t.Context()
+	launched := nodeClaim("default-launched", "fake:///zone/i-1")
+	create(t, launched, nodeClaim("default-inflight", ""),
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-1"}, Spec: corev1.NodeSpec{ProviderID: "fake:///zone/i-1"}},
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "static"}},
+		pod("running", "ip-10-0-0-1"), pod("done", "ip-10-0-0-1"), pod("unbound", ""),
+		&appsv1.DaemonSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: "default"},
+			Spec: appsv1.DaemonSetSpec{
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "agent"}},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "agent"}},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "agent", Image: "agent"}}},
+				},
+			},
+		},
+	)
+	launched.Status.ProviderID = "fake:///zone/i-1"
+	if err := env.Client.Status().Update(ctx, launched); err != nil {
+		t.Fatal(err)
+	}
+	done := &corev1.Pod{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "done"}, done); err != nil {
+		t.Fatal(err)
+	}
+	done.Status.Phase = corev1.PodSucceeded
+	if err := env.Client.Status().Update(ctx, done); err != nil {
+		t.Fatal(err)
+	}
+
+	view := cluster.New(env.Client, false)
+	nodes, err := view.Nodes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type summary struct {
+		Name, NodeClaim, NodePool string
+		InFlight, Initialized     bool
+		Pods                      []string
+	}
+	var got []summary
+	for _, n := range nodes {
+		s := summary{Name: n.Name(), NodePool: n.NodePool(), InFlight: n.InFlight(), Initialized: n.Initialized()}
+		if n.NodeClaim != nil {
+			s.NodeClaim = n.NodeClaim.Name
+		}
+		for _, p := range n.Pods {
+			s.Pods = append(s.Pods, p.Name)
+		}
+		got = append(got, s)
+	}
+	want := []summary{
+		{Name: "default-inflight", NodeClaim: "default-inflight", NodePool: "default", InFlight: true},
+		{Name: "ip-10-0-0-1", NodeClaim: "default-launched", NodePool: "default", Pods: []string{"running"}},
+		{Name: "static", Initialized: true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Nodes (-want +got):\n%s", diff)
+	}
+
+	unbound, err := view.UnboundPods(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(unbound) != 1 || unbound[0].Name != "unbound" {
+		t.Errorf("UnboundPods = %v, want [unbound]", names(unbound))
+	}
+	daemons, err := view.DaemonSetPods(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(daemons) != 1 || daemons[0].Name != "agent" || daemons[0].Labels["app"] != "agent" || daemons[0].Spec.Containers[0].Image != "agent" {
+		t.Errorf("DaemonSetPods = %+v, want the agent's template", daemons)
+	}
+	claims, err := view.NodeClaimsOf(ctx, "default")
+	if err != nil || len(claims) != 2 {
+		t.Errorf("NodeClaimsOf(default) = %d NodeClaims, %v; want 2", len(claims), err)
+	}
+}
+
+func names(pods []*corev1.Pod) []string {
+	var out []string
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+func create(t *testing.T, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := env.Client.Create(context.Background(), o); err != nil {
+			t.Fatalf("creating %s: %v", o.GetName(), err)
+		}
+	}
+}
