@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
@@ -108,7 +109,13 @@ func (c *Controller) newBatch(ctx context.Context, pods []*corev1.Pod) (*batch, 
 		if sn.InFlight() {
 			b.inFlight[sn.Name()] = sn.NodeClaim
 		}
-		b.input.Nodes = append(b.input.Nodes, toSchedulingNode(sn, union))
+		n := toSchedulingNode(sn, union)
+		if sn.InFlight() {
+			// Nothing is bound to it yet, but its DaemonSets' pods will be: count them so that
+			// pods nominated to it are not promised room they will take.
+			n.Pods = append(slices.Clone(n.Pods), daemonsFor(sn.NodeClaim, b.input.DaemonSetPods)...)
+		}
+		b.input.Nodes = append(b.input.Nodes, n)
 	}
 	return b, nil
 }
@@ -240,4 +247,55 @@ func largestCapacity(nc *v1.NodeClaim, types map[string]*scheduling.InstanceType
 		return nc.Spec.Resources.Requests
 	}
 	return out
+}
+
+// daemonsFor returns the daemon pods that will run on the NodeClaim's node: those that tolerate
+// its taints and whose node selector and required node affinity its requirements allow (as the
+// solver decides for new nodes).
+func daemonsFor(nc *v1.NodeClaim, daemons []*corev1.Pod) []*corev1.Pod {
+	reqs, err := scheduling.FromNodePoolRequirements(nc.Spec.Requirements)
+	if err != nil {
+		return nil
+	}
+	for _, r := range scheduling.FromLabels(nc.Labels) {
+		reqs.Add(r)
+	}
+	var out []*corev1.Pod
+	for _, ds := range daemons {
+		if toleratesAll(ds, nc.Spec.Taints) && selectsNode(ds, reqs) {
+			out = append(out, ds)
+		}
+	}
+	return out
+}
+
+func toleratesAll(pod *corev1.Pod, taints []corev1.Taint) bool {
+	for i := range taints {
+		t := &taints[i]
+		if t.Effect == corev1.TaintEffectPreferNoSchedule {
+			continue
+		}
+		if !slices.ContainsFunc(pod.Spec.Tolerations, func(tol corev1.Toleration) bool {
+			return tol.ToleratesTaint(klog.Background(), t, false)
+		}) {
+			return false
+		}
+	}
+	return true
+}
+
+func selectsNode(pod *corev1.Pod, reqs scheduling.Requirements) bool {
+	if reqs.Intersects(scheduling.FromLabels(pod.Spec.NodeSelector)) != nil {
+		return false
+	}
+	aff := pod.Spec.Affinity
+	if aff == nil || aff.NodeAffinity == nil || aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return true
+	}
+	for _, term := range aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		if rs, err := scheduling.FromNodeSelectorTerm(term); err == nil && reqs.Intersects(rs) == nil {
+			return true
+		}
+	}
+	return false
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -97,6 +98,9 @@ func reset(t *testing.T) {
 		}
 	}
 	if err := env.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace("default"), client.GracePeriodSeconds(0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.DeleteAllOf(ctx, &appsv1.DaemonSet{}, client.InNamespace("default")); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -341,5 +342,55 @@ func TestFailedSchedulingNamesEachNodePool(t *testing.T) {
 	}
 	if got, err := h.registryValue("karpenter_scheduler_unschedulable_pods_count", map[string]string{"controller": "provisioner"}); err != nil || got != 1 {
 		t.Errorf("karpenter_scheduler_unschedulable_pods_count = %v (%v), want 1", got, err)
+	}
+}
+
+func TestDaemonSetOverhead(t *testing.T) {
+	reset(t)
+	h := newHarness(t)
+	create(t, nodePool("default"), &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: "default"},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "agent"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "agent"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "agent", Image: "agent", Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")},
+				}}}},
+			},
+		},
+	})
+	// 2 x 800m fit a small.2x alone (1600m of 2), but not with the agent's 500m.
+	create(t, pendingPod("a", "800m", "1Gi"), pendingPod("b", "800m", "1Gi"))
+	h.runBatch(t)
+	claims := nodeClaims(t)
+	if len(claims) != 1 {
+		t.Fatalf("got %d NodeClaims, want 1", len(claims))
+	}
+	if cpu := claims[0].Spec.Resources.Requests[corev1.ResourceCPU]; cpu.Cmp(resource.MustParse("2100m")) != 0 {
+		t.Errorf("requests cpu = %s, want 2100m (the pods and the agent)", cpu.String())
+	}
+	if got := requirement(&claims[0], corev1.LabelInstanceTypeStable); got == nil || !slices.Equal(got.Values, []string{"large.8x"}) {
+		t.Errorf("instance types = %+v, want only large.8x", got)
+	}
+
+	// The NodeClaim launches as a small.2x (2 cpu) and has not registered yet: the agent will
+	// take 500m of it, so a new 800m pod does not fit beside pods a and b... and none of them
+	// may be moved. A restarted controller must count the agent and launch a second node.
+	launched := &claims[0]
+	launched.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("110")}
+	launched.Status.Capacity = launched.Status.Allocatable
+	launched.Status.ProviderID = "fake:///test-zone-a/i-1"
+	if err := env.Client.Status().Update(t.Context(), launched); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Delete(t.Context(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "default"}}); err != nil {
+		t.Fatal(err)
+	}
+	create(t, pendingPod("c", "800m", "1Gi"))
+	restarted := newHarness(t)
+	restarted.runBatch(t)
+	if n := len(nodeClaims(t)); n != 2 {
+		t.Errorf("got %d NodeClaims, want 2: pod a and the agent leave no room for pod c on the first", n)
 	}
 }
