@@ -2,6 +2,7 @@ package provisioning
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -187,7 +188,7 @@ func (c *Controller) provision(ctx context.Context) error {
 	for _, u := range plan.Unschedulable {
 		c.failedScheduling(u, b.excluded)
 	}
-	return c.createAll(ctx, b, plan.NodeClaims)
+	return errors.Join(append(b.transient, c.createAll(ctx, b, plan.NodeClaims))...)
 }
 
 // deletedOnly passes delete events only.

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
@@ -29,6 +28,9 @@ type batch struct {
 	excluded []scheduling.Reason
 	// inFlight are the NodeClaims without a Node yet, by the name the solver knows them by.
 	inFlight map[string]*v1.NodeClaim
+	// transient are errors worth retrying the batch for (a NodePool's instance types could not
+	// be read); the batch still goes ahead with the other NodePools.
+	transient []error
 }
 
 // Ephemeral taints that a node carries while it starts, which the solver must not hold against a
@@ -71,7 +73,10 @@ func (c *Controller) newBatch(ctx context.Context, pods []*corev1.Pod) (*batch, 
 	union := map[string]*scheduling.InstanceType{}
 	var order []string
 	for _, np := range nodePools {
-		types, reason := c.instanceTypes(ctx, np)
+		types, reason, err := c.instanceTypes(ctx, np)
+		if err != nil {
+			b.transient = append(b.transient, err)
+		}
 		if reason != nil {
 			b.excluded = append(b.excluded, *reason)
 			continue
@@ -120,25 +125,27 @@ func (c *Controller) newBatch(ctx context.Context, pods []*corev1.Pod) (*batch, 
 	return b, nil
 }
 
-// instanceTypes returns the NodePool's instance types, or why it cannot launch now.
-func (c *Controller) instanceTypes(ctx context.Context, np *v1.NodePool) ([]*cloudprovider.InstanceType, *scheduling.Reason) {
+// instanceTypes returns the NodePool's instance types, or why it cannot launch now, and an error
+// when that reason is transient (worth retrying the batch for).
+func (c *Controller) instanceTypes(ctx context.Context, np *v1.NodePool) ([]*cloudprovider.InstanceType, *scheduling.Reason, error) {
 	if !np.DeletionTimestamp.IsZero() {
-		return nil, &scheduling.Reason{NodePool: np.Name, Code: "NodePoolDeleting", Message: "the NodePool is being deleted"}
+		return nil, &scheduling.Reason{NodePool: np.Name, Code: "NodePoolDeleting", Message: "the NodePool is being deleted"}, nil
 	}
 	if cond := meta.FindStatusCondition(np.Status.Conditions, v1.ConditionTypeNodeClassReady); cond != nil && cond.Status == metav1.ConditionFalse {
-		return nil, &scheduling.Reason{NodePool: np.Name, Code: "NodeClassNotReady", Message: fmt.Sprintf("its node class is not ready: %s", cond.Message)}
+		return nil, &scheduling.Reason{NodePool: np.Name, Code: "NodeClassNotReady", Message: fmt.Sprintf("its node class is not ready: %s", cond.Message)}, nil
 	}
 	types, err := c.cloud.GetInstanceTypes(ctx, np)
+	if cloudprovider.IsNodeClassNotReadyError(err) {
+		return nil, &scheduling.Reason{NodePool: np.Name, Code: "NodeClassNotReady", Message: err.Error()}, nil
+	}
 	if err != nil {
-		if !cloudprovider.IsNodeClassNotReadyError(err) {
-			log.FromContext(ctx).Error(err, "Listing instance types failed", "nodePool", np.Name)
-		}
-		return nil, &scheduling.Reason{NodePool: np.Name, Code: "InstanceTypesUnavailable", Message: err.Error()}
+		return nil, &scheduling.Reason{NodePool: np.Name, Code: "InstanceTypesUnavailable", Message: err.Error()},
+			fmt.Errorf("getting instance types of nodepool %s, %w", np.Name, err)
 	}
 	if len(types) == 0 {
-		return nil, &scheduling.Reason{NodePool: np.Name, Code: scheduling.ReasonNoFit, Message: "the cloud provider offers no instance types for it"}
+		return nil, &scheduling.Reason{NodePool: np.Name, Code: scheduling.ReasonNoFit, Message: "the cloud provider offers no instance types for it"}, nil
 	}
-	return types, nil
+	return types, nil, nil
 }
 
 // restrictTypes returns np, or when its own instance types are fewer than all the solver is given,

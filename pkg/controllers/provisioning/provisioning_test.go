@@ -2,6 +2,7 @@ package provisioning_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -392,5 +393,28 @@ func TestDaemonSetOverhead(t *testing.T) {
 	restarted.runBatch(t)
 	if n := len(nodeClaims(t)); n != 2 {
 		t.Errorf("got %d NodeClaims, want 2: pod a and the agent leave no room for pod c on the first", n)
+	}
+}
+
+func TestTransientCloudErrorRetriesTheBatch(t *testing.T) {
+	reset(t)
+	h := newHarness(t)
+	h.cloud.ErrorsFor = map[string][]error{fake.MethodGetInstanceTypes: {errors.New("throttled")}}
+	create(t, nodePool("default"), pendingPod("a", "1", "1Gi"))
+	h.c.Trigger()
+	h.clock.Step(idle)
+	if _, err := h.c.Reconcile(t.Context(), reconcile.Request{}); err == nil || !strings.Contains(err.Error(), "throttled") {
+		t.Fatalf("Reconcile error = %v, want the cloud's throttled", err)
+	}
+	if n := len(nodeClaims(t)); n != 0 {
+		t.Fatalf("got %d NodeClaims without instance types", n)
+	}
+	// The failed batch is due again at once: the requeue that follows the error runs it.
+	res, err := h.c.Reconcile(t.Context(), reconcile.Request{})
+	if err != nil || res.RequeueAfter != 0 {
+		t.Fatalf("retry Reconcile = %+v, %v", res, err)
+	}
+	if n := len(nodeClaims(t)); n != 1 {
+		t.Fatalf("got %d NodeClaims after the retry, want 1", n)
 	}
 }
