@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -89,7 +90,7 @@ func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
 		Watches(&v1.NodePool{}, c.trigger(nil), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&appsv1.DaemonSet{}, c.trigger(nil), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Node{}, c.trigger(nil), builder.WithPredicates(deletedOnly())).
-		Watches(&v1.NodeClaim{}, c.trigger(nil), builder.WithPredicates(deletedOnly()))
+		Watches(&v1.NodeClaim{}, c.nodeClaimEvents())
 	for _, nodeClass := range c.cloud.GetSupportedNodeClasses() {
 		b = b.Watches(nodeClass, c.trigger(nil))
 	}
@@ -106,6 +107,28 @@ func (c *Controller) trigger(keep func(client.Object) bool) handler.EventHandler
 		c.batcher.Trigger()
 		return []reconcile.Request{singleton}
 	})
+}
+
+// nodeClaimEvents marks created NodeClaims as seen by the cache (even if deleted again before the
+// next batch), and treats a deleted one as a trigger: its pods need a node again.
+func (c *Controller) nodeClaimEvents() handler.EventHandler {
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			c.seen(e.Object.GetName())
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			c.seen(e.Object.GetName())
+			c.batcher.Trigger()
+			q.Add(singleton)
+		},
+	}
+}
+
+// seen forgets a created NodeClaim once the cache has shown it.
+func (c *Controller) seen(nodeClaim string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.created, nodeClaim)
 }
 
 // Reconcile runs a batch once its window has closed, and otherwise asks to be called back when
@@ -130,7 +153,8 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 }
 
 // awaitingCache reports whether a NodeClaim an earlier batch created is still missing from the
-// reader: solving without it would launch its pods a second node.
+// reader: solving without it would launch its pods a second node. A NodeClaim counts as shown
+// once the reader has it or the watch reported it; after forgetCreated it is given up on.
 func (c *Controller) awaitingCache(ctx context.Context) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
