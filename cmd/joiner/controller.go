@@ -3,18 +3,23 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
 	"github.com/joinerhq/joiner/pkg/controllers"
 	"github.com/joinerhq/joiner/pkg/operator"
+	"github.com/joinerhq/joiner/pkg/scheduling"
+	"github.com/joinerhq/joiner/pkg/scheduling/workload"
 )
 
 // Cloud provider names of --cloud-provider.
@@ -25,9 +30,10 @@ const (
 
 func newControllerCommand() *cobra.Command {
 	var (
-		opts          operator.Options
-		kubeconfig    string
-		cloudProvider string
+		opts              operator.Options
+		kubeconfig        string
+		cloudProvider     string
+		fakeInstanceTypes string
 	)
 	cmd := &cobra.Command{
 		Use:   "controller",
@@ -38,13 +44,14 @@ the controllers of pkg/controllers.
 
 --cloud-provider chooses what launches instances. The AWS provider is not built into this binary
 yet (issue 5), so --cloud-provider aws (the default) refuses to start. --cloud-provider fake runs
-an in-memory fake that launches nothing real and offers no instance types: pods stay pending
-with a FailedScheduling event. It exists for trying the operator's wiring only.
+an in-memory fake that launches nothing real: it offers the instance types of
+--fake-instance-types (a file in the shared/bench schema, as joiner simulate reads), or none, so
+that pods stay pending with a FailedScheduling event. It exists for trying the operator only.
 
 Every flag defaults to the environment variable named in brackets.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cp, err := newCloudProvider(cloudProvider)
+			cp, err := newCloudProvider(cloudProvider, fakeInstanceTypes)
 			if err != nil {
 				return err
 			}
@@ -87,17 +94,64 @@ Every flag defaults to the environment variable named in brackets.`,
 	opts.AddFlags(cmd.Flags())
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "Kubeconfig of the cluster; empty: $KUBECONFIG, then the in-cluster service account")
 	cmd.Flags().StringVar(&cloudProvider, "cloud-provider", cloudProviderAWS, "aws (not built yet: refuses to start) or fake (in-memory, launches nothing real; for trying the wiring)")
+	cmd.Flags().StringVar(&fakeInstanceTypes, "fake-instance-types", "", "With --cloud-provider fake: the instance types it offers, a file in the shared/bench schema")
 	return cmd
 }
 
-func newCloudProvider(name string) (cloudprovider.CloudProvider, error) {
+func newCloudProvider(name, fakeInstanceTypes string) (cloudprovider.CloudProvider, error) {
+	if fakeInstanceTypes != "" && name != cloudProviderFake {
+		return nil, errors.New("--fake-instance-types needs --cloud-provider fake")
+	}
 	switch name {
 	case cloudProviderAWS:
 		return nil, errors.New("--cloud-provider aws: the AWS cloud provider is not built into this binary yet (issue 5); use --cloud-provider fake to run the operator with an in-memory fake that launches nothing")
 	case cloudProviderFake:
-		return &fake.CloudProvider{}, nil
+		cp := &fake.CloudProvider{}
+		if fakeInstanceTypes != "" {
+			file, err := workload.Load(fakeInstanceTypes)
+			if err != nil {
+				return nil, fmt.Errorf("reading --fake-instance-types, %w", err)
+			}
+			for _, it := range file.Catalogue() {
+				cp.InstanceTypes = append(cp.InstanceTypes, fakeInstanceType(it))
+			}
+		}
+		return cp, nil
 	}
 	return nil, fmt.Errorf("--cloud-provider %q is not a provider: use aws or fake", name)
+}
+
+// fakeInstanceType turns a catalogue entry into what the fake offers: labels become
+// single-valued requirements, and what capacity has beyond allocatable becomes kube-reserved.
+func fakeInstanceType(it *scheduling.InstanceType) *cloudprovider.InstanceType {
+	out := &cloudprovider.InstanceType{
+		Name:         it.Name,
+		Requirements: map[string][]string{corev1.LabelInstanceTypeStable: {it.Name}},
+		Capacity:     it.Capacity.DeepCopy(),
+		Overhead:     cloudprovider.Overhead{KubeReserved: corev1.ResourceList{}},
+	}
+	if len(out.Capacity) == 0 {
+		out.Capacity = it.Allocatable.DeepCopy()
+	}
+	for k, v := range it.Labels {
+		out.Requirements[k] = []string{v}
+	}
+	for res, capacity := range out.Capacity {
+		if alloc, ok := it.Allocatable[res]; ok && capacity.Cmp(alloc) > 0 {
+			reserved := capacity.DeepCopy()
+			reserved.Sub(alloc)
+			out.Overhead.KubeReserved[res] = reserved
+		}
+	}
+	for _, o := range it.Offerings {
+		out.Offerings = append(out.Offerings, &cloudprovider.Offering{Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price, Available: o.Available})
+		for _, kv := range [][2]string{{corev1.LabelTopologyZone, o.Zone}, {v1.CapacityTypeLabelKey, o.CapacityType}} {
+			if !slices.Contains(out.Requirements[kv[0]], kv[1]) {
+				out.Requirements[kv[0]] = append(out.Requirements[kv[0]], kv[1])
+			}
+		}
+	}
+	return out
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {

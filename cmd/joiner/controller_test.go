@@ -1,8 +1,15 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 )
 
 func TestControllerRefusesWhatCannotRun(t *testing.T) {
@@ -35,5 +42,36 @@ func TestControllerHelpSaysTheFakeIsAFake(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("help lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+func TestFakeInstanceTypes(t *testing.T) {
+	catalogue := filepath.Join(t.TempDir(), "catalogue.json")
+	if err := os.WriteFile(catalogue, []byte(`{"instanceTypes":[{"name":"m.large","cpu":2,"memoryMiB":8192,"pods":29,"arch":"amd64","zones":["z1","z2"],"price":0.1}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newCloudProvider(cloudProviderAWS, catalogue); err == nil {
+		t.Error("--fake-instance-types with --cloud-provider aws was accepted")
+	}
+	cp, err := newCloudProvider(cloudProviderFake, catalogue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	types, err := cp.GetInstanceTypes(t.Context(), &v1.NodePool{})
+	if err != nil || len(types) != 1 {
+		t.Fatalf("GetInstanceTypes = %d types, %v; want the catalogue's one", len(types), err)
+	}
+	it := types[0]
+	if got := it.Requirements[corev1.LabelTopologyZone]; !slices.Equal(got, []string{"z1", "z2"}) {
+		t.Errorf("zones = %v, want [z1 z2]", got)
+	}
+	if got := it.Requirements[corev1.LabelArchStable]; !slices.Equal(got, []string{"amd64"}) {
+		t.Errorf("arch = %v, want [amd64]", got)
+	}
+	if len(it.Offerings) != 2 || it.Offerings[0].Price != 0.1 || !it.Offerings[0].Available {
+		t.Errorf("offerings = %+v", it.Offerings)
+	}
+	if cpu := it.Capacity[corev1.ResourceCPU]; cpu.Value() != 2 {
+		t.Errorf("capacity cpu = %s, want 2", cpu.String())
 	}
 }
