@@ -36,9 +36,12 @@ type Operator struct {
 	Options Options
 }
 
-// NewLogger returns a zap logger writing JSON at the given level.
+// NewLogger returns a zap logger writing JSON at the given level, with ISO 8601 times.
 func NewLogger(level zapcore.Level) logr.Logger {
-	return zap.New(zap.Level(level), zap.JSONEncoder())
+	return zap.New(zap.Level(level), zap.JSONEncoder(func(c *zapcore.EncoderConfig) {
+		c.TimeKey = "time"
+		c.EncodeTime = zapcore.ISO8601TimeEncoder
+	}))
 }
 
 // New builds the manager for cfg: the scheme's types cached, leader election on a Lease when
