@@ -205,7 +205,7 @@ func (c *Controller) provision(ctx context.Context) error {
 	}
 	c.metrics.unschedulable.WithLabelValues(controllerLabel).Set(float64(len(plan.Unschedulable)))
 	for _, p := range plan.Placements {
-		if nc, ok := b.inFlight[p.Node]; ok {
+		if nc, ok := b.starting[p.Node]; ok {
 			c.nominate(p.Pod, nc)
 		}
 	}

@@ -26,8 +26,9 @@ type batch struct {
 	// excluded are NodePools that cannot launch now, with the reason: every unschedulable pod's
 	// FailedScheduling event names them too.
 	excluded []scheduling.Reason
-	// inFlight are the NodeClaims without a Node yet, by the name the solver knows them by.
-	inFlight map[string]*v1.NodeClaim
+	// starting are the NodeClaims whose node is not initialized yet (in flight, or registered and
+	// not ready), by the name the solver knows the node by: pods placed there are nominated.
+	starting map[string]*v1.NodeClaim
 	// transient are errors worth retrying the batch for (a NodePool's instance types could not
 	// be read); the batch still goes ahead with the other NodePools.
 	transient []error
@@ -63,7 +64,7 @@ func Provisionable(pod *corev1.Pod) bool {
 
 // newBatch reads the cluster and the cloud into a scheduling input.
 func (c *Controller) newBatch(ctx context.Context, pods []*corev1.Pod) (*batch, error) {
-	b := &batch{nodePools: map[string]*v1.NodePool{}, inFlight: map[string]*v1.NodeClaim{}}
+	b := &batch{nodePools: map[string]*v1.NodePool{}, starting: map[string]*v1.NodeClaim{}}
 	b.input.Pods = pods
 	nodePools, err := c.cluster.NodePools(ctx)
 	if err != nil {
@@ -111,8 +112,8 @@ func (c *Controller) newBatch(ctx context.Context, pods []*corev1.Pod) (*batch, 
 		if sn.Deleting() {
 			continue
 		}
-		if sn.InFlight() {
-			b.inFlight[sn.Name()] = sn.NodeClaim
+		if sn.NodeClaim != nil && !sn.Initialized() {
+			b.starting[sn.Name()] = sn.NodeClaim
 		}
 		n := toSchedulingNode(sn, union)
 		if sn.InFlight() {

@@ -418,3 +418,48 @@ func TestTransientCloudErrorRetriesTheBatch(t *testing.T) {
 		t.Fatalf("got %d NodeClaims after the retry, want 1", n)
 	}
 }
+
+func TestRegisteredNodeNotInitializedTakesPods(t *testing.T) {
+	reset(t)
+	h := newHarness(t)
+	np := nodePool("default")
+	create(t, np)
+	nc := &v1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "default-registered", Labels: map[string]string{v1.NodePoolLabelKey: "default"}},
+		Spec: v1.NodeClaimSpec{
+			Requirements:  []v1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelInstanceTypeStable, Operator: v1.NodeSelectorOpIn, Values: []string{"large.8x"}}},
+			StartupTaints: []corev1.Taint{{Key: "example.com/cni-not-ready", Effect: corev1.TaintEffectNoSchedule}},
+			NodeClassRef:  np.Spec.Template.Spec.NodeClassRef,
+		},
+	}
+	create(t, nc)
+	nc.Status.ProviderID = "fake:///test-zone-a/i-2"
+	if err := env.Client.Status().Update(t.Context(), nc); err != nil {
+		t.Fatal(err)
+	}
+	// The Node registered with the unregistered and startup taints and is not Ready yet.
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-2", Labels: map[string]string{v1.NodePoolLabelKey: "default", corev1.LabelInstanceTypeStable: "large.8x"}},
+		Spec: corev1.NodeSpec{ProviderID: "fake:///test-zone-a/i-2", Taints: []corev1.Taint{
+			v1.UnregisteredNoExecuteTaint(),
+			{Key: "example.com/cni-not-ready", Effect: corev1.TaintEffectNoSchedule},
+			{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule},
+		}},
+	}
+	create(t, node)
+	node.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi"), corev1.ResourcePods: resource.MustParse("110")}
+	node.Status.Capacity = node.Status.Allocatable
+	if err := env.Client.Status().Update(t.Context(), node); err != nil {
+		t.Fatal(err)
+	}
+	create(t, pendingPod("a", "1", "1Gi"))
+	h.runBatch(t)
+
+	if n := len(nodeClaims(t)); n != 1 {
+		t.Errorf("got %d NodeClaims, want only the registered one: its taints are those of a starting node", n)
+	}
+	nominated := h.events.byReason(provisioning.ReasonNominated)
+	if len(nominated) != 1 || nominated[0].Regarding != "a" || nominated[0].Related != nc.Name {
+		t.Errorf("Nominated events = %+v, want pod a on %s", nominated, nc.Name)
+	}
+}
