@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
@@ -110,6 +111,7 @@ func (c *Controller) newBatch(ctx context.Context, pods []*corev1.Pod) (*batch, 
 	}
 	for _, sn := range nodes {
 		if sn.Deleting() {
+			b.input.Nodes = append(b.input.Nodes, leaving(sn, union))
 			continue
 		}
 		if sn.NodeClaim != nil && !sn.Initialized() {
@@ -228,6 +230,20 @@ func toSchedulingNode(sn *cluster.StateNode, types map[string]*scheduling.Instan
 	if len(n.Capacity) == 0 {
 		n.Capacity = largestCapacity(nc, types)
 	}
+	return n
+}
+
+// leaving converts a node being deleted: it takes no pod, but its capacity still counts against
+// its NodePool's limits until it is gone, so that a replacement never exceeds them.
+func leaving(sn *cluster.StateNode, types map[string]*scheduling.InstanceType) *scheduling.Node {
+	n := toSchedulingNode(sn, types)
+	n.Pods = nil
+	n.Taints = []corev1.Taint{v1.DisruptedNoScheduleTaint()}
+	n.Allocatable = corev1.ResourceList{}
+	for res := range n.Capacity {
+		n.Allocatable[res] = resource.Quantity{}
+	}
+	n.Allocatable[corev1.ResourcePods] = resource.Quantity{}
 	return n
 }
 

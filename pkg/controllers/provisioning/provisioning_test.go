@@ -463,3 +463,44 @@ func TestRegisteredNodeNotInitializedTakesPods(t *testing.T) {
 		t.Errorf("Nominated events = %+v, want pod a on %s", nominated, nc.Name)
 	}
 }
+
+func TestLimitsCountNodeClaimsBeingDeleted(t *testing.T) {
+	reset(t)
+	h := newHarness(t)
+	np := nodePool("limited", func(np *v1.NodePool) {
+		np.Spec.Limits = v1.Limits{corev1.ResourceCPU: resource.MustParse("2")}
+	})
+	create(t, np)
+	// A NodeClaim of the pool being deleted (held by its finalizer), launched as small.2x: it
+	// still holds the pool's 2 cpus until its instance is gone.
+	leaving := &v1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "limited-leaving", Labels: map[string]string{v1.NodePoolLabelKey: "limited"}, Finalizers: []string{v1.TerminationFinalizer}},
+		Spec: v1.NodeClaimSpec{
+			Requirements: []v1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelInstanceTypeStable, Operator: v1.NodeSelectorOpIn, Values: []string{"small.2x"}}},
+			NodeClassRef: np.Spec.Template.Spec.NodeClassRef,
+		},
+	}
+	create(t, leaving)
+	leaving.Status.Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("110")}
+	leaving.Status.Allocatable = leaving.Status.Capacity
+	leaving.Status.ProviderID = "fake:///test-zone-a/i-3"
+	if err := env.Client.Status().Update(t.Context(), leaving); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Delete(t.Context(), leaving); err != nil {
+		t.Fatal(err)
+	}
+	create(t, pendingPod("a", "500m", "1Gi"))
+	h.runBatch(t)
+
+	if n := len(nodeClaims(t)); n != 1 {
+		t.Errorf("got %d NodeClaims, want only the one being deleted: the limit is used up until it is gone", n)
+	}
+	if n := len(h.events.byReason(provisioning.ReasonNominated)); n != 0 {
+		t.Errorf("%d pods nominated to a NodeClaim being deleted", n)
+	}
+	failed := h.events.byReason(provisioning.ReasonFailedScheduling)
+	if len(failed) != 1 || !strings.Contains(failed[0].Note, `nodepool "limited": LimitsExceeded`) {
+		t.Errorf("FailedScheduling events = %+v, want pod a with LimitsExceeded", failed)
+	}
+}
