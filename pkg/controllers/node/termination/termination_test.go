@@ -1,6 +1,7 @@
 package termination_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -166,7 +167,7 @@ func TestTerminationDrainsHonouringPDB(t *testing.T) {
 	if err := env.Client.Create(ctx, pdb); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.Client.Delete(ctx, pdb) })
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), pdb) }) // t.Context() is done in cleanups
 	setPDBStatus(t, pdb, 0)
 
 	if err := env.Client.Delete(ctx, nc); err != nil {

@@ -271,7 +271,7 @@ func TestRegistrationTimeoutFromNodePoolAnnotation(t *testing.T) {
 		}}},
 	}
 	create(t, nodePool)
-	t.Cleanup(func() { _ = env.Client.Delete(t.Context(), nodePool) })
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), nodePool) })
 	nc := newNodeClaim("short-timeout")
 	nc.Labels[v1.NodePoolLabelKey] = nodePool.Name
 	create(t, nc)
