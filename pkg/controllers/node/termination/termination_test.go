@@ -214,6 +214,8 @@ func TestTerminationDrainsHonouringPDB(t *testing.T) {
 func TestTerminationDoNotDisruptUntilGracePeriod(t *testing.T) {
 	ctx := t.Context()
 	nc, node := registeredNode(t, "tgp", &metav1.Duration{Duration: 10 * time.Minute})
+	// The termination timestamp follows the API server's clock; leave the fake clock where it was.
+	t.Cleanup(func() { fakeTime.SetTime(time.Now()) })
 	pinned := newPod(t, "pinned", node.Name, func(p *corev1.Pod) {
 		p.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"}
 	})

@@ -182,7 +182,13 @@ func (c *Controller) Reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (re
 // patch writes the NodeClaim's metadata and status if they changed: one patch each.
 func (c *Controller) patch(ctx context.Context, stored, nodeClaim *v1.NodeClaim) error {
 	if !equality.Semantic.DeepEqual(stored.Status, nodeClaim.Status) {
-		if err := c.kubeClient.Status().Patch(ctx, nodeClaim.DeepCopy(), client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+		err := c.kubeClient.Status().Patch(ctx, nodeClaim.DeepCopy(), client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{}))
+		if apierrors.IsConflict(err) && stored.Status.ProviderID == "" && nodeClaim.Status.ProviderID != "" {
+			// An instance was just launched: losing its providerID would launch a second one, which
+			// is worse than overwriting a condition another writer set meanwhile.
+			err = c.kubeClient.Status().Patch(ctx, nodeClaim.DeepCopy(), client.MergeFrom(stored))
+		}
+		if err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil
 			}

@@ -247,6 +247,7 @@ func TestRegistrationTimeoutDeletesNodeClaim(t *testing.T) {
 	nc := newNodeClaim("timeout")
 	create(t, nc)
 	waitCondition(t, nc.Name, v1.ConditionTypeRegistered, "Unknown/NodeNotFound")
+	t.Cleanup(resetClock)
 	fakeTime.Step(14 * time.Minute)
 	poke(t, nc.Name)
 	waitCondition(t, nc.Name, v1.ConditionTypeRegistered, "Unknown/NodeNotFound")
@@ -276,10 +277,68 @@ func TestRegistrationTimeoutFromNodePoolAnnotation(t *testing.T) {
 	nc.Labels[v1.NodePoolLabelKey] = nodePool.Name
 	create(t, nc)
 	waitCondition(t, nc.Name, v1.ConditionTypeRegistered, "Unknown/NodeNotFound")
+	t.Cleanup(resetClock)
 	fakeTime.Step(3 * time.Minute)
 	poke(t, nc.Name)
 	waitGone(t.Context(), t, nc)
 	if e := events.find(nc.Name, corev1.EventTypeWarning, "RegistrationTimeout"); !strings.Contains(e, "2m0s") {
 		t.Errorf("event %q, want the NodePool's 2m timeout", e)
+	}
+}
+
+func TestLaunchWaitsForNodeClass(t *testing.T) {
+	name := "nodeclass-not-ready"
+	// Refused more than once: the controller's own status patch brings the NodeClaim straight back.
+	notReady := cloudprovider.NewNodeClassNotReadyError(errors.New("EC2NodeClass default is not Ready: ValidationSucceeded=False"))
+	cloud.ErrorsFor = map[string][]error{fake.MethodCreate: slices.Repeat([]error{notReady}, 20)}
+	t.Cleanup(func() { cloud.ErrorsFor = nil })
+	create(t, newNodeClaim(name))
+	cleanup(t, name, "")
+	nc := waitCondition(t, name, v1.ConditionTypeLaunched, "False/NodeClassNotReady")
+	if msg := condition(nc, v1.ConditionTypeLaunched); !strings.Contains(msg, "ValidationSucceeded=False") {
+		t.Errorf("Launched %q does not carry the node class's reason", msg)
+	}
+	if nc.Status.ProviderID != "" {
+		t.Errorf("providerID %q set by a refused launch", nc.Status.ProviderID)
+	}
+}
+
+func TestRegistrationDoNotSyncTaints(t *testing.T) {
+	nc := newNodeClaim("do-not-sync")
+	nc.Spec.Taints = []corev1.Taint{{Key: "example.com/dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+	create(t, nc)
+	cleanup(t, nc.Name, "node-do-not-sync")
+	launched := waitCondition(t, nc.Name, v1.ConditionTypeLaunched, "True")
+	node := newNode("node-do-not-sync", launched.Status.ProviderID, v1.UnregisteredNoExecuteTaint())
+	node.Labels[v1.NodeDoNotSyncTaintsLabelKey] = "true"
+	create(t, node)
+	waitCondition(t, nc.Name, v1.ConditionTypeRegistered, "True")
+	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(node), node); err != nil {
+		t.Fatal(err)
+	}
+	for _, taint := range node.Spec.Taints {
+		if taint.Key == "example.com/dedicated" || taint.Key == v1.UnregisteredTaintKey {
+			t.Errorf("node taint %s present; want NodeClaim taints not synced and the unregistered taint removed", taint.ToString())
+		}
+	}
+}
+
+// resetClock brings the fake clock back to the wall clock, which the API server's creation
+// timestamps (and so the launch timeout) follow.
+func resetClock() { fakeTime.SetTime(time.Now()) }
+
+func TestLaunchTimeoutDeletesNodeClaim(t *testing.T) {
+	nc := newNodeClaim("launch-timeout")
+	notReady := cloudprovider.NewNodeClassNotReadyError(errors.New("EC2NodeClass default is not Ready"))
+	cloud.ErrorsFor = map[string][]error{fake.MethodCreate: slices.Repeat([]error{notReady}, 20)}
+	t.Cleanup(func() { cloud.ErrorsFor = nil })
+	create(t, nc)
+	waitCondition(t, nc.Name, v1.ConditionTypeLaunched, "False/NodeClassNotReady")
+	t.Cleanup(resetClock)
+	fakeTime.Step(lifecycle.DefaultLaunchTimeout + time.Minute)
+	poke(t, nc.Name)
+	waitGone(t.Context(), t, nc)
+	if e := events.find(nc.Name, corev1.EventTypeWarning, "LaunchTimeout"); !strings.Contains(e, "EC2NodeClass default is not Ready") {
+		t.Errorf("event %q, want the launch timeout with the last Launched message", e)
 	}
 }
