@@ -83,7 +83,7 @@ func (c *Controller) Name() string { return "nodeclaim.lifecycle" }
 // Register adds the field indexes the controller reads through and the controller itself to mgr.
 // It watches NodeClaims and the Nodes whose providerID matches one.
 func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager) error {
-	if err := IndexFields(ctx, mgr); err != nil {
+	if err := indexFields(ctx, mgr); err != nil {
 		return fmt.Errorf("registering nodeclaim, %w", err)
 	}
 	err := ctrl.NewControllerManagedBy(mgr).
@@ -97,9 +97,9 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager) error {
 	return nil
 }
 
-// IndexFields adds the field indexes the controller lists through: Nodes by spec.providerID and
+// indexFields adds the field indexes the controller lists through: Nodes by spec.providerID and
 // NodeClaims by status.providerID, under names private to this package.
-func IndexFields(ctx context.Context, mgr ctrl.Manager) error {
+func indexFields(ctx context.Context, mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Node{}, nodeProviderIDIndex, func(o client.Object) []string {
 		if id := o.(*corev1.Node).Spec.ProviderID; id != "" {
 			return []string{id}
