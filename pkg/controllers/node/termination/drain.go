@@ -1,0 +1,187 @@
+package termination
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+)
+
+// Priority tiers of a drain, evicted in this order: a tier starts once every pod of the tiers
+// before it has left.
+const (
+	tierDefault = iota
+	tierCritical
+	tierDaemonSet
+	tierCriticalDaemonSet
+	tierCount
+)
+
+// drainStatus is what one pass of a drain saw and did.
+type drainStatus struct {
+	// waiting, blockedByPDB and doNotDisrupt count the pods that must still leave the node.
+	waiting, blockedByPDB, doNotDisrupt int
+	// until is when do-not-disrupt pods stop blocking, if ever.
+	until        *time.Time
+	requeueAfter time.Duration
+}
+
+func (d drainStatus) done() bool { return d.waiting+d.blockedByPDB+d.doNotDisrupt == 0 }
+
+// message says what the drain waits for, for the Drained condition.
+func (d drainStatus) message(nodeName string) string {
+	var parts []string
+	if d.waiting > 0 {
+		parts = append(parts, fmt.Sprintf("%d pods terminating or waiting for their turn", d.waiting))
+	}
+	if d.blockedByPDB > 0 {
+		parts = append(parts, fmt.Sprintf("%d pods whose eviction a PodDisruptionBudget refuses", d.blockedByPDB))
+	}
+	if d.doNotDisrupt > 0 {
+		until := "the node's terminationGracePeriod, which is not set"
+		if d.until != nil {
+			until = d.until.UTC().Format(time.RFC3339)
+		}
+		parts = append(parts, fmt.Sprintf("%d pods annotated %s=true, until %s", d.doNotDisrupt, v1.DoNotDisruptAnnotationKey, until))
+	}
+	return fmt.Sprintf("Draining node %s: waiting for %s", nodeName, strings.Join(parts, "; "))
+}
+
+// drain makes one pass over the pods on the node: before deadline it evicts the lowest tier that
+// still has pods, leaving do-not-disrupt pods alone; from deadline on it deletes every pod left.
+func (c *Controller) drain(ctx context.Context, node *corev1.Node, deadline *time.Time) (drainStatus, error) {
+	pods := &corev1.PodList{}
+	if err := c.podReader.List(ctx, pods, client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("spec.nodeName", node.Name)}); err != nil {
+		return drainStatus{}, fmt.Errorf("listing pods on node %s, %w", node.Name, err)
+	}
+	now := c.clock.Now()
+	status := drainStatus{until: deadline, requeueAfter: drainPoll}
+	pastDeadline := deadline != nil && !now.Before(*deadline)
+	var tiers [tierCount][]*corev1.Pod
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if !mustLeave(pod) {
+			continue
+		}
+		switch {
+		case pastDeadline:
+			status.waiting++
+			if err := c.deletePod(ctx, node, pod); err != nil {
+				return drainStatus{}, err
+			}
+		case !pod.DeletionTimestamp.IsZero():
+			status.waiting++
+		case pod.Annotations[v1.DoNotDisruptAnnotationKey] == "true":
+			status.doNotDisrupt++
+		default:
+			tiers[tier(pod)] = append(tiers[tier(pod)], pod)
+		}
+	}
+	evicting := false
+	for _, pods := range tiers {
+		if len(pods) == 0 {
+			continue
+		}
+		if evicting {
+			status.waiting += len(pods) // later tiers wait for the first non-empty one
+			continue
+		}
+		evicting = true
+		for _, pod := range pods {
+			blocked, err := c.evict(ctx, node, pod)
+			if err != nil {
+				return drainStatus{}, err
+			}
+			if blocked {
+				status.blockedByPDB++
+				status.requeueAfter = evictionRetry
+			} else {
+				status.waiting++
+			}
+		}
+	}
+	if deadline != nil && !pastDeadline && deadline.Sub(now) < status.requeueAfter {
+		status.requeueAfter = deadline.Sub(now)
+	}
+	return status, nil
+}
+
+// mustLeave reports whether the pod is one the drain must see gone: not finished, not a static
+// (mirror) pod, and not one that tolerates the disrupted taint and so would come straight back.
+func mustLeave(pod *corev1.Pod) bool {
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return false
+	}
+	if _, mirror := pod.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
+		return false
+	}
+	disrupted := v1.DisruptedNoScheduleTaint()
+	for _, t := range pod.Spec.Tolerations {
+		if t.ToleratesTaint(klog.Background(), &disrupted, false) {
+			return false
+		}
+	}
+	return true
+}
+
+// tier returns the pod's drain tier.
+func tier(pod *corev1.Pod) int {
+	critical := pod.Spec.PriorityClassName == "system-cluster-critical" || pod.Spec.PriorityClassName == "system-node-critical"
+	daemon := false
+	for _, o := range pod.OwnerReferences {
+		if o.Kind == "DaemonSet" {
+			daemon = true
+		}
+	}
+	switch {
+	case daemon && critical:
+		return tierCriticalDaemonSet
+	case daemon:
+		return tierDaemonSet
+	case critical:
+		return tierCritical
+	}
+	return tierDefault
+}
+
+// evict asks the Eviction API to evict the pod and reports whether a PodDisruptionBudget refused.
+func (c *Controller) evict(ctx context.Context, node *corev1.Node, pod *corev1.Pod) (bool, error) {
+	log.FromContext(ctx).Info("Evicting pod", "pod", klog.KObj(pod))
+	eviction := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}}
+	err := c.kubeClient.SubResource("eviction").Create(ctx, pod, eviction)
+	switch {
+	case err == nil:
+		c.recorder.Eventf(pod, node, corev1.EventTypeNormal, "Evicted", "Evict", "Evicted pod: node %s is being terminated", node.Name)
+		return false, nil
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case apierrors.IsTooManyRequests(err):
+		c.recorder.Eventf(pod, node, corev1.EventTypeWarning, "FailedDraining", "Evict", "Eviction refused, will retry: %s", err.Error())
+		return true, nil
+	}
+	return false, fmt.Errorf("evicting pod %s/%s, %w", pod.Namespace, pod.Name, err)
+}
+
+// deletePod deletes a pod still on the node once the terminationGracePeriod is over.
+func (c *Controller) deletePod(ctx context.Context, node *corev1.Node, pod *corev1.Pod) error {
+	if !pod.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	log.FromContext(ctx).Info("Deleting pod past the node's terminationGracePeriod", "pod", klog.KObj(pod))
+	c.recorder.Eventf(pod, node, corev1.EventTypeWarning, "Deleted", "Delete", "Deleting pod: node %s reached the end of its terminationGracePeriod", node.Name)
+	if err := c.kubeClient.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting pod %s/%s, %w", pod.Namespace, pod.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,219 @@
+package lifecycle_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/joinerhq/joiner/internal/testenv"
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/cloudprovider"
+	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
+	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/lifecycle"
+)
+
+// The package's one control plane and running controller, shared by the tests, which run one at
+// a time and use names of their own.
+var (
+	env      *testenv.Environment
+	cloud    *fake.CloudProvider
+	fakeTime *clocktesting.FakeClock
+	events   *recorder
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	env, err = testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}()
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:                 env.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: new(true)},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cloud = &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{{
+		Name: "m7i.large",
+		Capacity: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("29"),
+		},
+		Offerings: []*cloudprovider.Offering{{Zone: "us-west-2a", CapacityType: v1.CapacityTypeOnDemand, Available: true, Price: 0.1}},
+	}}}
+	ctrl.SetLogger(logr.Discard())
+	fakeTime = clocktesting.NewFakeClock(time.Now())
+	events = &recorder{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := lifecycle.NewController(mgr.GetClient(), cloud, fakeTime, events).Register(ctx, mgr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	code := m.Run()
+	cancel()
+	if err := <-done; err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return code
+}
+
+// recorder keeps the events the controller records.
+type recorder struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (r *recorder) Eventf(regarding, _ runtime.Object, eventType, reason, _, note string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	name := ""
+	if o, ok := regarding.(client.Object); ok {
+		name = o.GetName()
+	}
+	r.events = append(r.events, fmt.Sprintf("%s %s %s %s", name, eventType, reason, fmt.Sprintf(note, args...)))
+}
+
+// find returns the first event of the object with the type and reason, or "".
+func (r *recorder) find(name, eventType, reason string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.events {
+		if strings.HasPrefix(e, name+" "+eventType+" "+reason+" ") {
+			return e
+		}
+	}
+	return ""
+}
+
+// eventually polls check until it returns "" or the deadline passes, then fails with its last
+// complaint.
+func eventually(t *testing.T, check func() string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		complaint := check()
+		if complaint == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(complaint)
+		}
+		<-tick.C
+	}
+}
+
+func newNodeClaim(name string) *v1.NodeClaim {
+	return &v1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"example.com/team": "a"}, Annotations: map[string]string{"example.com/owner": "b"}},
+		Spec: v1.NodeClaimSpec{
+			Requirements: []v1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelInstanceTypeStable, Operator: v1.NodeSelectorOpIn, Values: []string{"m7i.large"}}},
+			NodeClassRef: &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"},
+		},
+	}
+}
+
+// get reads the NodeClaim, failing the test on errors.
+func get(t *testing.T, name string) *v1.NodeClaim {
+	t.Helper()
+	nc := &v1.NodeClaim{}
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Name: name}, nc); err != nil {
+		t.Fatalf("getting nodeclaim %s: %v", name, err)
+	}
+	return nc
+}
+
+// condition returns "Status/Reason: Message" of the NodeClaim's condition, or "absent".
+func condition(nc *v1.NodeClaim, conditionType string) string {
+	for _, c := range nc.Status.Conditions {
+		if c.Type == conditionType {
+			return fmt.Sprintf("%s/%s: %s", c.Status, c.Reason, c.Message)
+		}
+	}
+	return "absent"
+}
+
+// waitCondition waits until the NodeClaim's condition starts with want ("True/Launched").
+func waitCondition(t *testing.T, name, conditionType, want string) *v1.NodeClaim {
+	t.Helper()
+	var nc *v1.NodeClaim
+	eventually(t, func() string {
+		nc = get(t, name)
+		if got := condition(nc, conditionType); !strings.HasPrefix(got, want) {
+			return fmt.Sprintf("nodeclaim %s %s = %q, want %q...", name, conditionType, got, want)
+		}
+		return ""
+	})
+	return nc
+}
+
+// poke changes an annotation so that the controller reconciles the NodeClaim again, as it would
+// when its RequeueAfter falls due.
+func poke(t *testing.T, name string) {
+	t.Helper()
+	nc := get(t, name)
+	patch := client.MergeFrom(nc.DeepCopy())
+	if nc.Annotations == nil {
+		nc.Annotations = map[string]string{}
+	}
+	nc.Annotations["test.joiner.dev/poke"] = fakeTime.Now().String()
+	if err := env.Client.Patch(t.Context(), nc, patch); err != nil {
+		t.Fatalf("poking nodeclaim %s: %v", name, err)
+	}
+}
+
+// waitGone waits until the object no longer exists.
+func waitGone(ctx context.Context, t *testing.T, obj client.Object) {
+	t.Helper()
+	eventually(t, func() string {
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		if err == nil {
+			return fmt.Sprintf("%s still exists (finalizers %v)", obj.GetName(), obj.GetFinalizers())
+		}
+		if client.IgnoreNotFound(err) != nil {
+			return err.Error()
+		}
+		return ""
+	})
+}
+
+// newNode returns a Node for the NodeClaim's instance as the kubelet would register it.
+func newNode(name, providerID string, taints ...corev1.Taint) *corev1.Node {
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelHostname: name}},
+		Spec:       corev1.NodeSpec{ProviderID: providerID, Taints: taints},
+	}
+}
