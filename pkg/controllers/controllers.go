@@ -16,6 +16,9 @@ import (
 
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
+	"github.com/joinerhq/joiner/pkg/controllers/node/termination"
+	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/garbagecollection"
+	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/lifecycle"
 	nodepoolstatus "github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
 	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
 )
@@ -54,17 +57,16 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 	if err != nil {
 		return nil, err
 	}
+	recorder := mgr.GetEventRecorder("karpenter")
 	controllers := []Controller{
 		prov,
 		nodepoolstatus.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock),
+		// Lifecycle and termination each rely on the other for deletion: lifecycle finalizes
+		// NodeClaims (Node deleted, instance deleted), termination drains Nodes.
+		lifecycle.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
+		termination.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
+		garbagecollection.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
 	}
-
-	// ---------------------------------------------------------------------------------------
-	// NodeClaim lifecycle and node termination are added here once their packages land
-	// (pkg/controllers/nodeclaim/lifecycle and pkg/controllers/node/termination), each as
-	//     lifecycle.NewController(...), termination.NewController(...)
-	// appended to controllers; both expose NewController(...) and Register(ctx, mgr).
-	// ---------------------------------------------------------------------------------------
 	return controllers, nil
 }
 
