@@ -1,0 +1,118 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/state"
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/aws/instance"
+	"github.com/joinerhq/joiner/pkg/aws/instanceprofile"
+	"github.com/joinerhq/joiner/pkg/aws/instancetype"
+	"github.com/joinerhq/joiner/pkg/aws/launchtemplate"
+	"github.com/joinerhq/joiner/pkg/aws/nodeclass"
+	"github.com/joinerhq/joiner/pkg/aws/pricing"
+	"github.com/joinerhq/joiner/pkg/aws/sdk"
+	"github.com/joinerhq/joiner/pkg/aws/userdata"
+)
+
+// env is an emulated AWS, a resolved EC2NodeClass in a fake API server client, and the cloud
+// provider wired as the operator wires it.
+type env struct {
+	url         string
+	clock       *clocktesting.FakeClock
+	state       *state.State
+	clients     *sdk.Clients
+	unavailable *instancetype.UnavailableOfferings
+	nodeClass   *awsv1.EC2NodeClass
+	provider    *CloudProvider
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	st, err := awsemu.NewState(clk, state.DefaultSeed(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(awsemu.New(st, clk))
+	t.Cleanup(srv.Close)
+	cfg, err := sdk.LoadConfig(t.Context(), sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
+		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sdk.NewClients(cfg)
+	e := &env{url: srv.URL, clock: clk, state: st, clients: c, unavailable: instancetype.NewUnavailableOfferings(clk)}
+
+	nc := &awsv1.EC2NodeClass{Spec: awsv1.EC2NodeClassSpec{
+		AMISelectorTerms:           []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}},
+		SubnetSelectorTerms:        []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"karpenter.sh/discovery": "demo"}}},
+		SecurityGroupSelectorTerms: []awsv1.SecurityGroupSelectorTerm{{Tags: map[string]string{"karpenter.sh/discovery": "demo"}}},
+		Role:                       "KarpenterNodeRole-demo",
+		Tags:                       map[string]string{"team": "infra"},
+	}}
+	nc.Name = "default"
+	resolver := nodeclass.NewResolver(c.EC2, c.SSM, instanceprofile.NewProvider(c.IAM, "demo", "us-west-2"), nil, "1.33", clk)
+	if err := resolver.Resolve(t.Context(), nc); err != nil {
+		t.Fatal(err)
+	}
+	if !meta.IsStatusConditionTrue(nc.Status.Conditions, awsv1.ConditionTypeReady) {
+		t.Fatalf("EC2NodeClass not Ready: %+v", nc.Status.Conditions)
+	}
+	e.nodeClass = nc
+
+	scheme := runtime.NewScheme()
+	_ = awsv1.AddToScheme(scheme)
+	_ = v1.AddToScheme(scheme)
+	kube := fake.NewClientBuilder().WithScheme(scheme).WithObjects(nc).WithStatusSubresource(nc).Build()
+
+	prices := pricing.NewProvider(c.Pricing, c.EC2, "us-west-2", clk)
+	e.provider = New(Config{
+		Kube:            kube,
+		Cluster:         userdata.Cluster{Name: "demo", Endpoint: "https://demo.eks.example", CABundle: "Q0E=", DNS: "10.100.0.10", CIDR: "10.100.0.0/16"},
+		Region:          "us-west-2",
+		InstanceTypes:   instancetype.NewProvider(c.EC2, prices, e.unavailable, clk, 0),
+		Prices:          prices,
+		LaunchTemplates: launchtemplate.NewProvider(c.EC2),
+		Instances:       instance.NewProvider(c.EC2, e.unavailable, nil, "demo"),
+	})
+	if err := prices.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// putFaults replaces the emulator's injected faults through its inspection endpoint.
+func (e *env) putFaults(t *testing.T, pools ...state.Pool) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"insufficientCapacity": pools})
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPut, e.url+"/_awsemu/faults", bytes.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("PUT faults: %s", resp.Status)
+	}
+}
+
+// instance returns the emulator's record of an instance.
+func (e *env) instance(id string) state.Instance {
+	var out state.Instance
+	e.state.View(func(w *state.World) { out = *w.Regions["us-west-2"].Instances[id] })
+	return out
+}
