@@ -26,6 +26,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/aws/pricing"
 	"github.com/joinerhq/joiner/pkg/aws/sdk"
 	"github.com/joinerhq/joiner/pkg/aws/userdata"
+	"github.com/joinerhq/joiner/pkg/aws/validation"
 )
 
 // env is an emulated AWS, a resolved EC2NodeClass in a fake API server client, and the cloud
@@ -87,7 +88,7 @@ func newEnv(t *testing.T) *env {
 		InstanceTypes:   instancetype.NewProvider(c.EC2, prices, e.unavailable, clk, 0),
 		Prices:          prices,
 		LaunchTemplates: launchtemplate.NewProvider(c.EC2),
-		Instances:       instance.NewProvider(c.EC2, e.unavailable, nil, "demo"),
+		Instances:       instance.NewProvider(c.EC2, e.unavailable, validation.NewExplainer(c.STS), "demo"),
 	})
 	if err := prices.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
@@ -115,4 +116,11 @@ func (e *env) instance(id string) state.Instance {
 	var out state.Instance
 	e.state.View(func(w *state.World) { out = *w.Regions["us-west-2"].Instances[id] })
 	return out
+}
+
+func (e *env) setControllerPolicy(doc string) {
+	_ = e.state.Update(func(w *state.World) error {
+		w.PutRole(state.DefaultSeed().ControllerRole, map[string]string{"controller": doc})
+		return nil
+	})
 }

@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -174,20 +173,11 @@ func (c *CloudProvider) overrides(ctx context.Context, nodeClass *awsv1.EC2NodeC
 	for _, s := range nodeClass.Status.Subnets {
 		subnets = append(subnets, instance.Subnet{ID: s.ID, Zone: s.Zone})
 	}
-	var groups []string
-	for _, g := range nodeClass.Status.SecurityGroups {
-		groups = append(groups, g.ID)
-	}
 	var out []instance.Override
 	for _, imageID := range slices.Sorted(maps.Keys(byImage)) {
 		group := byImage[imageID]
 		arch := group[0].Requirements[corev1.LabelArchStable][0]
-		name, err := c.cfg.LaunchTemplates.Ensure(ctx, launchtemplate.Options{
-			ClusterName: c.cfg.Cluster.Name, ImageID: imageID, UserData: rendered.UserData, InstanceProfile: nodeClass.Status.InstanceProfile,
-			SecurityGroupIDs: groups, BlockDeviceMappings: BlockDeviceMappings(nodeClass), MetadataOptions: nodeClass.Spec.MetadataOptions,
-			AssociatePublicIPAddress: nodeClass.Spec.AssociatePublicIPAddress, DetailedMonitoring: ptrValue(nodeClass.Spec.DetailedMonitoring),
-			Tags: launchTemplateTags(c.cfg.Cluster.Name, nodeClass),
-		})
+		name, err := c.cfg.LaunchTemplates.Ensure(ctx, launchtemplate.NewOptions(c.cfg.Cluster.Name, nodeClass, imageID, rendered.UserData))
 		if err != nil {
 			return nil, nil, fmt.Errorf("launching nodeclaim, %w", err)
 		}
@@ -214,47 +204,6 @@ func (c *CloudProvider) overrides(ctx context.Context, nodeClass *awsv1.EC2NodeC
 	}
 	return out, images, nil
 }
-
-func ptrValue[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}
-
-// launchTemplateTags are the tags of the node class's launch templates.
-func launchTemplateTags(clusterName string, nodeClass *awsv1.EC2NodeClass) map[string]string {
-	tags := maps.Clone(nodeClass.Spec.Tags)
-	if tags == nil {
-		tags = map[string]string{}
-	}
-	tags[awsv1.TagKeyPrefixCluster+clusterName] = "owned"
-	tags[awsv1.TagKeyEKSClusterName] = clusterName
-	tags[awsv1.TagKeyNodeClass] = nodeClass.Name
-	return tags
-}
-
-// BlockDeviceMappings are the node class's volumes, or its AMI family's defaults: a 20Gi gp3
-// encrypted root volume /dev/xvda, and for Bottlerocket a 4Gi OS volume /dev/xvda plus the 20Gi
-// data volume /dev/xvdb as root volume.
-func BlockDeviceMappings(nodeClass *awsv1.EC2NodeClass) []awsv1.BlockDeviceMapping {
-	if len(nodeClass.Spec.BlockDeviceMappings) > 0 {
-		return nodeClass.Spec.BlockDeviceMappings
-	}
-	volume := func(device, size string, root bool) awsv1.BlockDeviceMapping {
-		q := resource.MustParse(size)
-		return awsv1.BlockDeviceMapping{DeviceName: &device, RootVolume: root, EBS: &awsv1.BlockDevice{
-			VolumeSize: &q, VolumeType: ptr("gp3"), Encrypted: ptr(true), DeleteOnTermination: ptr(true),
-		}}
-	}
-	if userdata.FamilyOf(nodeClass) == awsv1.AMIFamilyBottlerocket {
-		return []awsv1.BlockDeviceMapping{volume("/dev/xvda", "4Gi", false), volume("/dev/xvdb", "20Gi", true)}
-	}
-	return []awsv1.BlockDeviceMapping{volume("/dev/xvda", "20Gi", true)}
-}
-
-func ptr[T any](v T) *T { return &v }
 
 // nodeClaimOf fills a NodeClaim from a launched or described instance: providerID, imageID,
 // labels of the instance type (single-valued requirements), zone, region, capacity type and

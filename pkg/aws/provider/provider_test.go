@@ -233,3 +233,19 @@ func decode(t *testing.T, s string) string {
 	}
 	return string(b)
 }
+
+// TestCreateDeniedPassRole: a launch refused for iam:PassRole is a CreateError whose message is
+// the decoded denial.
+func TestCreateDeniedPassRole(t *testing.T) {
+	e := newEnv(t)
+	e.setControllerPolicy(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","NotAction":"iam:PassRole","Resource":"*"}]}`)
+	_, err := e.provider.Create(t.Context(), nodeClaim("denied", req(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpIn, "m5.large")))
+	ce := cloudprovider.AsCreateError(err)
+	if ce == nil {
+		t.Fatalf("Create: %v, want a CreateError", err)
+	}
+	if ce.ConditionReason != "UnauthorizedOperation" || !strings.Contains(ce.ConditionMessage, "iam:PassRole") ||
+		!strings.Contains(ce.ConditionMessage, "role/KarpenterNodeRole-demo") {
+		t.Errorf("CreateError %s: %s", ce.ConditionReason, ce.ConditionMessage)
+	}
+}
