@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/joinerhq/joiner/awsemu"
@@ -38,6 +39,8 @@ type env struct {
 	clients     *sdk.Clients
 	unavailable *instancetype.UnavailableOfferings
 	nodeClass   *awsv1.EC2NodeClass
+	kube        client.Client
+	instances   *instance.Provider
 	provider    *CloudProvider
 }
 
@@ -81,6 +84,8 @@ func newEnv(t *testing.T) *env {
 	kube := fake.NewClientBuilder().WithScheme(scheme).WithObjects(nc).WithStatusSubresource(nc).Build()
 
 	prices := pricing.NewProvider(c.Pricing, c.EC2, "us-west-2", clk)
+	e.kube = kube
+	e.instances = instance.NewProvider(c.EC2, e.unavailable, validation.NewExplainer(c.STS), "demo")
 	e.provider = New(Config{
 		Kube:            kube,
 		Cluster:         userdata.Cluster{Name: "demo", Endpoint: "https://demo.eks.example", CABundle: "Q0E=", DNS: "10.100.0.10", CIDR: "10.100.0.0/16"},
@@ -88,7 +93,7 @@ func newEnv(t *testing.T) *env {
 		InstanceTypes:   instancetype.NewProvider(c.EC2, prices, e.unavailable, clk, 0),
 		Prices:          prices,
 		LaunchTemplates: launchtemplate.NewProvider(c.EC2),
-		Instances:       instance.NewProvider(c.EC2, e.unavailable, validation.NewExplainer(c.STS), "demo"),
+		Instances:       e.instances,
 	})
 	if err := prices.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
@@ -124,3 +129,5 @@ func (e *env) setControllerPolicy(doc string) {
 		return nil
 	})
 }
+
+func clientKey(name string) client.ObjectKey { return client.ObjectKey{Name: name} }
