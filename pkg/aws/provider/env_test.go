@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/legacyboot"
 	"github.com/joinerhq/joiner/awsemu/state"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
@@ -46,8 +47,15 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, nil, func(*awsv1.EC2NodeClass) {})
+}
+
+// newEnvWith boots instances with booter (nil: never) and lets mutate change the node class
+// before it is resolved.
+func newEnvWith(t *testing.T, booter *legacyboot.Booter, mutate func(*awsv1.EC2NodeClass)) *env {
+	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	st, err := awsemu.NewState(clk, state.DefaultSeed(), nil)
+	st, err := awsemu.NewState(clk, state.DefaultSeed(), booter)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +77,7 @@ func newEnv(t *testing.T) *env {
 		Tags:                       map[string]string{"team": "infra"},
 	}}
 	nc.Name = "default"
+	mutate(nc)
 	resolver := nodeclass.NewResolver(c.EC2, c.SSM, instanceprofile.NewProvider(c.IAM, "demo", "us-west-2"), nil, "1.33", clk)
 	if err := resolver.Resolve(t.Context(), nc); err != nil {
 		t.Fatal(err)
@@ -104,7 +113,13 @@ func newEnv(t *testing.T) *env {
 // putFaults replaces the emulator's injected faults through its inspection endpoint.
 func (e *env) putFaults(t *testing.T, pools ...state.Pool) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"insufficientCapacity": pools})
+	e.putFaultsJSON(t, map[string]any{"insufficientCapacity": pools})
+}
+
+// putFaultsJSON PUTs a faults document as the inspection endpoint reads it.
+func (e *env) putFaultsJSON(t *testing.T, faults map[string]any) {
+	t.Helper()
+	body, _ := json.Marshal(faults)
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPut, e.url+"/_awsemu/faults", bytes.NewReader(body))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -249,3 +249,21 @@ func TestCreateDeniedPassRole(t *testing.T) {
 		t.Errorf("CreateError %s: %s", ce.ConditionReason, ce.ConditionMessage)
 	}
 }
+
+// TestCreateWhileDescribeLags: EC2's eventual consistency hides the new instance from
+// DescribeInstances; Create still returns the NodeClaim from what CreateFleet said.
+func TestCreateWhileDescribeLags(t *testing.T) {
+	e := newEnv(t)
+	e.putFaultsJSON(t, map[string]any{"insufficientCapacity": []state.Pool{}, "describeInstancesLag": "1m"})
+	got, err := e.provider.Create(t.Context(), nodeClaim("lagging", req(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpIn, "m5.large"),
+		req(corev1.LabelTopologyZone, v1.NodeSelectorOpIn, "us-west-2c")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got.Status.ProviderID, "aws:///us-west-2c/i-") || got.Status.ImageID == "" || got.Labels[corev1.LabelInstanceTypeStable] != "m5.large" {
+		t.Errorf("providerID %q imageID %q labels %v", got.Status.ProviderID, got.Status.ImageID, got.Labels)
+	}
+	if _, err := e.provider.Get(t.Context(), got.Status.ProviderID); !cloudprovider.IsNodeClaimNotFoundError(err) {
+		t.Errorf("Get during the lag: %v, want NodeClaimNotFound", err)
+	}
+}
