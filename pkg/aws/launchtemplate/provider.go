@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/smithy-go"
+	"k8s.io/utils/clock"
 
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 )
@@ -20,20 +23,71 @@ import (
 // EC2API is what Provider calls; *ec2.Client satisfies it.
 type EC2API interface {
 	CreateLaunchTemplate(ctx context.Context, in *ec2.CreateLaunchTemplateInput, opts ...func(*ec2.Options)) (*ec2.CreateLaunchTemplateOutput, error)
+	DescribeLaunchTemplates(ctx context.Context, in *ec2.DescribeLaunchTemplatesInput, opts ...func(*ec2.Options)) (*ec2.DescribeLaunchTemplatesOutput, error)
+	DeleteLaunchTemplate(ctx context.Context, in *ec2.DeleteLaunchTemplateInput, opts ...func(*ec2.Options)) (*ec2.DeleteLaunchTemplateOutput, error)
 }
 
-// Provider creates launch templates on demand and remembers which exist, so that a launch with
-// the same resolved options makes no EC2 call. It is safe for concurrent use.
+// UnusedTTL is how long a launch template may go without a launch (and since its creation)
+// before GarbageCollect deletes it.
+const UnusedTTL = 24 * time.Hour
+
+// Provider creates launch templates on demand and remembers which exist and when each was last
+// used, so that a launch with the same resolved options makes no EC2 call and unused templates
+// can be collected. It is safe for concurrent use.
 type Provider struct {
-	ec2 EC2API
+	ec2         EC2API
+	clusterName string
+	clock       clock.PassiveClock
 
-	mu    sync.Mutex
-	known map[string]bool
+	mu       sync.Mutex
+	known    map[string]bool
+	lastUsed map[string]time.Time
 }
 
-// NewProvider returns a provider with an empty cache.
-func NewProvider(api EC2API) *Provider {
-	return &Provider{ec2: api, known: map[string]bool{}}
+// NewProvider returns a provider of the cluster's launch templates with an empty cache.
+func NewProvider(api EC2API, clusterName string, clk clock.PassiveClock) *Provider {
+	return &Provider{ec2: api, clusterName: clusterName, clock: clk, known: map[string]bool{}, lastUsed: map[string]time.Time{}}
+}
+
+// GarbageCollect deletes the cluster's launch templates (NamePrefix, tagged
+// kubernetes.io/cluster/<name>) that no Ensure asked for, and that were not created, within
+// UnusedTTL. It returns the names deleted, sorted. A template deleted here that a launch needs
+// again is simply created again.
+func (p *Provider) GarbageCollect(ctx context.Context) ([]string, error) {
+	now := p.clock.Now()
+	in := &ec2.DescribeLaunchTemplatesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("tag:" + awsv1.TagKeyPrefixCluster + p.clusterName), Values: []string{"owned"}},
+	}}
+	var deleted []string
+	pages := ec2.NewDescribeLaunchTemplatesPaginator(p.ec2, in)
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return deleted, fmt.Errorf("listing launch templates, %w", err)
+		}
+		for _, lt := range page.LaunchTemplates {
+			name := aws.ToString(lt.LaunchTemplateName)
+			if !strings.HasPrefix(name, NamePrefix) {
+				continue
+			}
+			p.mu.Lock()
+			used := p.lastUsed[name]
+			p.mu.Unlock()
+			if created := aws.ToTime(lt.CreateTime); created.After(used) {
+				used = created
+			}
+			if now.Sub(used) < UnusedTTL {
+				continue
+			}
+			if _, err := p.ec2.DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: aws.String(name)}); err != nil {
+				return deleted, fmt.Errorf("deleting launch template %s, %w", name, err)
+			}
+			p.Forget(name)
+			deleted = append(deleted, name)
+		}
+	}
+	slices.Sort(deleted)
+	return deleted, nil
 }
 
 // Ensure returns the name of the launch template for the options, creating it unless it is known
@@ -45,6 +99,7 @@ func (p *Provider) Ensure(ctx context.Context, o Options) (string, error) {
 	}
 	p.mu.Lock()
 	known := p.known[name]
+	p.lastUsed[name] = p.clock.Now()
 	p.mu.Unlock()
 	if known {
 		return name, nil
@@ -64,6 +119,7 @@ func (p *Provider) Forget(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.known, name)
+	delete(p.lastUsed, name)
 }
 
 // CreateInput is the CreateLaunchTemplate request for the options (with DryRun for validation):

@@ -101,7 +101,7 @@ func newEnvWith(t *testing.T, booter *legacyboot.Booter, mutate func(*awsv1.EC2N
 		Region:          "us-west-2",
 		InstanceTypes:   instancetype.NewProvider(c.EC2, prices, e.unavailable, clk, 0),
 		Prices:          prices,
-		LaunchTemplates: launchtemplate.NewProvider(c.EC2),
+		LaunchTemplates: launchtemplate.NewProvider(c.EC2, "demo", clk),
 		Instances:       e.instances,
 	})
 	if err := prices.Refresh(t.Context()); err != nil {
