@@ -21,14 +21,9 @@ import (
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/instance"
-	"github.com/joinerhq/joiner/pkg/aws/instanceprofile"
 	"github.com/joinerhq/joiner/pkg/aws/instancetype"
-	"github.com/joinerhq/joiner/pkg/aws/launchtemplate"
-	"github.com/joinerhq/joiner/pkg/aws/nodeclass"
-	"github.com/joinerhq/joiner/pkg/aws/pricing"
 	"github.com/joinerhq/joiner/pkg/aws/sdk"
 	"github.com/joinerhq/joiner/pkg/aws/userdata"
-	"github.com/joinerhq/joiner/pkg/aws/validation"
 )
 
 // env is an emulated AWS, a resolved EC2NodeClass in a fake API server client, and the cloud
@@ -67,8 +62,6 @@ func newEnvWith(t *testing.T, booter *legacyboot.Booter, mutate func(*awsv1.EC2N
 		t.Fatal(err)
 	}
 	c := sdk.NewClients(cfg)
-	e := &env{url: srv.URL, clock: clk, state: st, clients: c, unavailable: instancetype.NewUnavailableOfferings(clk)}
-
 	nc := &awsv1.EC2NodeClass{Spec: awsv1.EC2NodeClassSpec{
 		AMISelectorTerms:           []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}},
 		SubnetSelectorTerms:        []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"karpenter.sh/discovery": "demo"}}},
@@ -78,35 +71,34 @@ func newEnvWith(t *testing.T, booter *legacyboot.Booter, mutate func(*awsv1.EC2N
 	}}
 	nc.Name = "default"
 	mutate(nc)
-	resolver := nodeclass.NewResolver(c.EC2, c.SSM, instanceprofile.NewProvider(c.IAM, "demo", "us-west-2"), nil, "1.33", clk)
-	if err := resolver.Resolve(t.Context(), nc); err != nil {
+	scheme := runtime.NewScheme()
+	_ = awsv1.AddToScheme(scheme)
+	_ = v1.AddToScheme(scheme)
+	kube := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&awsv1.EC2NodeClass{}).Build()
+	a := Build(kube, c, Options{
+		Cluster:           userdata.Cluster{Name: "demo", Endpoint: "https://demo.eks.example", CABundle: "Q0E=", DNS: "10.100.0.10", CIDR: "10.100.0.0/16"},
+		Region:            "us-west-2",
+		KubernetesVersion: "1.33",
+	}, clk)
+	if err := a.NodeClasses.Resolve(t.Context(), nc); err != nil {
 		t.Fatal(err)
 	}
 	if !meta.IsStatusConditionTrue(nc.Status.Conditions, awsv1.ConditionTypeReady) {
 		t.Fatalf("EC2NodeClass not Ready: %+v", nc.Status.Conditions)
 	}
-	e.nodeClass = nc
-
-	scheme := runtime.NewScheme()
-	_ = awsv1.AddToScheme(scheme)
-	_ = v1.AddToScheme(scheme)
-	kube := fake.NewClientBuilder().WithScheme(scheme).WithObjects(nc).WithStatusSubresource(nc).Build()
-
-	prices := pricing.NewProvider(c.Pricing, c.EC2, "us-west-2", clk)
-	e.kube = kube
-	e.instances = instance.NewProvider(c.EC2, e.unavailable, validation.NewExplainer(c.STS), "demo")
-	e.provider = New(Config{
-		Kube:            kube,
-		Cluster:         userdata.Cluster{Name: "demo", Endpoint: "https://demo.eks.example", CABundle: "Q0E=", DNS: "10.100.0.10", CIDR: "10.100.0.0/16"},
-		Region:          "us-west-2",
-		InstanceTypes:   instancetype.NewProvider(c.EC2, prices, e.unavailable, clk, 0),
-		Prices:          prices,
-		LaunchTemplates: launchtemplate.NewProvider(c.EC2, "demo", clk),
-		Instances:       e.instances,
-	})
-	if err := prices.Refresh(t.Context()); err != nil {
+	status := nc.Status
+	if err := kube.Create(t.Context(), nc); err != nil {
 		t.Fatal(err)
 	}
+	nc.Status = status
+	if err := kube.Status().Update(t.Context(), nc); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Prices.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{url: srv.URL, clock: clk, state: st, clients: c, unavailable: a.Unavailable, nodeClass: nc, kube: kube,
+		instances: a.Instances, provider: a.CloudProvider}
 	return e
 }
 
