@@ -161,3 +161,21 @@ func TestListOfferings(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestListWithoutPrices: when neither pricing source answered, every offering still has a price
+// (on-demand from pricing.Estimate, spot the same) and stays available.
+func TestListWithoutPrices(t *testing.T) {
+	p, _, clk := newTestProvider(t)
+	p.prices = pricing.NewProvider(nil, nil, "us-west-2", clk) // never refreshed: knows no price
+	its, err := p.List(t.Context(), &awsv1.EC2NodeClass{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m5 := byName(its)["m5.large"]
+	want := pricing.Estimate(2, 8192)
+	for _, o := range m5.Offerings {
+		if o.Price != want || !o.Available {
+			t.Errorf("offering %+v, want price %v and available", o, want)
+		}
+	}
+}

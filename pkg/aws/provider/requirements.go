@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 )
@@ -96,10 +97,16 @@ func narrow(it *cloudprovider.InstanceType, reqs []v1.NodeSelectorRequirementWit
 	return &out
 }
 
-// knownKey reports whether every instance type would carry the label when it applied: a
-// requirement In or Exists on such a key rules out types without it.
+// knownKey reports whether the label is one instance types carry when it applies to them (the
+// well-known node labels and karpenter.k8s.aws's): a type without it does not have the property,
+// so In or Exists rules it out. Other keys (karpenter.sh/nodepool, a NodePool's own labels) are
+// the NodeClaim's, not the instance type's, to meet.
 func knownKey(key string) bool {
-	return key == corev1.LabelInstanceTypeStable || key == corev1.LabelArchStable || key == corev1.LabelOSStable
+	switch key {
+	case corev1.LabelInstanceTypeStable, corev1.LabelArchStable, corev1.LabelOSStable, corev1.LabelWindowsBuild:
+		return true
+	}
+	return slices.Contains(awsv1.WellKnownLabels(), key)
 }
 
 // allowedCapacityTypes are the capacity types the requirements admit; on-demand when they do not
