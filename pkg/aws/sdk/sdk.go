@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -38,6 +39,8 @@ type Options struct {
 	Credentials aws.CredentialsProvider
 	// MaxAttempts bounds tries per request; 0 means DefaultMaxAttempts.
 	MaxAttempts int
+	// MaxBackoff caps the jittered exponential wait between tries; 0 keeps the SDK's (20s).
+	MaxBackoff time.Duration
 	// Timeout bounds one HTTP request, response body included; 0 means DefaultTimeout.
 	Timeout time.Duration
 }
@@ -59,7 +62,15 @@ func LoadConfig(ctx context.Context, o Options) (aws.Config, error) {
 	loaders := []func(*config.LoadOptions) error{
 		config.WithRegion(o.Region),
 		config.WithHTTPClient(awshttp.NewBuildableClient().WithTimeout(timeout)),
-		config.WithRetryMaxAttempts(maxAttempts),
+		config.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(so *retry.StandardOptions) {
+				so.MaxAttempts = maxAttempts
+				if o.MaxBackoff > 0 {
+					so.MaxBackoff = o.MaxBackoff
+					so.Backoff = retry.NewExponentialJitterBackoff(o.MaxBackoff)
+				}
+			})
+		}),
 	}
 	if o.Endpoint != "" {
 		loaders = append(loaders, config.WithBaseEndpoint(o.Endpoint))

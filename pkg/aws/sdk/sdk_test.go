@@ -86,3 +86,40 @@ func TestPricingRegion(t *testing.T) {
 		}
 	}
 }
+
+// TestRetriesThrottling: with every other request throttled by the emulator, calls succeed
+// within MaxAttempts; with one attempt they fail.
+func TestRetriesThrottling(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	st, err := awsemu.NewState(clk, state.DefaultSeed(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = st.Update(func(w *state.World) error {
+		w.Faults.ThrottleRate = 0.5
+		return nil
+	})
+	srv := httptest.NewServer(awsemu.New(st, clk))
+	t.Cleanup(srv.Close)
+	tests := []struct {
+		attempts int
+		wantErr  bool
+	}{{attempts: 3, wantErr: false}, {attempts: 1, wantErr: true}}
+	for _, tt := range tests {
+		cfg, err := LoadConfig(t.Context(), Options{Region: "us-west-2", Endpoint: srv.URL, Credentials: controllerCredentials(),
+			MaxAttempts: tt.attempts, MaxBackoff: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := NewClients(cfg)
+		var failed bool
+		for range 10 {
+			if _, err := c.EC2.DescribeAvailabilityZones(t.Context(), &ec2.DescribeAvailabilityZonesInput{}); err != nil {
+				failed = true
+			}
+		}
+		if failed != tt.wantErr {
+			t.Errorf("%d attempts under 50%% throttling: failed=%v, want %v", tt.attempts, failed, tt.wantErr)
+		}
+	}
+}
