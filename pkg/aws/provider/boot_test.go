@@ -1,15 +1,19 @@
 package provider
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/joinerhq/joiner/awsemu/legacyboot"
 	"github.com/joinerhq/joiner/awsemu/state"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/instance"
+	"github.com/joinerhq/joiner/pkg/cloudprovider"
 )
 
 // TestLaunchedNodesBootWithRequiredTaints launches through the provider for each AMI family,
@@ -34,9 +38,11 @@ spec:
 enabled = true
 `, operatorTaint: corev1.Taint{Key: "team", Value: "a", Effect: corev1.TaintEffectNoSchedule}},
 		{alias: "al2@latest", userData: "#!/bin/bash\necho preparing the host\n"},
+		{alias: "al2@latest", userData: "#!/bin/bash\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=team=a:NoSchedule,karpenter.sh/unregistered=:NoExecute,dedicated=batch:NoSchedule --node-labels=karpenter.sh/nodepool=general'\n",
+			operatorTaint: corev1.Taint{Key: "team", Value: "a", Effect: corev1.TaintEffectNoSchedule}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.alias, func(t *testing.T) {
+		t.Run(tt.alias+"/"+tt.operatorTaint.Key, func(t *testing.T) {
 			booter := legacyboot.NewBooter()
 			e := newEnvWith(t, booter, func(nc *awsv1.EC2NodeClass) {
 				nc.Spec.AMISelectorTerms = []awsv1.AMISelectorTerm{{Alias: tt.alias}}
@@ -74,5 +80,39 @@ enabled = true
 				t.Errorf("kubelet labels %v lack the nodepool", k.Labels)
 			}
 		})
+	}
+}
+
+// TestUserDataThatLosesTheTaint: an AL2 userData that calls bootstrap.sh itself without the
+// required taint would boot a node Joiner never registers. Validation turns the class not Ready
+// with the Problem's reason and fix, so Create refuses it; and Create itself refuses a Ready
+// class with such userData (the class changed since the status was resolved) with the Problem,
+// launching nothing.
+func TestUserDataThatLosesTheTaint(t *testing.T) {
+	userData := "#!/bin/bash\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=team=a:NoSchedule'\n"
+	e := newEnvAnyStatus(t, nil, func(nc *awsv1.EC2NodeClass) {
+		nc.Spec.AMISelectorTerms = []awsv1.AMISelectorTerm{{Alias: "al2@latest"}}
+		nc.Spec.UserData = &userData
+	})
+	cond := meta.FindStatusCondition(e.nodeClass.Status.Conditions, awsv1.ConditionTypeValidationSucceeded)
+	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != "UnregisteredTaintMissing" || !strings.Contains(cond.Message, "Fix:") {
+		t.Errorf("ValidationSucceeded %+v, want False UnregisteredTaintMissing with a fix", cond)
+	}
+	claim := nodeClaim("lost", req(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpIn, "m5.large"))
+	if _, err := e.provider.Create(t.Context(), claim); !cloudprovider.IsNodeClassNotReadyError(err) {
+		t.Errorf("Create with the class not Ready: %v, want NodeClassNotReadyError", err)
+	}
+
+	meta.SetStatusCondition(&e.nodeClass.Status.Conditions, metav1.Condition{Type: awsv1.ConditionTypeReady, Status: metav1.ConditionTrue, Reason: "Ready"})
+	if err := e.kube.Status().Update(t.Context(), e.nodeClass); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.provider.Create(t.Context(), claim)
+	ce := cloudprovider.AsCreateError(err)
+	if ce == nil || ce.ConditionReason != "UnregisteredTaintMissing" || !strings.Contains(ce.ConditionMessage, "Fix:") {
+		t.Fatalf("Create: %v, want a CreateError UnregisteredTaintMissing with a fix", err)
+	}
+	if list, _ := e.provider.List(t.Context()); len(list) != 0 {
+		t.Errorf("%d instances launched", len(list))
 	}
 }

@@ -45,9 +45,19 @@ func newEnv(t *testing.T) *env {
 	return newEnvWith(t, nil, func(*awsv1.EC2NodeClass) {})
 }
 
-// newEnvWith boots instances with booter (nil: never) and lets mutate change the node class
-// before it is resolved.
+// newEnvWith is newEnvAnyStatus requiring the node class to resolve Ready.
 func newEnvWith(t *testing.T, booter *legacyboot.Booter, mutate func(*awsv1.EC2NodeClass)) *env {
+	t.Helper()
+	e := newEnvAnyStatus(t, booter, mutate)
+	if !meta.IsStatusConditionTrue(e.nodeClass.Status.Conditions, awsv1.ConditionTypeReady) {
+		t.Fatalf("EC2NodeClass not Ready: %+v", e.nodeClass.Status.Conditions)
+	}
+	return e
+}
+
+// newEnvAnyStatus boots instances with booter (nil: never) and lets mutate change the node class
+// before it is resolved, whatever status it resolves to.
+func newEnvAnyStatus(t *testing.T, booter *legacyboot.Booter, mutate func(*awsv1.EC2NodeClass)) *env {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	st, err := awsemu.NewState(clk, state.DefaultSeed(), booter)
@@ -82,9 +92,6 @@ func newEnvWith(t *testing.T, booter *legacyboot.Booter, mutate func(*awsv1.EC2N
 	}, clk)
 	if err := a.NodeClasses.Resolve(t.Context(), nc); err != nil {
 		t.Fatal(err)
-	}
-	if !meta.IsStatusConditionTrue(nc.Status.Conditions, awsv1.ConditionTypeReady) {
-		t.Fatalf("EC2NodeClass not Ready: %+v", nc.Status.Conditions)
 	}
 	status := nc.Status
 	if err := kube.Create(t.Context(), nc); err != nil {

@@ -169,6 +169,13 @@ func (c *CloudProvider) overrides(ctx context.Context, nodeClass *awsv1.EC2NodeC
 	if err != nil {
 		return nil, nil, cloudprovider.NewCreateError(fmt.Errorf("launching nodeclaim, %w", err), "UserDataInvalid", err.Error())
 	}
+	if problems := rendered.Problems(); len(problems) > 0 {
+		// The node would not register as required (the karpenter.sh/unregistered taint): launching
+		// it would only leak an instance until the registration timeout.
+		p := problems[0]
+		return nil, nil, cloudprovider.NewCreateError(fmt.Errorf("launching nodeclaim, userData of EC2NodeClass %s: %s", nodeClass.Name, p.Message),
+			p.Reason, p.Message+" Fix: "+p.Fix)
+	}
 	var subnets []instance.Subnet
 	for _, s := range nodeClass.Status.Subnets {
 		subnets = append(subnets, instance.Subnet{ID: s.ID, Zone: s.Zone})

@@ -65,7 +65,8 @@ const (
 // Validate dry-runs, in order, CreateLaunchTemplate, CreateFleet (type instant, on-demand) and
 // RunInstances with the node class's resolved status (newest AMI and its cheapest fitting
 // instance type, first subnet, security groups, instance profile), its rendered userData and
-// the tags a launch carries. It returns "" when EC2 answers DryRunOperation to all three; for a
+// the tags a launch carries. A Problem in the rendered userData (the node would not register
+// with the required taint) fails first, under the Problem's reason. It returns "" when EC2 answers DryRunOperation to all three; for a
 // denial, the reason of the call and a message naming the denied action, the resource, the
 // principal and the statement to add (Explainer). A CreateFleet dry run that gets as far as
 // looking up the (not yet created) launch template has passed its authorization: the
@@ -89,6 +90,9 @@ func (v *Validator) Validate(ctx context.Context, nodeClass *awsv1.EC2NodeClass)
 	rendered, err := userdata.Render(userdata.NewOptions(v.cluster, nodeClass, claim, nil))
 	if err != nil {
 		return ReasonUserData, err.Error(), nil
+	}
+	if problems := rendered.Problems(); len(problems) > 0 {
+		return problems[0].Reason, problems[0].Message + " Fix: " + problems[0].Fix, nil
 	}
 	opts := launchtemplate.NewOptions(v.cluster.Name, nodeClass, image.ID, rendered.UserData)
 	name, err := launchtemplate.Name(opts)
