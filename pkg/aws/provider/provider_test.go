@@ -267,3 +267,42 @@ func TestCreateWhileDescribeLags(t *testing.T) {
 		t.Errorf("Get during the lag: %v, want NodeClaimNotFound", err)
 	}
 }
+
+// TestOverridesAtMost60: a NodeClaim allowing every instance type gets at most 60 overrides,
+// cheapest first, each with the launch template of its own architecture's AMI.
+func TestOverridesAtMost60(t *testing.T) {
+	e := newEnv(t)
+	all, err := e.provider.cfg.InstanceTypes.List(t.Context(), e.nodeClass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	overrides, images, err := e.provider.overrides(t.Context(), e.nodeClass, nodeClaim("many"), all, "spot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(overrides) != instance.MaxOverrides {
+		t.Errorf("%d overrides, want %d", len(overrides), instance.MaxOverrides)
+	}
+	archOf := map[string]string{}
+	for _, it := range all {
+		archOf[it.Name] = it.Requirements[corev1.LabelArchStable][0]
+	}
+	var imageArch map[string]string
+	e.state.View(func(w *state.World) {
+		imageArch = map[string]string{}
+		for id, img := range w.Regions["us-west-2"].Images {
+			imageArch[id] = map[string]string{"x86_64": "amd64", "arm64": "arm64"}[img.Architecture]
+		}
+	})
+	for i, o := range overrides {
+		if i > 0 && o.Price < overrides[i-1].Price {
+			t.Errorf("override %d (%v) cheaper than the one before", i, o)
+		}
+		if got := imageArch[images[o.InstanceType]]; got != archOf[o.InstanceType] {
+			t.Errorf("%s (%s) gets an %s image", o.InstanceType, archOf[o.InstanceType], got)
+		}
+	}
+	if _, err := e.provider.Create(t.Context(), nodeClaim("many", req(v1.CapacityTypeLabelKey, v1.NodeSelectorOpIn, "spot"))); err != nil {
+		t.Errorf("Create allowing every type: %v", err)
+	}
+}
