@@ -253,7 +253,7 @@ func (c *CloudProvider) Get(ctx context.Context, providerID string) (*v1.NodeCla
 	if err != nil {
 		return nil, err
 	}
-	return c.describedNodeClaim(ctx, inst), nil
+	return c.describedNodeClaim(ctx, inst, map[string][]*cloudprovider.InstanceType{}), nil
 }
 
 // List describes every instance Joiner launched for the cluster.
@@ -262,16 +262,19 @@ func (c *CloudProvider) List(ctx context.Context) ([]*v1.NodeClaim, error) {
 	if err != nil {
 		return nil, err
 	}
+	byClass := map[string][]*cloudprovider.InstanceType{}
 	out := make([]*v1.NodeClaim, 0, len(insts))
 	for _, inst := range insts {
-		out = append(out, c.describedNodeClaim(ctx, inst))
+		out = append(out, c.describedNodeClaim(ctx, inst, byClass))
 	}
 	return out, nil
 }
 
 // describedNodeClaim is a NodeClaim named after the instance's nodeclaim tag, labelled from the
-// instance and its type's description.
-func (c *CloudProvider) describedNodeClaim(ctx context.Context, inst *instance.Instance) *v1.NodeClaim {
+// instance and its type's description, with capacity and allocatable when the instance's node
+// class (its karpenter.k8s.aws/ec2nodeclass tag) still exists. byClass memoizes the instance
+// types of each class within one call.
+func (c *CloudProvider) describedNodeClaim(ctx context.Context, inst *instance.Instance, byClass map[string][]*cloudprovider.InstanceType) *v1.NodeClaim {
 	nc := &v1.NodeClaim{}
 	nc.Name = inst.Tags[awsv1.TagKeyNodeClaim]
 	nc.Labels = map[string]string{}
@@ -283,11 +286,39 @@ func (c *CloudProvider) describedNodeClaim(ctx context.Context, inst *instance.I
 		}
 		maps.Copy(nc.Labels, d.Labels)
 	}
+	var launched *cloudprovider.InstanceType
 	if name := inst.Tags[awsv1.TagKeyNodeClass]; name != "" {
 		nc.Spec.NodeClassRef = &v1.NodeClassReference{Group: awsv1.Group, Kind: "EC2NodeClass", Name: name}
+		its, ok := byClass[name]
+		if !ok {
+			its = c.classInstanceTypes(ctx, name)
+			byClass[name] = its
+		}
+		for _, it := range its {
+			if it.Name == inst.Type {
+				launched = it
+			}
+		}
 	}
-	nc.Status.Conditions = nil
-	return c.nodeClaimOf(nc, inst, nil)
+	out := c.nodeClaimOf(nc, inst, launched)
+	// Offerings' zones and capacity types are not the instance's: take them from the instance.
+	out.Labels[corev1.LabelTopologyZone] = inst.Zone
+	out.Labels[v1.CapacityTypeLabelKey] = inst.CapacityType
+	return out
+}
+
+// classInstanceTypes lists the instance types of a node class, or nil when it cannot.
+func (c *CloudProvider) classInstanceTypes(ctx context.Context, name string) []*cloudprovider.InstanceType {
+	nodeClass := &awsv1.EC2NodeClass{}
+	if err := c.cfg.Kube.Get(ctx, types.NamespacedName{Name: name}, nodeClass); err != nil {
+		return nil
+	}
+	its, err := c.cfg.InstanceTypes.List(ctx, nodeClass)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "listing instance types for a described instance", "ec2nodeclass", name)
+		return nil
+	}
+	return its
 }
 
 // Delete terminates the NodeClaim's instance.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/joinerhq/joiner/awsemu/state"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
@@ -97,6 +98,14 @@ func checkGetListDelete(t *testing.T, e *env, got *v1.NodeClaim, instanceType st
 	}
 	if fetched.Name != got.Name || fetched.Labels[corev1.LabelInstanceTypeStable] != instanceType {
 		t.Errorf("Get: name %q labels %v", fetched.Name, fetched.Labels)
+	}
+	for _, l := range []string{corev1.LabelTopologyZone, v1.CapacityTypeLabelKey, corev1.LabelArchStable, v1.NodePoolLabelKey} {
+		if fetched.Labels[l] != got.Labels[l] {
+			t.Errorf("Get: label %s = %q, Create said %q", l, fetched.Labels[l], got.Labels[l])
+		}
+	}
+	if !equality.Semantic.DeepEqual(fetched.Status.Allocatable, got.Status.Allocatable) || fetched.Status.ImageID != got.Status.ImageID {
+		t.Errorf("Get: allocatable %v image %s, Create said %v %s", fetched.Status.Allocatable, fetched.Status.ImageID, got.Status.Allocatable, got.Status.ImageID)
 	}
 	list, err := e.provider.List(t.Context())
 	if err != nil || len(list) != 1 || list[0].Status.ProviderID != got.Status.ProviderID {
