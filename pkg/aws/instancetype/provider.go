@@ -248,18 +248,7 @@ func Describe(it ec2types.InstanceTypeInfo) (Described, bool) {
 	if it.MemoryInfo != nil {
 		d.MemoryMiB = aws.ToInt64(it.MemoryInfo.SizeInMiB)
 	}
-	if n := it.NetworkInfo; n != nil {
-		d.MaxENIs = int64(aws.ToInt32(n.MaximumNetworkInterfaces))
-		for _, card := range n.NetworkCards {
-			if aws.ToInt32(card.NetworkCardIndex) == 0 && card.MaximumNetworkInterfaces != nil {
-				d.MaxENIs = int64(*card.MaximumNetworkInterfaces)
-			}
-		}
-		d.IPv4PerENI = int64(aws.ToInt32(n.Ipv4AddressesPerInterface))
-		if n.EncryptionInTransitSupported != nil {
-			d.Labels[awsv1.LabelInstanceEncryptionInTransitSupported] = strconv.FormatBool(*n.EncryptionInTransitSupported)
-		}
-	}
+	describeNetwork(&d, it.NetworkInfo)
 	if h := string(it.Hypervisor); h != "" {
 		d.Labels[awsv1.LabelInstanceHypervisor] = h
 	}
@@ -267,6 +256,10 @@ func Describe(it ec2types.InstanceTypeInfo) (Described, bool) {
 		d.Labels[awsv1.LabelInstanceLocalNVME] = strconv.FormatInt(aws.ToInt64(s.TotalSizeInGB), 10)
 	}
 	describeGPUs(&d, it.GpuInfo)
+	describeAccelerators(&d, it)
+	if e := it.EbsInfo; e != nil && e.EbsOptimizedInfo != nil && e.EbsOptimizedInfo.MaximumBandwidthInMbps != nil {
+		d.Labels[awsv1.LabelInstanceEBSBandwidth] = strconv.FormatInt(int64(*e.EbsOptimizedInfo.MaximumBandwidthInMbps), 10)
+	}
 	return d, true
 }
 
@@ -285,6 +278,48 @@ func describeGPUs(d *Described, g *ec2types.GpuInfo) {
 	}
 	if manufacturer == "nvidia" {
 		d.NvidiaGPUs = int64(aws.ToInt32(gpu.Count))
+	}
+}
+
+// describeNetwork reads the ENI limits of the default network card, its baseline bandwidth and
+// whether traffic is encrypted in transit.
+func describeNetwork(d *Described, n *ec2types.NetworkInfo) {
+	if n == nil {
+		return
+	}
+	d.MaxENIs = int64(aws.ToInt32(n.MaximumNetworkInterfaces))
+	for _, card := range n.NetworkCards {
+		if aws.ToInt32(card.NetworkCardIndex) != 0 {
+			continue
+		}
+		if card.MaximumNetworkInterfaces != nil {
+			d.MaxENIs = int64(*card.MaximumNetworkInterfaces)
+		}
+		if card.BaselineBandwidthInGbps != nil {
+			d.Labels[awsv1.LabelInstanceNetworkBandwidth] = strconv.FormatInt(int64(*card.BaselineBandwidthInGbps*1000+0.5), 10)
+		}
+	}
+	d.IPv4PerENI = int64(aws.ToInt32(n.Ipv4AddressesPerInterface))
+	if n.EncryptionInTransitSupported != nil {
+		d.Labels[awsv1.LabelInstanceEncryptionInTransitSupported] = strconv.FormatBool(*n.EncryptionInTransitSupported)
+	}
+}
+
+// describeAccelerators adds the accelerator labels of AWS Neuron devices (Inferentia, Trainium)
+// or, on older types, inference accelerators.
+func describeAccelerators(d *Described, it ec2types.InstanceTypeInfo) {
+	if n := it.NeuronInfo; n != nil && len(n.NeuronDevices) > 0 {
+		dev := n.NeuronDevices[0]
+		d.Labels[awsv1.LabelInstanceAcceleratorName] = strings.ToLower(aws.ToString(dev.Name))
+		d.Labels[awsv1.LabelInstanceAcceleratorManufacturer] = "aws"
+		d.Labels[awsv1.LabelInstanceAcceleratorCount] = strconv.FormatInt(int64(aws.ToInt32(dev.Count)), 10)
+		return
+	}
+	if a := it.InferenceAcceleratorInfo; a != nil && len(a.Accelerators) > 0 {
+		dev := a.Accelerators[0]
+		d.Labels[awsv1.LabelInstanceAcceleratorName] = strings.ToLower(aws.ToString(dev.Name))
+		d.Labels[awsv1.LabelInstanceAcceleratorManufacturer] = strings.ToLower(aws.ToString(dev.Manufacturer))
+		d.Labels[awsv1.LabelInstanceAcceleratorCount] = strconv.FormatInt(int64(aws.ToInt32(dev.Count)), 10)
 	}
 }
 

@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -177,5 +179,59 @@ func TestListWithoutPrices(t *testing.T) {
 		if o.Price != want || !o.Available {
 			t.Errorf("offering %+v, want price %v and available", o, want)
 		}
+	}
+}
+
+// TestDescribe reads DescribeInstanceTypes entries the emulator's catalogue does not carry
+// (accelerators, bandwidths) as EC2 documents them.
+func TestDescribe(t *testing.T) {
+	tests := []struct {
+		name   string
+		in     ec2types.InstanceTypeInfo
+		ok     bool
+		labels map[string]string
+		gpus   int64
+	}{
+		{name: "inf2.xlarge", in: ec2types.InstanceTypeInfo{
+			InstanceType:  "inf2.xlarge",
+			ProcessorInfo: &ec2types.ProcessorInfo{SupportedArchitectures: []ec2types.ArchitectureType{"x86_64"}, Manufacturer: aws.String("AMD"), SustainedClockSpeedInGhz: aws.Float64(2.95)},
+			NeuronInfo:    &ec2types.NeuronInfo{NeuronDevices: []ec2types.NeuronDeviceInfo{{Name: aws.String("Inferentia2"), Count: aws.Int32(1)}}},
+			EbsInfo:       &ec2types.EbsInfo{EbsOptimizedInfo: &ec2types.EbsOptimizedInfo{MaximumBandwidthInMbps: aws.Int32(10000)}},
+			NetworkInfo: &ec2types.NetworkInfo{NetworkCards: []ec2types.NetworkCardInfo{
+				{NetworkCardIndex: aws.Int32(0), MaximumNetworkInterfaces: aws.Int32(4), BaselineBandwidthInGbps: aws.Float64(2.083)},
+			}, Ipv4AddressesPerInterface: aws.Int32(15)},
+		}, ok: true, labels: map[string]string{
+			awsv1.LabelInstanceAcceleratorName: "inferentia2", awsv1.LabelInstanceAcceleratorManufacturer: "aws", awsv1.LabelInstanceAcceleratorCount: "1",
+			awsv1.LabelInstanceCPUManufacturer: "amd", awsv1.LabelInstanceCPUSustainedClockSpeedMhz: "2950",
+			awsv1.LabelInstanceEBSBandwidth: "10000", awsv1.LabelInstanceNetworkBandwidth: "2083",
+		}},
+		{name: "g5.xlarge", in: ec2types.InstanceTypeInfo{
+			InstanceType:  "g5.xlarge",
+			ProcessorInfo: &ec2types.ProcessorInfo{SupportedArchitectures: []ec2types.ArchitectureType{"x86_64"}},
+			GpuInfo:       &ec2types.GpuInfo{Gpus: []ec2types.GpuDeviceInfo{{Name: aws.String("A10G"), Manufacturer: aws.String("NVIDIA"), Count: aws.Int32(1), MemoryInfo: &ec2types.GpuDeviceMemoryInfo{SizeInMiB: aws.Int32(24576)}}}},
+		}, ok: true, gpus: 1, labels: map[string]string{
+			awsv1.LabelInstanceGPUName: "a10g", awsv1.LabelInstanceGPUManufacturer: "nvidia", awsv1.LabelInstanceGPUCount: "1", awsv1.LabelInstanceGPUMemory: "24576",
+		}},
+		{name: "mac1.metal", in: ec2types.InstanceTypeInfo{
+			InstanceType:  "mac1.metal",
+			ProcessorInfo: &ec2types.ProcessorInfo{SupportedArchitectures: []ec2types.ArchitectureType{"x86_64_mac"}},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, ok := Describe(tt.in)
+			if ok != tt.ok {
+				t.Fatalf("Describe ok = %v, want %v", ok, tt.ok)
+			}
+			if !ok {
+				return
+			}
+			if diff := cmp.Diff(tt.labels, d.Labels); diff != "" {
+				t.Errorf("labels (-want +got):\n%s", diff)
+			}
+			if d.NvidiaGPUs != tt.gpus {
+				t.Errorf("NVIDIA GPUs %d, want %d", d.NvidiaGPUs, tt.gpus)
+			}
+		})
 	}
 }
