@@ -120,7 +120,8 @@ func FleetInput(l Launch, dryRun bool) *ec2.CreateFleetInput {
 }
 
 // Create launches one instance through CreateFleet. Every override EC2 reports as out of
-// capacity is marked unavailable. With no instance launched it returns an
+// capacity is marked unavailable. A launched instance is returned even when describing it
+// fails (from what CreateFleet said), so a successful launch is never reported as a failure. With no instance launched it returns an
 // InsufficientCapacityError when every error was a capacity error, a CreateError for a denial,
 // and a plain error otherwise; errors are wrapped "launching nodeclaim, ...".
 func (p *Provider) Create(ctx context.Context, l Launch) (*Instance, error) {
@@ -155,16 +156,17 @@ func (p *Provider) Create(ctx context.Context, l Launch) (*Instance, error) {
 			continue
 		}
 		inst, err := p.Get(ctx, fi.InstanceIds[0])
-		if err != nil && cloudprovider.IsNodeClaimNotFoundError(err) {
-			// DescribeInstances is eventually consistent: describe what the fleet said.
-			zone := ""
-			if fi.LaunchTemplateAndOverrides != nil && fi.LaunchTemplateAndOverrides.Overrides != nil {
-				zone = aws.ToString(fi.LaunchTemplateAndOverrides.Overrides.AvailabilityZone)
-			}
-			return &Instance{ID: fi.InstanceIds[0], Type: string(fi.InstanceType), Zone: zone, CapacityType: l.CapacityType, Tags: l.Tags}, nil
-		}
 		if err != nil {
-			return nil, fmt.Errorf("launching nodeclaim, describing launched instance %s, %w", fi.InstanceIds[0], err)
+			// DescribeInstances is eventually consistent, and may fail: the instance exists all
+			// the same, so describe it from what the fleet said rather than fail (and leak it).
+			inst = &Instance{ID: fi.InstanceIds[0], Type: string(fi.InstanceType), CapacityType: l.CapacityType, Tags: l.Tags}
+			if lo := fi.LaunchTemplateAndOverrides; lo != nil && lo.Overrides != nil {
+				inst.Zone = aws.ToString(lo.Overrides.AvailabilityZone)
+				inst.SubnetID = aws.ToString(lo.Overrides.SubnetId)
+				if inst.Zone == "" {
+					inst.Zone = zoneOf[inst.SubnetID]
+				}
+			}
 		}
 		return inst, nil
 	}
