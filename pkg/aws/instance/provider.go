@@ -178,6 +178,10 @@ func (p *Provider) Create(ctx context.Context, l Launch) (*Instance, error) {
 	return nil, p.classify(ctx, apiErr)
 }
 
+// ReasonLaunchTemplateNotFound is the CreateError reason of a launch whose launch template EC2
+// does not have.
+const ReasonLaunchTemplateNotFound = "LaunchTemplateNotFound"
+
 // IsCapacityError reports whether an EC2 error code means the pool had no capacity.
 func IsCapacityError(code string) bool {
 	switch code {
@@ -199,7 +203,7 @@ func (p *Provider) classify(ctx context.Context, err error) error {
 			}
 			return cloudprovider.NewCreateError(fmt.Errorf("launching nodeclaim, %w", err), reason, message)
 		case strings.HasPrefix(ae.ErrorCode(), "InvalidLaunchTemplate"):
-			return cloudprovider.NewCreateError(fmt.Errorf("launching nodeclaim, %w", err), "LaunchTemplateNotFound", ae.ErrorMessage())
+			return cloudprovider.NewCreateError(fmt.Errorf("launching nodeclaim, %w", err), ReasonLaunchTemplateNotFound, ae.ErrorMessage())
 		case IsCapacityError(ae.ErrorCode()):
 			return cloudprovider.NewInsufficientCapacityError(fmt.Errorf("launching nodeclaim, %w", err))
 		}

@@ -120,11 +120,7 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v
 	if capacityType == "" {
 		return nil, cloudprovider.NewInsufficientCapacityError(fmt.Errorf("launching nodeclaim, no available offering meets the requirements of %s", nodeClaim.Name))
 	}
-	overrides, images, err := c.overrides(ctx, nodeClass, nodeClaim, its, capacityType)
-	if err != nil {
-		return nil, err
-	}
-	inst, err := c.cfg.Instances.Create(ctx, instance.Launch{CapacityType: capacityType, Overrides: overrides, Tags: instance.Tags(c.cfg.Cluster.Name, nodeClass, nodeClaim)})
+	inst, images, err := c.launch(ctx, nodeClass, nodeClaim, its, capacityType)
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +140,26 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v
 		out.Annotations[awsv1.AnnotationEC2NodeClassHashVersion] = drift.HashVersion
 	}
 	return out, nil
+}
+
+// launch ensures the launch templates and creates the fleet. A launch template EC2 no longer has
+// (deleted behind Joiner's back) is forgotten and the launch tried once more, which creates it
+// again.
+func (c *CloudProvider) launch(ctx context.Context, nodeClass *awsv1.EC2NodeClass, nodeClaim *v1.NodeClaim, its []*cloudprovider.InstanceType, capacityType string) (*instance.Instance, map[string]string, error) {
+	for attempt := 0; ; attempt++ {
+		overrides, images, err := c.overrides(ctx, nodeClass, nodeClaim, its, capacityType)
+		if err != nil {
+			return nil, nil, err
+		}
+		inst, err := c.cfg.Instances.Create(ctx, instance.Launch{CapacityType: capacityType, Overrides: overrides, Tags: instance.Tags(c.cfg.Cluster.Name, nodeClass, nodeClaim)})
+		if ce := cloudprovider.AsCreateError(err); ce != nil && ce.ConditionReason == instance.ReasonLaunchTemplateNotFound && attempt == 0 {
+			for _, o := range overrides {
+				c.cfg.LaunchTemplates.Forget(o.LaunchTemplate)
+			}
+			continue
+		}
+		return inst, images, err
+	}
 }
 
 // overrides chooses, per instance type, the newest AMI whose requirements it meets, ensures one

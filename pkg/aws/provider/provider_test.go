@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -313,5 +315,31 @@ func TestOverridesAtMost60(t *testing.T) {
 	}
 	if _, err := e.provider.Create(t.Context(), nodeClaim("many", req(v1.CapacityTypeLabelKey, v1.NodeSelectorOpIn, "spot"))); err != nil {
 		t.Errorf("Create allowing every type: %v", err)
+	}
+}
+
+// TestCreateAfterLaunchTemplateDeleted: a cached launch template deleted behind Joiner's back is
+// created again, and the launch succeeds.
+func TestCreateAfterLaunchTemplateDeleted(t *testing.T) {
+	e := newEnv(t)
+	claim := func(name string) *v1.NodeClaim {
+		return nodeClaim(name, req(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpIn, "m5.large"))
+	}
+	if _, err := e.provider.Create(t.Context(), claim("first")); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	e.state.View(func(w *state.World) {
+		for _, lt := range w.Regions["us-west-2"].LaunchTemplates {
+			names = append(names, lt.Name)
+		}
+	})
+	for _, n := range names {
+		if _, err := e.clients.EC2.DeleteLaunchTemplate(t.Context(), &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: aws.String(n)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.provider.Create(t.Context(), claim("second")); err != nil {
+		t.Fatalf("Create after the launch template was deleted: %v", err)
 	}
 }
