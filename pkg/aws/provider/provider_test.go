@@ -2,6 +2,7 @@ package provider
 
 import (
 	"encoding/base64"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -341,5 +342,36 @@ func TestCreateAfterLaunchTemplateDeleted(t *testing.T) {
 	}
 	if _, err := e.provider.Create(t.Context(), claim("second")); err != nil {
 		t.Fatalf("Create after the launch template was deleted: %v", err)
+	}
+}
+
+// TestConcurrentCreates: the provider is safe for concurrent use (run with -race), and each
+// launch gets its own instance.
+func TestConcurrentCreates(t *testing.T) {
+	e := newEnv(t)
+	const n = 6
+	ids := make(chan string, n)
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			got, err := e.provider.Create(t.Context(), nodeClaim(fmt.Sprintf("c-%d", i), req(v1.CapacityTypeLabelKey, v1.NodeSelectorOpIn, "spot", "on-demand")))
+			if err != nil {
+				errs <- err
+				return
+			}
+			ids <- got.Status.ProviderID
+		}()
+	}
+	seen := map[string]bool{}
+	for range n {
+		select {
+		case err := <-errs:
+			t.Error(err)
+		case id := <-ids:
+			if seen[id] {
+				t.Errorf("%s returned twice", id)
+			}
+			seen[id] = true
+		}
 	}
 }
