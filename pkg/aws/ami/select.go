@@ -17,6 +17,8 @@ type Image struct {
 	Name         string
 	CreationDate time.Time
 	Deprecated   bool
+	// Architecture is the kubernetes.io/arch value of the image.
+	Architecture string
 	// Requirements are what an instance type must meet to boot it (see Parameter).
 	Requirements []corev1.NodeSelectorRequirement
 }

@@ -9,7 +9,9 @@
 //
 // docs/allocatable.md states the formulas; the tests check them against hand-computed values.
 //
-// The package is pure arithmetic on Info values: it must not call AWS. Reading
-// DescribeInstanceTypes and DescribeInstanceTypeOfferings into Info and offerings is planned here,
-// behind small interfaces the SDK clients satisfy.
+// The arithmetic is pure, on Info values. Provider is the SDK-facing half: it reads
+// DescribeInstanceTypes (all pages) and DescribeInstanceTypeOfferings behind EC2API, which the
+// SDK's EC2 client satisfies, caches them for DescribeRefreshInterval on an injected clock, and
+// builds each cloudprovider.InstanceType with offerings in the node class's subnet zones, priced
+// by a Prices source (pkg/aws/pricing) and checked against UnavailableOfferings.
 package instancetype

@@ -5,9 +5,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
+	"github.com/joinerhq/joiner/pkg/aws/userdata"
 )
 
 // NamePrefix starts the name of every launch template Joiner creates.
@@ -40,4 +44,49 @@ func Name(o Options) (string, error) {
 	}
 	sum := sha256.Sum256(b)
 	return NamePrefix + hex.EncodeToString(sum[:16]), nil
+}
+
+// NewOptions are the launch template options of a node class for one image and userData: its
+// resolved instance profile and security groups, its volumes (BlockDeviceMappings), metadata
+// options, public address choice, monitoring, and tags (spec.tags with the cluster's and the
+// node class's own).
+func NewOptions(clusterName string, nodeClass *awsv1.EC2NodeClass, imageID, userData string) Options {
+	groups := make([]string, 0, len(nodeClass.Status.SecurityGroups))
+	for _, g := range nodeClass.Status.SecurityGroups {
+		groups = append(groups, g.ID)
+	}
+	tags := maps.Clone(nodeClass.Spec.Tags)
+	if tags == nil {
+		tags = map[string]string{}
+	}
+	tags[awsv1.TagKeyPrefixCluster+clusterName] = "owned"
+	tags[awsv1.TagKeyEKSClusterName] = clusterName
+	tags[awsv1.TagKeyNodeClass] = nodeClass.Name
+	return Options{
+		ClusterName: clusterName, ImageID: imageID, UserData: userData, InstanceProfile: nodeClass.Status.InstanceProfile,
+		SecurityGroupIDs: groups, BlockDeviceMappings: BlockDeviceMappings(nodeClass), MetadataOptions: nodeClass.Spec.MetadataOptions,
+		AssociatePublicIPAddress: nodeClass.Spec.AssociatePublicIPAddress,
+		DetailedMonitoring:       nodeClass.Spec.DetailedMonitoring != nil && *nodeClass.Spec.DetailedMonitoring,
+		Tags:                     tags,
+	}
+}
+
+// BlockDeviceMappings are the node class's volumes, or its AMI family's defaults: a 20Gi gp3
+// encrypted root volume /dev/xvda, and for Bottlerocket a 4Gi OS volume /dev/xvda plus the 20Gi
+// data volume /dev/xvdb as root volume.
+func BlockDeviceMappings(nodeClass *awsv1.EC2NodeClass) []awsv1.BlockDeviceMapping {
+	if len(nodeClass.Spec.BlockDeviceMappings) > 0 {
+		return nodeClass.Spec.BlockDeviceMappings
+	}
+	volume := func(device, size string, root bool) awsv1.BlockDeviceMapping {
+		q := resource.MustParse(size)
+		gp3, yes := "gp3", true
+		return awsv1.BlockDeviceMapping{DeviceName: &device, RootVolume: root, EBS: &awsv1.BlockDevice{
+			VolumeSize: &q, VolumeType: &gp3, Encrypted: &yes, DeleteOnTermination: &yes,
+		}}
+	}
+	if userdata.FamilyOf(nodeClass) == awsv1.AMIFamilyBottlerocket {
+		return []awsv1.BlockDeviceMapping{volume("/dev/xvda", "4Gi", false), volume("/dev/xvdb", "20Gi", true)}
+	}
+	return []awsv1.BlockDeviceMapping{volume("/dev/xvda", "20Gi", true)}
 }

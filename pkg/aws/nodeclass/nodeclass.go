@@ -1,0 +1,162 @@
+package nodeclass
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
+	"github.com/joinerhq/joiner/pkg/aws/ami"
+	"github.com/joinerhq/joiner/pkg/aws/instanceprofile"
+	"github.com/joinerhq/joiner/pkg/aws/network"
+)
+
+// EC2API is the EC2 calls status resolution makes; *ec2.Client satisfies it.
+type EC2API interface {
+	network.EC2API
+	ami.EC2API
+}
+
+// Validator checks that the node class can launch (pkg/aws/validation); nil skips validation,
+// leaving ValidationSucceeded unset.
+type Validator interface {
+	// Validate returns "" when the node class may launch, else a CamelCase reason and a message.
+	Validate(ctx context.Context, nodeClass *awsv1.EC2NodeClass) (reason, message string, err error)
+}
+
+// Resolver resolves EC2NodeClass status.
+type Resolver struct {
+	ec2               EC2API
+	ssm               ami.SSMAPI
+	profiles          *instanceprofile.Provider
+	validator         Validator
+	kubernetesVersion string
+	clock             clock.PassiveClock
+}
+
+// NewResolver returns a resolver for a cluster of the given Kubernetes version (major.minor, for
+// AMI aliases).
+func NewResolver(ec2API EC2API, ssmAPI ami.SSMAPI, profiles *instanceprofile.Provider, validator Validator, kubernetesVersion string, clk clock.PassiveClock) *Resolver {
+	return &Resolver{ec2: ec2API, ssm: ssmAPI, profiles: profiles, validator: validator, kubernetesVersion: kubernetesVersion, clock: clk}
+}
+
+// Condition reasons.
+const (
+	ReasonResolved           = "Resolved"
+	ReasonNoneMatched        = "NoneMatched"
+	ReasonDescribeFailed     = "DescribeFailed"
+	ReasonInstanceProfile    = "InstanceProfileFailed"
+	ReasonNotReady           = "DependenciesNotReady"
+	ReasonReady              = "Ready"
+	ReasonValidated          = "Validated"
+	ReasonValidationFailed   = "ValidationFailed"
+	ReasonValidationDeferred = "ValidationDeferred"
+)
+
+// Resolve writes nodeClass.Status: every list and condition, and Ready True only when all the
+// conditions are. An AWS error leaves the affected list unchanged with its condition False; the
+// returned error joins the errors worth retrying soon.
+func (r *Resolver) Resolve(ctx context.Context, nodeClass *awsv1.EC2NodeClass) error {
+	var errs []string
+	set := func(condition string, ok bool, reason, message string) {
+		status := metav1.ConditionFalse
+		if ok {
+			status = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(&nodeClass.Status.Conditions, metav1.Condition{
+			Type: condition, Status: status, Reason: reason, Message: message, ObservedGeneration: nodeClass.Generation,
+			LastTransitionTime: metav1.NewTime(r.clock.Now()),
+		})
+	}
+	if subnets, err := network.Subnets(ctx, r.ec2, nodeClass.Spec.SubnetSelectorTerms); err != nil {
+		errs = append(errs, err.Error())
+		set(awsv1.ConditionTypeSubnetsReady, false, ReasonDescribeFailed, err.Error())
+	} else {
+		nodeClass.Status.Subnets = nil
+		for _, s := range subnets {
+			nodeClass.Status.Subnets = append(nodeClass.Status.Subnets, s.Status())
+		}
+		set(awsv1.ConditionTypeSubnetsReady, len(subnets) > 0, resolvedReason(len(subnets)), countMessage(len(subnets), "subnet", "spec.subnetSelectorTerms"))
+	}
+	if groups, err := network.SecurityGroups(ctx, r.ec2, nodeClass.Spec.SecurityGroupSelectorTerms); err != nil {
+		errs = append(errs, err.Error())
+		set(awsv1.ConditionTypeSecurityGroupsReady, false, ReasonDescribeFailed, err.Error())
+	} else {
+		nodeClass.Status.SecurityGroups = groups
+		set(awsv1.ConditionTypeSecurityGroupsReady, len(groups) > 0, resolvedReason(len(groups)), countMessage(len(groups), "security group", "spec.securityGroupSelectorTerms"))
+	}
+	if images, err := ami.Resolve(ctx, r.ssm, r.ec2, nodeClass.Spec.AMISelectorTerms, r.kubernetesVersion, r.clock.Now()); err != nil {
+		errs = append(errs, err.Error())
+		set(awsv1.ConditionTypeAMIsReady, false, ReasonDescribeFailed, err.Error())
+	} else {
+		nodeClass.Status.AMIs = ami.Select(images)
+		n := len(nodeClass.Status.AMIs)
+		set(awsv1.ConditionTypeAMIsReady, n > 0, resolvedReason(n), countMessage(n, "AMI", "spec.amiSelectorTerms"))
+	}
+	if name, err := r.profiles.Ensure(ctx, nodeClass); err != nil {
+		errs = append(errs, err.Error())
+		set(awsv1.ConditionTypeInstanceProfileReady, false, ReasonInstanceProfile, err.Error())
+	} else {
+		nodeClass.Status.InstanceProfile = name
+		set(awsv1.ConditionTypeInstanceProfileReady, true, ReasonResolved, "instance profile "+name)
+	}
+	if r.validator != nil {
+		r.validate(ctx, nodeClass, set, &errs)
+	}
+	var notReady []string
+	for _, c := range nodeClass.Status.Conditions {
+		if c.Type != awsv1.ConditionTypeReady && c.Status != metav1.ConditionTrue {
+			notReady = append(notReady, c.Type)
+		}
+	}
+	if len(notReady) > 0 {
+		set(awsv1.ConditionTypeReady, false, ReasonNotReady, "not ready: "+strings.Join(notReady, ", "))
+	} else {
+		set(awsv1.ConditionTypeReady, true, ReasonReady, "")
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("resolving EC2NodeClass %s, %s", nodeClass.Name, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// validate sets ValidationSucceeded once everything it depends on is resolved.
+func (r *Resolver) validate(ctx context.Context, nodeClass *awsv1.EC2NodeClass, set func(string, bool, string, string), errs *[]string) {
+	for _, c := range []string{awsv1.ConditionTypeSubnetsReady, awsv1.ConditionTypeSecurityGroupsReady, awsv1.ConditionTypeAMIsReady, awsv1.ConditionTypeInstanceProfileReady} {
+		if !meta.IsStatusConditionTrue(nodeClass.Status.Conditions, c) {
+			set(awsv1.ConditionTypeValidationSucceeded, false, ReasonValidationDeferred, "validation waits for "+c)
+			return
+		}
+	}
+	reason, message, err := r.validator.Validate(ctx, nodeClass)
+	switch {
+	case err != nil:
+		*errs = append(*errs, err.Error())
+		set(awsv1.ConditionTypeValidationSucceeded, false, ReasonValidationFailed, err.Error())
+	case reason != "":
+		set(awsv1.ConditionTypeValidationSucceeded, false, reason, message)
+	default:
+		set(awsv1.ConditionTypeValidationSucceeded, true, ReasonValidated, "")
+	}
+}
+
+func resolvedReason(n int) string {
+	if n == 0 {
+		return ReasonNoneMatched
+	}
+	return ReasonResolved
+}
+
+func countMessage(n int, what, field string) string {
+	if n == 0 {
+		return fmt.Sprintf("no %s matches %s: check the terms' ids and tags", what, field)
+	}
+	if n == 1 {
+		return fmt.Sprintf("1 %s", what)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

@@ -1,0 +1,123 @@
+package pricing
+
+import (
+	"math"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/catalog"
+	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/pkg/aws/sdk"
+)
+
+// emulator is an emulated AWS with the provider's clients pointed at it.
+type emulator struct {
+	clock   *clocktesting.FakeClock
+	state   *state.State
+	clients *sdk.Clients
+}
+
+func startEmulator(t *testing.T) *emulator {
+	t.Helper()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	st, err := awsemu.NewState(clk, state.DefaultSeed())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(awsemu.New(st, clk))
+	t.Cleanup(srv.Close)
+	cfg, err := sdk.LoadConfig(t.Context(), sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
+		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &emulator{clock: clk, state: st, clients: sdk.NewClients(cfg)}
+}
+
+func (e *emulator) setControllerPolicy(doc string) {
+	_ = e.state.Update(func(w *state.World) error {
+		w.PutRole(state.DefaultSeed().ControllerRole, map[string]string{"controller": doc})
+		return nil
+	})
+}
+
+const denyPrices = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"},
+{"Effect":"Deny","Action":["pricing:GetProducts","ec2:DescribeSpotPriceHistory"],"Resource":"*"}]}`
+
+func TestPricesFromTheAPIs(t *testing.T) {
+	e := startEmulator(t)
+	p := NewProvider(e.clients.Pricing, e.clients.EC2, "us-west-2", e.clock)
+	if err := p.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ instanceType, zone string }{
+		{"m5.large", "us-west-2a"}, {"c6g.xlarge", "us-west-2b"}, {"t3.micro", "us-west-2c"}, {"r5.2xlarge", "us-west-2d"},
+	}
+	for _, tt := range tests {
+		it, ok := cat.Type(tt.instanceType)
+		if !ok {
+			t.Fatalf("%s not in the catalogue", tt.instanceType)
+		}
+		if got, ok := p.OnDemand(tt.instanceType); !ok || math.Abs(got-it.OnDemandUSD["us-west-2"]) > 1e-9 {
+			t.Errorf("OnDemand(%s) = %v, %v; want %v", tt.instanceType, got, ok, it.OnDemandUSD["us-west-2"])
+		}
+		want, _ := it.SpotPrice(tt.zone, e.clock.Now())
+		if got, ok := p.Spot(tt.instanceType, tt.zone); !ok || math.Abs(got-want) > 1e-6 {
+			t.Errorf("Spot(%s, %s) = %v, %v; want %v", tt.instanceType, tt.zone, got, ok, want)
+		}
+	}
+	if _, ok := p.Spot("m5.large", "eu-west-1a"); ok {
+		t.Error("Spot of another region's zone is known")
+	}
+}
+
+// TestRefreshIsDueOnTheClock: a refresh within the interval calls nothing (so a denial is not
+// seen), one after it does, and a failed refresh keeps the prices read before.
+func TestRefreshIsDueOnTheClock(t *testing.T) {
+	e := startEmulator(t)
+	p := NewProvider(e.clients.Pricing, e.clients.EC2, "us-west-2", e.clock)
+	if err := p.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := p.Spot("m5.large", "us-west-2a")
+	e.setControllerPolicy(denyPrices)
+	e.clock.Step(SpotRefreshInterval - time.Second)
+	if err := p.Refresh(t.Context()); err != nil {
+		t.Errorf("Refresh before anything is due: %v", err)
+	}
+	e.clock.Step(time.Second)
+	if err := p.Refresh(t.Context()); err == nil {
+		t.Error("Refresh of due spot prices under a denying policy succeeded")
+	}
+	if got, ok := p.Spot("m5.large", "us-west-2a"); !ok || got != before {
+		t.Errorf("after a failed refresh Spot = %v, %v; want the previous %v", got, ok, before)
+	}
+	if _, ok := p.OnDemand("m5.large"); !ok {
+		t.Error("on-demand prices lost after a failed spot refresh")
+	}
+}
+
+func TestEstimate(t *testing.T) {
+	tests := []struct {
+		vcpus, memoryMiB int64
+		want             float64
+	}{
+		{2, 8192, 0.1032},
+		{4, 8192, 0.1704},
+		{16, 131072, 1.1136},
+	}
+	for _, tt := range tests {
+		if got := Estimate(tt.vcpus, tt.memoryMiB); math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("Estimate(%d, %d) = %v, want %v", tt.vcpus, tt.memoryMiB, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,158 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/state"
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/aws/instance"
+	"github.com/joinerhq/joiner/pkg/aws/instancetype"
+	"github.com/joinerhq/joiner/pkg/aws/sdk"
+	"github.com/joinerhq/joiner/pkg/aws/userdata"
+)
+
+// env is an emulated AWS, a resolved EC2NodeClass in a fake API server client, and the cloud
+// provider wired as the operator wires it.
+type env struct {
+	url         string
+	clock       *clocktesting.FakeClock
+	state       *state.State
+	clients     *sdk.Clients
+	unavailable *instancetype.UnavailableOfferings
+	nodeClass   *awsv1.EC2NodeClass
+	kube        client.Client
+	instances   *instance.Provider
+	provider    *CloudProvider
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	return newEnvWith(t, func(*awsv1.EC2NodeClass) {})
+}
+
+// newEnvWith is newEnvAnyStatus requiring the node class to resolve Ready.
+func newEnvWith(t *testing.T, mutate func(*awsv1.EC2NodeClass)) *env {
+	t.Helper()
+	e := newEnvAnyStatus(t, mutate)
+	if !meta.IsStatusConditionTrue(e.nodeClass.Status.Conditions, awsv1.ConditionTypeReady) {
+		t.Fatalf("EC2NodeClass not Ready: %+v", e.nodeClass.Status.Conditions)
+	}
+	return e
+}
+
+// newEnvAnyStatus lets mutate change the node class before it is resolved, whatever status it
+// resolves to. Instances boot only when a test drives awsemu.Kubelets over e.state.
+func newEnvAnyStatus(t *testing.T, mutate func(*awsv1.EC2NodeClass)) *env {
+	t.Helper()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	st, err := awsemu.NewState(clk, state.DefaultSeed())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The userData Joiner renders must name the cluster the instances boot into, as on EKS, where
+	// every cluster has a CA bundle.
+	var cluster userdata.Cluster
+	if err := st.Update(func(w *state.World) error {
+		c := w.Regions["us-west-2"].Clusters[state.DefaultSeed().ClusterName]
+		c.CertificateData = base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\nZW11bGF0ZWQ=\n-----END CERTIFICATE-----\n"))
+		cluster = userdata.Cluster{Name: c.Name, Endpoint: c.Endpoint, CABundle: c.CertificateData, DNS: "10.100.0.10", CIDR: c.ServiceIPv4CIDR}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(awsemu.New(st, clk))
+	t.Cleanup(srv.Close)
+	cfg, err := sdk.LoadConfig(t.Context(), sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
+		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sdk.NewClients(cfg)
+	nc := &awsv1.EC2NodeClass{Spec: awsv1.EC2NodeClassSpec{
+		AMISelectorTerms:           []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}},
+		SubnetSelectorTerms:        []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"karpenter.sh/discovery": "demo"}}},
+		SecurityGroupSelectorTerms: []awsv1.SecurityGroupSelectorTerm{{Tags: map[string]string{"karpenter.sh/discovery": "demo"}}},
+		Role:                       "KarpenterNodeRole-demo",
+		Tags:                       map[string]string{"team": "infra"},
+	}}
+	nc.Name = "default"
+	mutate(nc)
+	scheme := runtime.NewScheme()
+	_ = awsv1.AddToScheme(scheme)
+	_ = v1.AddToScheme(scheme)
+	kube := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&awsv1.EC2NodeClass{}).Build()
+	a := Build(kube, c, Options{
+		Cluster:           cluster,
+		Region:            "us-west-2",
+		KubernetesVersion: "1.33",
+	}, clk)
+	if err := a.NodeClasses.Resolve(t.Context(), nc); err != nil {
+		t.Fatal(err)
+	}
+	status := nc.Status
+	if err := kube.Create(t.Context(), nc); err != nil {
+		t.Fatal(err)
+	}
+	nc.Status = status
+	if err := kube.Status().Update(t.Context(), nc); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Prices.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{url: srv.URL, clock: clk, state: st, clients: c, unavailable: a.Unavailable, nodeClass: nc, kube: kube,
+		instances: a.Instances, provider: a.CloudProvider}
+	return e
+}
+
+// putFaults replaces the emulator's injected faults through its inspection endpoint.
+func (e *env) putFaults(t *testing.T, pools ...state.Pool) {
+	t.Helper()
+	e.putFaultsJSON(t, map[string]any{"insufficientCapacity": pools})
+}
+
+// putFaultsJSON PUTs a faults document as the inspection endpoint reads it.
+func (e *env) putFaultsJSON(t *testing.T, faults map[string]any) {
+	t.Helper()
+	body, _ := json.Marshal(faults)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPut, e.url+"/_awsemu/faults", bytes.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("PUT faults: %s", resp.Status)
+	}
+}
+
+// instance returns the emulator's record of an instance.
+func (e *env) instance(id string) state.Instance {
+	var out state.Instance
+	e.state.View(func(w *state.World) { out = *w.Regions["us-west-2"].Instances[id] })
+	return out
+}
+
+func (e *env) setControllerPolicy(doc string) {
+	_ = e.state.Update(func(w *state.World) error {
+		w.PutRole(state.DefaultSeed().ControllerRole, map[string]string{"controller": doc})
+		return nil
+	})
+}
+
+func clientKey(name string) client.ObjectKey { return client.ObjectKey{Name: name} }

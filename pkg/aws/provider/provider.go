@@ -1,0 +1,367 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/aws/drift"
+	"github.com/joinerhq/joiner/pkg/aws/instance"
+	"github.com/joinerhq/joiner/pkg/aws/instancetype"
+	"github.com/joinerhq/joiner/pkg/aws/launchtemplate"
+	"github.com/joinerhq/joiner/pkg/aws/userdata"
+	"github.com/joinerhq/joiner/pkg/cloudprovider"
+)
+
+// Name is the provider's name.
+const Name = "aws"
+
+// Prices refreshes the region's prices when due (pricing.Provider).
+type Prices interface {
+	Refresh(ctx context.Context) error
+}
+
+// Config is what the provider is built from.
+type Config struct {
+	// Kube reads EC2NodeClasses.
+	Kube client.Reader
+	// Cluster is what nodes need to join (name, endpoint, CA, DNS).
+	Cluster userdata.Cluster
+	// Region is the cluster's AWS region, for the topology.kubernetes.io/region label.
+	Region          string
+	InstanceTypes   *instancetype.Provider
+	Prices          Prices
+	LaunchTemplates *launchtemplate.Provider
+	Instances       *instance.Provider
+}
+
+// CloudProvider is the AWS cloudprovider.CloudProvider.
+type CloudProvider struct {
+	cfg Config
+}
+
+var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)
+
+// New returns the AWS cloud provider.
+func New(cfg Config) *CloudProvider { return &CloudProvider{cfg: cfg} }
+
+// Name is "aws".
+func (c *CloudProvider) Name() string { return Name }
+
+// GetSupportedNodeClasses returns EC2NodeClass.
+func (c *CloudProvider) GetSupportedNodeClasses() []client.Object {
+	return []client.Object{&awsv1.EC2NodeClass{}}
+}
+
+// readyNodeClass returns the named EC2NodeClass when it is Ready.
+func (c *CloudProvider) readyNodeClass(ctx context.Context, ref *v1.NodeClassReference) (*awsv1.EC2NodeClass, error) {
+	if ref == nil {
+		return nil, cloudprovider.NewNodeClassNotReadyError(errors.New("no nodeClassRef"))
+	}
+	nodeClass := &awsv1.EC2NodeClass{}
+	if err := c.cfg.Kube.Get(ctx, types.NamespacedName{Name: ref.Name}, nodeClass); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, cloudprovider.NewNodeClassNotReadyError(fmt.Errorf("EC2NodeClass %s not found", ref.Name))
+		}
+		return nil, fmt.Errorf("getting EC2NodeClass %s, %w", ref.Name, err)
+	}
+	if !meta.IsStatusConditionTrue(nodeClass.Status.Conditions, awsv1.ConditionTypeReady) {
+		msg := "not Ready"
+		if cond := meta.FindStatusCondition(nodeClass.Status.Conditions, awsv1.ConditionTypeReady); cond != nil {
+			msg = fmt.Sprintf("not Ready: %s", cond.Message)
+		}
+		return nil, cloudprovider.NewNodeClassNotReadyError(fmt.Errorf("EC2NodeClass %s %s", ref.Name, msg))
+	}
+	return nodeClass, nil
+}
+
+// GetInstanceTypes refreshes prices when due (a failure keeps the previous ones) and lists the
+// node class's instance types.
+func (c *CloudProvider) GetInstanceTypes(ctx context.Context, nodePool *v1.NodePool) ([]*cloudprovider.InstanceType, error) {
+	nodeClass, err := c.readyNodeClass(ctx, nodePool.Spec.Template.Spec.NodeClassRef)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.cfg.Prices.Refresh(ctx); err != nil {
+		log.FromContext(ctx).Error(err, "refreshing prices; keeping the previous ones")
+	}
+	return c.cfg.InstanceTypes.List(ctx, nodeClass)
+}
+
+// Create launches the NodeClaim's instance: see cloudprovider.CloudProvider.
+func (c *CloudProvider) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v1.NodeClaim, error) {
+	nodeClass, err := c.readyNodeClass(ctx, nodeClaim.Spec.NodeClassRef)
+	if err != nil {
+		return nil, err
+	}
+	all, err := c.cfg.InstanceTypes.List(ctx, nodeClass)
+	if err != nil {
+		return nil, fmt.Errorf("launching nodeclaim, %w", err)
+	}
+	var its []*cloudprovider.InstanceType
+	for _, it := range all {
+		if n := narrow(it, nodeClaim.Spec.Requirements, nodeClaim.Spec.Resources.Requests); n != nil {
+			its = append(its, n)
+		}
+	}
+	capacityType := instance.CapacityType(allowedCapacityTypes(nodeClaim.Spec.Requirements), its)
+	if capacityType == "" {
+		return nil, cloudprovider.NewInsufficientCapacityError(fmt.Errorf("launching nodeclaim, no available offering meets the requirements of %s", nodeClaim.Name))
+	}
+	inst, images, err := c.launch(ctx, nodeClass, nodeClaim, its, capacityType)
+	if err != nil {
+		return nil, err
+	}
+	if inst.ImageID == "" {
+		inst.ImageID = images[inst.Type]
+	}
+	var launched *cloudprovider.InstanceType
+	for _, it := range its {
+		if it.Name == inst.Type {
+			launched = it
+		}
+	}
+	out := c.nodeClaimOf(nodeClaim.DeepCopy(), inst, launched)
+	hash, err := drift.NodeClassHash(nodeClass)
+	if err == nil {
+		out.Annotations[awsv1.AnnotationEC2NodeClassHash] = hash
+		out.Annotations[awsv1.AnnotationEC2NodeClassHashVersion] = drift.HashVersion
+	}
+	return out, nil
+}
+
+// launch ensures the launch templates and creates the fleet. A launch template EC2 no longer has
+// (deleted behind Joiner's back) is forgotten and the launch tried once more, which creates it
+// again.
+func (c *CloudProvider) launch(ctx context.Context, nodeClass *awsv1.EC2NodeClass, nodeClaim *v1.NodeClaim, its []*cloudprovider.InstanceType, capacityType string) (*instance.Instance, map[string]string, error) {
+	for attempt := 0; ; attempt++ {
+		overrides, images, err := c.overrides(ctx, nodeClass, nodeClaim, its, capacityType)
+		if err != nil {
+			return nil, nil, err
+		}
+		inst, err := c.cfg.Instances.Create(ctx, instance.Launch{CapacityType: capacityType, Overrides: overrides, Tags: instance.Tags(c.cfg.Cluster.Name, nodeClass, nodeClaim)})
+		if ce := cloudprovider.AsCreateError(err); ce != nil && ce.ConditionReason == instance.ReasonLaunchTemplateNotFound && attempt == 0 {
+			for _, o := range overrides {
+				c.cfg.LaunchTemplates.Forget(o.LaunchTemplate)
+			}
+			continue
+		}
+		return inst, images, err
+	}
+}
+
+// overrides chooses, per instance type, the newest AMI whose requirements it meets, ensures one
+// launch template per AMI and builds the fleet overrides (each with its own AMI's template, so
+// never an AMI of another architecture), cheapest first, at most instance.MaxOverrides. It also
+// returns the image of each instance type.
+func (c *CloudProvider) overrides(ctx context.Context, nodeClass *awsv1.EC2NodeClass, nodeClaim *v1.NodeClaim, its []*cloudprovider.InstanceType, capacityType string) ([]instance.Override, map[string]string, error) {
+	byImage := map[string][]*cloudprovider.InstanceType{}
+	images := map[string]string{}
+	for _, it := range its {
+		for _, a := range nodeClass.Status.AMIs {
+			if satisfies(it, a.Requirements) {
+				byImage[a.ID] = append(byImage[a.ID], it)
+				images[it.Name] = a.ID
+				break
+			}
+		}
+	}
+	if len(byImage) == 0 {
+		return nil, nil, cloudprovider.NewInsufficientCapacityError(fmt.Errorf("launching nodeclaim, no AMI of EC2NodeClass %s fits any instance type the NodeClaim allows", nodeClass.Name))
+	}
+	rendered, err := userdata.Render(userdata.NewOptions(c.cfg.Cluster, nodeClass, nodeClaim, nil))
+	if err != nil {
+		return nil, nil, cloudprovider.NewCreateError(fmt.Errorf("launching nodeclaim, %w", err), "UserDataInvalid", err.Error())
+	}
+	if problems := rendered.Problems(); len(problems) > 0 {
+		// The node would not register as required (the karpenter.sh/unregistered taint): launching
+		// it would only leak an instance until the registration timeout.
+		p := problems[0]
+		return nil, nil, cloudprovider.NewCreateError(fmt.Errorf("launching nodeclaim, userData of EC2NodeClass %s: %s", nodeClass.Name, p.Message),
+			p.Reason, p.Message+" Fix: "+p.Fix)
+	}
+	var subnets []instance.Subnet
+	for _, s := range nodeClass.Status.Subnets {
+		subnets = append(subnets, instance.Subnet{ID: s.ID, Zone: s.Zone})
+	}
+	var out []instance.Override
+	for _, imageID := range slices.Sorted(maps.Keys(byImage)) {
+		group := byImage[imageID]
+		arch := group[0].Requirements[corev1.LabelArchStable][0]
+		name, err := c.cfg.LaunchTemplates.Ensure(ctx, launchtemplate.NewOptions(c.cfg.Cluster.Name, nodeClass, imageID, rendered.UserData))
+		if err != nil {
+			return nil, nil, fmt.Errorf("launching nodeclaim, %w", err)
+		}
+		ov, err := instance.Overrides(group, capacityType, subnets, map[string]string{arch: name})
+		if err != nil && !cloudprovider.IsInsufficientCapacityError(err) {
+			return nil, nil, err
+		}
+		out = append(out, ov...)
+	}
+	if len(out) == 0 {
+		return nil, nil, cloudprovider.NewInsufficientCapacityError(fmt.Errorf("launching nodeclaim, no available %s offering in the zones of EC2NodeClass %s's subnets", capacityType, nodeClass.Name))
+	}
+	slices.SortStableFunc(out, func(a, b instance.Override) int {
+		if a.Price != b.Price {
+			if a.Price < b.Price {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.InstanceType+a.Zone, b.InstanceType+b.Zone)
+	})
+	if len(out) > instance.MaxOverrides {
+		out = out[:instance.MaxOverrides]
+	}
+	return out, images, nil
+}
+
+// nodeClaimOf fills a NodeClaim from a launched or described instance: providerID, imageID,
+// labels of the instance type (single-valued requirements), zone, region, capacity type and
+// NodePool, and capacity and allocatable when the instance type is known.
+func (c *CloudProvider) nodeClaimOf(nc *v1.NodeClaim, inst *instance.Instance, it *cloudprovider.InstanceType) *v1.NodeClaim {
+	if nc.Labels == nil {
+		nc.Labels = map[string]string{}
+	}
+	if nc.Annotations == nil {
+		nc.Annotations = map[string]string{}
+	}
+	if it != nil {
+		for k, vs := range it.Requirements {
+			if len(vs) == 1 {
+				nc.Labels[k] = vs[0]
+			}
+		}
+		nc.Status.Capacity = it.Capacity.DeepCopy()
+		nc.Status.Allocatable = it.Allocatable()
+	}
+	nc.Labels[corev1.LabelInstanceTypeStable] = inst.Type
+	nc.Labels[corev1.LabelTopologyZone] = inst.Zone
+	nc.Labels[corev1.LabelTopologyRegion] = c.cfg.Region
+	nc.Labels[v1.CapacityTypeLabelKey] = inst.CapacityType
+	if pool := inst.Tags[awsv1.TagKeyNodePool]; pool != "" {
+		nc.Labels[v1.NodePoolLabelKey] = pool
+	}
+	nc.Status.ProviderID = inst.ProviderID()
+	nc.Status.ImageID = inst.ImageID
+	return nc
+}
+
+// Get describes the instance with the provider ID.
+func (c *CloudProvider) Get(ctx context.Context, providerID string) (*v1.NodeClaim, error) {
+	id := instance.InstanceID(providerID)
+	if id == "" {
+		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("%q is not an AWS provider ID", providerID))
+	}
+	inst, err := c.cfg.Instances.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return c.describedNodeClaim(ctx, inst, map[string][]*cloudprovider.InstanceType{}), nil
+}
+
+// List describes every instance Joiner launched for the cluster.
+func (c *CloudProvider) List(ctx context.Context) ([]*v1.NodeClaim, error) {
+	insts, err := c.cfg.Instances.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byClass := map[string][]*cloudprovider.InstanceType{}
+	out := make([]*v1.NodeClaim, 0, len(insts))
+	for _, inst := range insts {
+		out = append(out, c.describedNodeClaim(ctx, inst, byClass))
+	}
+	return out, nil
+}
+
+// describedNodeClaim is a NodeClaim named after the instance's nodeclaim tag, labelled from the
+// instance and its type's description, with capacity and allocatable when the instance's node
+// class (its karpenter.k8s.aws/ec2nodeclass tag) still exists. byClass memoizes the instance
+// types of each class within one call.
+func (c *CloudProvider) describedNodeClaim(ctx context.Context, inst *instance.Instance, byClass map[string][]*cloudprovider.InstanceType) *v1.NodeClaim {
+	nc := &v1.NodeClaim{}
+	nc.Name = inst.Tags[awsv1.TagKeyNodeClaim]
+	nc.Labels = map[string]string{}
+	if d, ok, err := c.cfg.InstanceTypes.Get(ctx, inst.Type); err == nil && ok {
+		for k, vs := range instancetype.Requirements(d.Info, nil) {
+			if len(vs) == 1 {
+				nc.Labels[k] = vs[0]
+			}
+		}
+		maps.Copy(nc.Labels, d.Labels)
+	}
+	var launched *cloudprovider.InstanceType
+	if name := inst.Tags[awsv1.TagKeyNodeClass]; name != "" {
+		nc.Spec.NodeClassRef = &v1.NodeClassReference{Group: awsv1.Group, Kind: "EC2NodeClass", Name: name}
+		its, ok := byClass[name]
+		if !ok {
+			its = c.classInstanceTypes(ctx, name)
+			byClass[name] = its
+		}
+		for _, it := range its {
+			if it.Name == inst.Type {
+				launched = it
+			}
+		}
+	}
+	out := c.nodeClaimOf(nc, inst, launched)
+	// Offerings' zones and capacity types are not the instance's: take them from the instance.
+	out.Labels[corev1.LabelTopologyZone] = inst.Zone
+	out.Labels[v1.CapacityTypeLabelKey] = inst.CapacityType
+	return out
+}
+
+// classInstanceTypes lists the instance types of a node class, or nil when it cannot.
+func (c *CloudProvider) classInstanceTypes(ctx context.Context, name string) []*cloudprovider.InstanceType {
+	nodeClass := &awsv1.EC2NodeClass{}
+	if err := c.cfg.Kube.Get(ctx, types.NamespacedName{Name: name}, nodeClass); err != nil {
+		return nil
+	}
+	its, err := c.cfg.InstanceTypes.List(ctx, nodeClass)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "listing instance types for a described instance", "ec2nodeclass", name)
+		return nil
+	}
+	return its
+}
+
+// Delete terminates the NodeClaim's instance.
+func (c *CloudProvider) Delete(ctx context.Context, nodeClaim *v1.NodeClaim) error {
+	id := instance.InstanceID(nodeClaim.Status.ProviderID)
+	if id == "" {
+		return cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("nodeclaim %s has no AWS provider ID", nodeClaim.Name))
+	}
+	return c.cfg.Instances.Delete(ctx, id)
+}
+
+// IsDrifted compares the instance with its node class (drift.Reason).
+func (c *CloudProvider) IsDrifted(ctx context.Context, nodeClaim *v1.NodeClaim) (cloudprovider.DriftReason, error) {
+	id := instance.InstanceID(nodeClaim.Status.ProviderID)
+	if id == "" {
+		return "", cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("nodeclaim %s has no AWS provider ID", nodeClaim.Name))
+	}
+	if nodeClaim.Spec.NodeClassRef == nil {
+		return "", nil
+	}
+	nodeClass := &awsv1.EC2NodeClass{}
+	if err := c.cfg.Kube.Get(ctx, types.NamespacedName{Name: nodeClaim.Spec.NodeClassRef.Name}, nodeClass); err != nil {
+		return "", client.IgnoreNotFound(err)
+	}
+	inst, err := c.cfg.Instances.Get(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	return drift.Reason(nodeClass, nodeClaim, drift.Instance{ImageID: inst.ImageID, SubnetID: inst.SubnetID, SecurityGroupIDs: inst.SecurityGroupIDs}), nil
+}
