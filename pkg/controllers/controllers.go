@@ -14,11 +14,15 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/joinerhq/joiner/pkg/aws/provider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
+	"github.com/joinerhq/joiner/pkg/controllers/aws/housekeeping"
+	"github.com/joinerhq/joiner/pkg/controllers/aws/instancegc"
 	"github.com/joinerhq/joiner/pkg/controllers/node/termination"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/garbagecollection"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/lifecycle"
+	nodeclassstatus "github.com/joinerhq/joiner/pkg/controllers/nodeclass/status"
 	nodepoolstatus "github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
 	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
 )
@@ -34,7 +38,7 @@ type Controller interface {
 // Dependencies are what the controllers share. Nothing here is global: tests build their own.
 type Dependencies struct {
 	// Clock is the only source of time for every controller.
-	Clock clock.Clock
+	Clock clock.WithTicker
 	// CloudProvider is the only way to the cloud.
 	CloudProvider cloudprovider.CloudProvider
 	// Registry receives every controller's metrics.
@@ -42,6 +46,9 @@ type Dependencies struct {
 	// BatchIdleDuration and BatchMaxDuration bound provisioning's batch window.
 	BatchIdleDuration time.Duration
 	BatchMaxDuration  time.Duration
+	// AWS, when set, is the AWS provider CloudProvider comes from: it adds the controllers that
+	// call it directly (EC2NodeClass status, prices and launch templates, leaked instances).
+	AWS *provider.AWS
 }
 
 // New returns every controller of the operator, built on mgr's client and cache. It registers
@@ -66,6 +73,13 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 		lifecycle.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
 		termination.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
 		garbagecollection.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
+	}
+	if deps.AWS != nil {
+		controllers = append(controllers,
+			nodeclassstatus.NewController(mgr.GetClient(), deps.AWS.NodeClasses, deps.AWS.InstanceProfiles, deps.Clock),
+			housekeeping.NewController(deps.AWS.Prices, deps.AWS.LaunchTemplates, deps.Clock),
+			instancegc.NewController(mgr.GetClient(), deps.AWS.Instances, deps.Clock),
+		)
 	}
 	return controllers, nil
 }

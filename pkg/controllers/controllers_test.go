@@ -7,10 +7,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -25,6 +27,8 @@ import (
 	"github.com/joinerhq/joiner/internal/testenv"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/aws/provider"
+	"github.com/joinerhq/joiner/pkg/aws/sdk"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
 	"github.com/joinerhq/joiner/pkg/controllers"
@@ -196,4 +200,37 @@ func get(t *testing.T, url string) string {
 		return err == nil && resp.StatusCode == http.StatusOK
 	})
 	return body
+}
+
+// TestAWSControllers: with the AWS provider, New adds the controllers that call it directly;
+// without it, none of them.
+func TestAWSControllers(t *testing.T) {
+	opts := operator.Options{ClusterName: "test", LogLevel: "info", MetricsBindAddress: "0", HealthProbeBindAddress: "0",
+		BatchIdleDuration: time.Second, BatchMaxDuration: 10 * time.Second}
+	awsNames := []string{"ec2nodeclass.status", "aws.housekeeping", "aws.instancegc"}
+	for _, withAWS := range []bool{false, true} {
+		op, err := operator.New(env.Config, env.Scheme, opts, prometheus.NewRegistry(), logr.Discard())
+		if err != nil {
+			t.Fatal(err)
+		}
+		deps := controllers.Dependencies{Clock: clock.RealClock{}, CloudProvider: &fake.CloudProvider{}, Registry: op.Registry,
+			BatchIdleDuration: opts.BatchIdleDuration, BatchMaxDuration: opts.BatchMaxDuration}
+		if withAWS {
+			deps.AWS = provider.Build(op.Manager.GetClient(), sdk.NewClients(awssdk.Config{Region: "us-west-2"}),
+				provider.Options{Region: "us-west-2", KubernetesVersion: "1.33"}, clock.RealClock{})
+		}
+		cs, err := controllers.New(t.Context(), op.Manager, deps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, c := range cs {
+			names = append(names, c.Name())
+		}
+		for _, name := range awsNames {
+			if slices.Contains(names, name) != withAWS {
+				t.Errorf("with AWS %v: controllers %v", withAWS, names)
+			}
+		}
+	}
 }
