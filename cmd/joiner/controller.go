@@ -34,6 +34,7 @@ func newControllerCommand() *cobra.Command {
 		kubeconfig        string
 		cloudProvider     string
 		fakeInstanceTypes string
+		awsOpts           awsOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "controller",
@@ -42,8 +43,10 @@ func newControllerCommand() *cobra.Command {
 the in-cluster service account): leader election on a Lease, /healthz and /readyz, /metrics, and
 the controllers of pkg/controllers.
 
---cloud-provider chooses what launches instances. The AWS provider is not built into this binary
-yet (issue 5), so --cloud-provider aws (the default) refuses to start. --cloud-provider fake runs
+--cloud-provider chooses what launches instances. --cloud-provider aws (the default) launches EC2
+instances in --aws-region with the default AWS credential chain (AWS_ENDPOINT_URL overrides the
+endpoints); the cluster endpoint, CA bundle, service CIDR and Kubernetes version come from EKS
+DescribeCluster of --cluster-name unless given by flags. --cloud-provider fake runs
 an in-memory fake that launches nothing real: it offers the instance types of
 --fake-instance-types (a file in the shared/bench schema, as joiner simulate reads), or none, so
 that pods stay pending with a FailedScheduling event. It exists for trying the operator only.
@@ -54,6 +57,11 @@ Every flag defaults to the environment variable named in brackets.`,
 			cp, err := newCloudProvider(cloudProvider, fakeInstanceTypes)
 			if err != nil {
 				return err
+			}
+			if cloudProvider == cloudProviderAWS {
+				if err := awsOpts.validate(); err != nil {
+					return err
+				}
 			}
 			if err := opts.Validate(); err != nil {
 				return err
@@ -74,37 +82,49 @@ Every flag defaults to the environment variable named in brackets.`,
 				return err
 			}
 			ctx := ctrl.LoggerInto(cmd.Context(), logger)
-			cs, err := controllers.New(ctx, op.Manager, controllers.Dependencies{
+			deps := controllers.Dependencies{
 				Clock:             clock.RealClock{},
 				CloudProvider:     cp,
 				Registry:          op.Registry,
 				BatchIdleDuration: opts.BatchIdleDuration,
 				BatchMaxDuration:  opts.BatchMaxDuration,
-			})
+			}
+			if cloudProvider == cloudProviderAWS {
+				awsOpts.ClusterEndpoint = opts.ClusterEndpoint
+				a, err := newAWS(ctx, awsOpts, opts.ClusterName, op.Manager.GetClient(), deps.Clock)
+				if err != nil {
+					return err
+				}
+				deps.CloudProvider, deps.AWS = a.CloudProvider, a
+			}
+			cs, err := controllers.New(ctx, op.Manager, deps)
 			if err != nil {
 				return err
 			}
 			if err := controllers.Register(ctx, op.Manager, cs); err != nil {
 				return err
 			}
-			logger.Info("Starting controller", "cloudProvider", cp.Name(), "cluster", opts.ClusterName)
+			logger.Info("Starting controller", "cloudProvider", deps.CloudProvider.Name(), "cluster", opts.ClusterName)
 			return op.Start(ctx)
 		},
 	}
 	opts.AddFlags(cmd.Flags())
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "Kubeconfig of the cluster; empty: $KUBECONFIG, then the in-cluster service account")
-	cmd.Flags().StringVar(&cloudProvider, "cloud-provider", cloudProviderAWS, "aws (not built yet: refuses to start) or fake (in-memory, launches nothing real; for trying the wiring)")
+	cmd.Flags().StringVar(&cloudProvider, "cloud-provider", cloudProviderAWS, "aws (EC2 instances) or fake (in-memory, launches nothing real; for trying the wiring)")
+	awsOpts.addFlags(cmd.Flags())
 	cmd.Flags().StringVar(&fakeInstanceTypes, "fake-instance-types", "", "With --cloud-provider fake: the instance types it offers, a file in the shared/bench schema")
 	return cmd
 }
 
+// newCloudProvider returns the fake cloud provider, or nil for aws: that one needs the manager's
+// client and is built by newAWS.
 func newCloudProvider(name, fakeInstanceTypes string) (cloudprovider.CloudProvider, error) {
 	if fakeInstanceTypes != "" && name != cloudProviderFake {
 		return nil, errors.New("--fake-instance-types needs --cloud-provider fake")
 	}
 	switch name {
 	case cloudProviderAWS:
-		return nil, errors.New("--cloud-provider aws: the AWS cloud provider is not built into this binary yet (issue 5); use --cloud-provider fake to run the operator with an in-memory fake that launches nothing")
+		return nil, nil
 	case cloudProviderFake:
 		cp := &fake.CloudProvider{}
 		if fakeInstanceTypes != "" {

@@ -18,13 +18,15 @@ func TestControllerRefusesWhatCannotRun(t *testing.T) {
 		args    []string
 		wantErr string
 	}{
-		{name: "aws provider not built yet", args: []string{"controller", "--cluster-name=c"}, wantErr: "use --cloud-provider fake"},
+		{name: "aws needs a region", args: []string{"controller", "--cluster-name=c"}, wantErr: "--cloud-provider aws needs --aws-region (AWS_REGION)"},
+		{name: "aws bad service CIDR", args: []string{"controller", "--cluster-name=c", "--aws-region=us-west-2", "--service-cidr=10.100"}, wantErr: `service CIDR "10.100" is not a CIDR`},
 		{name: "unknown provider", args: []string{"controller", "--cluster-name=c", "--cloud-provider=gcp"}, wantErr: `"gcp" is not a provider`},
 		{name: "cluster name required", args: []string{"controller", "--cloud-provider=fake", "--cluster-name="}, wantErr: "--cluster-name (CLUSTER_NAME) is required"},
 		{name: "bad log level", args: []string{"controller", "--cloud-provider=fake", "--cluster-name=c", "--log-level=loud"}, wantErr: "not a level"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("AWS_REGION", "")
 			_, _, err := runJoiner(t, tt.args...)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/pkg/aws/sdk"
+)
+
+func emulatedEKS(t *testing.T) *eks.Client {
+	t.Helper()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	st, err := awsemu.NewState(clk, state.DefaultSeed())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(awsemu.New(st, clk))
+	t.Cleanup(srv.Close)
+	cfg, err := sdk.LoadConfig(t.Context(), sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
+		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eks.NewFromConfig(cfg)
+}
+
+func TestClusterFromEKS(t *testing.T) {
+	api := emulatedEKS(t)
+	name := state.DefaultSeed().ClusterName
+	c, version, err := (&awsOptions{Region: "us-west-2"}).cluster(t.Context(), api, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name != name || !strings.HasPrefix(c.Endpoint, "https://") || c.CIDR != "10.100.0.0/16" || c.DNS != "10.100.0.10" || version == "" {
+		t.Errorf("cluster = %+v, version %q", c, version)
+	}
+
+	// Flags win over EKS.
+	o := &awsOptions{Region: "us-west-2", ClusterEndpoint: "https://api.example", ServiceCIDR: "172.20.0.0/16", KubernetesVersion: "1.32"}
+	c, version, err = o.cluster(t.Context(), api, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Endpoint != "https://api.example" || c.DNS != "172.20.0.10" || version != "1.32" {
+		t.Errorf("flags not kept: %+v, version %q", c, version)
+	}
+
+	if _, _, err := (&awsOptions{Region: "us-west-2"}).cluster(t.Context(), api, "nope"); err == nil || !strings.Contains(err.Error(), "describing EKS cluster nope") {
+		t.Errorf("unknown cluster: %v", err)
+	}
+}
+
+func TestClusterDNS(t *testing.T) {
+	for cidr, want := range map[string]string{"10.100.0.0/16": "10.100.0.10", "172.20.0.0/16": "172.20.0.10", "fd00:1::/108": "fd00:1::a"} {
+		if got, err := clusterDNS(cidr); err != nil || got != want {
+			t.Errorf("clusterDNS(%s) = %s, %v; want %s", cidr, got, err, want)
+		}
+	}
+}
