@@ -84,7 +84,9 @@ func (o *awsOptions) cluster(ctx context.Context, api EKSAPI, name string) (user
 			version = awssdk.ToString(ec.Version)
 		}
 	}
-	for flag, v := range map[string]string{"--cluster-endpoint": c.Endpoint, "--service-cidr": c.CIDR, "--kubernetes-version": version} {
+	// Every value is required: a node whose userData lacks one (the CA bundle above all) boots but
+	// never joins, so refusing to start is the only honest answer.
+	for flag, v := range map[string]string{"--cluster-endpoint": c.Endpoint, "--cluster-ca-bundle": c.CABundle, "--service-cidr": c.CIDR, "--kubernetes-version": version} {
 		if v == "" {
 			return c, "", fmt.Errorf("EKS cluster %s has no value for %s: set the flag", name, flag)
 		}

@@ -15,12 +15,22 @@ import (
 	"github.com/joinerhq/joiner/pkg/aws/sdk"
 )
 
-func emulatedEKS(t *testing.T) *eks.Client {
+// emulatedEKS serves the emulator's EKS; the seeded cluster gets a CA bundle, as every EKS
+// cluster has one, unless withCA is false.
+func emulatedEKS(t *testing.T, withCA bool) *eks.Client {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	st, err := awsemu.NewState(clk, state.DefaultSeed())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if withCA {
+		if err := st.Update(func(w *state.World) error {
+			w.Regions["us-west-2"].Clusters[state.DefaultSeed().ClusterName].CertificateData = "Q0EtQlVORExF"
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	srv := httptest.NewServer(awsemu.New(st, clk))
 	t.Cleanup(srv.Close)
@@ -33,7 +43,7 @@ func emulatedEKS(t *testing.T) *eks.Client {
 }
 
 func TestClusterFromEKS(t *testing.T) {
-	api := emulatedEKS(t)
+	api := emulatedEKS(t, true)
 	name := state.DefaultSeed().ClusterName
 	c, version, err := (&awsOptions{Region: "us-west-2"}).cluster(t.Context(), api, name)
 	if err != nil {
@@ -55,6 +65,11 @@ func TestClusterFromEKS(t *testing.T) {
 
 	if _, _, err := (&awsOptions{Region: "us-west-2"}).cluster(t.Context(), api, "nope"); err == nil || !strings.Contains(err.Error(), "describing EKS cluster nope") {
 		t.Errorf("unknown cluster: %v", err)
+	}
+
+	// Nodes rendered without a CA bundle never join: refuse to start, naming the flag.
+	if _, _, err := (&awsOptions{Region: "us-west-2"}).cluster(t.Context(), emulatedEKS(t, false), name); err == nil || !strings.Contains(err.Error(), "--cluster-ca-bundle") {
+		t.Errorf("cluster without a CA bundle: %v, want an error naming --cluster-ca-bundle", err)
 	}
 }
 

@@ -62,8 +62,8 @@ type CloudProvider interface {
 	Name() string
 
 	// GetSupportedNodeClasses returns an empty object of every node class kind the provider
-	// launches with (for AWS, EC2NodeClass), the first being the default. Controllers watch these
-	// kinds and resolve nodeClassRef against them.
+	// launches with (for AWS, EC2NodeClass), the first being the default, each with its TypeMeta
+	// (apiVersion and kind) set: controllers match nodeClassRef's group and kind against it.
 	GetSupportedNodeClasses() []client.Object
 }
 

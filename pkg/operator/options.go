@@ -33,7 +33,8 @@ type Options struct {
 	HealthProbeBindAddress string
 	// LeaderElection makes replicas elect one active controller through a Lease.
 	LeaderElection bool
-	// LeaderElectionNamespace holds the Lease; empty means the namespace the pod runs in.
+	// LeaderElectionNamespace holds the Lease (default kube-system, or $SYSTEM_NAMESPACE); empty
+	// means the namespace the pod runs in, which only exists inside a pod.
 	LeaderElectionNamespace string
 	// LeaderElectionID names the Lease.
 	LeaderElectionID string
@@ -61,7 +62,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", env("METRICS_BIND_ADDRESS", ":8080"), "Address of /metrics; 0 turns it off [METRICS_BIND_ADDRESS]")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", env("HEALTH_PROBE_BIND_ADDRESS", ":8081"), "Address of /healthz and /readyz; 0 turns them off [HEALTH_PROBE_BIND_ADDRESS]")
 	fs.BoolVar(&o.LeaderElection, "leader-elect", o.envBool("LEADER_ELECT", true), "Elect one active replica through a Lease [LEADER_ELECT]")
-	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", env("LEADER_ELECTION_NAMESPACE", ""), "Namespace of the leader Lease; empty: the pod's own [LEADER_ELECTION_NAMESPACE]")
+	// A fixed default, not "the pod's own": outside a pod (the local stack, a laptop) there is no
+	// own namespace and the manager would refuse to start.
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", env("LEADER_ELECTION_NAMESPACE", env("SYSTEM_NAMESPACE", "kube-system")), "Namespace of the leader Lease [LEADER_ELECTION_NAMESPACE, else SYSTEM_NAMESPACE]")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", env("LEADER_ELECTION_ID", DefaultLeaderElectionID), "Name of the leader Lease [LEADER_ELECTION_ID]")
 }
 

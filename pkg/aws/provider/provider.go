@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -62,7 +63,7 @@ func (c *CloudProvider) Name() string { return Name }
 
 // GetSupportedNodeClasses returns EC2NodeClass.
 func (c *CloudProvider) GetSupportedNodeClasses() []client.Object {
-	return []client.Object{&awsv1.EC2NodeClass{}}
+	return []client.Object{&awsv1.EC2NodeClass{TypeMeta: metav1.TypeMeta{APIVersion: awsv1.SchemeGroupVersion.String(), Kind: "EC2NodeClass"}}}
 }
 
 // readyNodeClass returns the named EC2NodeClass when it is Ready.

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 )
@@ -96,5 +97,16 @@ func TestNarrow(t *testing.T) {
 				t.Errorf("offerings (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestSupportedNodeClassesCarryTheirKind holds the CloudProvider contract that controllers match
+// nodeClassRef against: each returned object names its apiVersion and kind.
+func TestSupportedNodeClassesCarryTheirKind(t *testing.T) {
+	for _, obj := range (&CloudProvider{}).GetSupportedNodeClasses() {
+		gvk := obj.GetObjectKind().GroupVersionKind()
+		if gvk.Group != awsv1.Group || gvk.Kind != "EC2NodeClass" {
+			t.Errorf("supported node class %T has GroupVersionKind %v, want karpenter.k8s.aws EC2NodeClass", obj, gvk)
+		}
 	}
 }
