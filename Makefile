@@ -19,16 +19,17 @@ all: build
 ##@ Running
 
 .PHONY: demo
-demo: build testenv ## Start the local stack, apply the sample manifests, show them, stop.
+demo: build testenv ## Run the local stack and tell the sample story: scale up, then to zero; exits 0 when it completed.
 	$(BIN)/joiner dev --once --assets "$$(hack/install-testenv.sh $(BIN)/testenv)" --workdir $(BIN)/localstack
 
 .PHONY: dev
-dev: build testenv ## Start the local stack and keep it running; prints the kubeconfig path.
+dev: build testenv ## Run the local stack (control plane, emulator, controller, samples) until interrupted; prints the kubeconfig path.
 	$(BIN)/joiner dev --assets "$$(hack/install-testenv.sh $(BIN)/testenv)" --workdir $(BIN)/localstack
 
 .PHONY: build
-build: ## Build bin/joiner.
+build: ## Build bin/joiner and the AWS emulator bin/awsemu.
 	go build -o $(BIN)/joiner ./cmd/joiner
+	go build -o $(BIN)/awsemu ./cmd/awsemu
 
 ##@ Testing
 

@@ -2,42 +2,69 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/joinerhq/joiner/pkg/localstack"
 )
 
+// demoEmulatorArgs are the emulator's timings for the local stack: instances pend 3s and boot
+// 10s (real EC2 takes about 10s and 30-60s), so the story reads in about a minute.
+var demoEmulatorArgs = []string{"--pending-for", "3s", "--boot-delay", "10s", "--shutting-down-for", "5s"}
+
 func newDevCommand() *cobra.Command {
-	opts := localstack.Options{}
+	opts := localstack.Options{Samples: true}
 	var once bool
 	cmd := &cobra.Command{
 		Use:   "dev",
-		Short: "Run the local stack: a real control plane with Joiner's CRDs and sample manifests",
-		Long: `dev starts etcd and kube-apiserver on loopback from the binaries that
-hack/install-testenv.sh builds (make testenv), installs Joiner's CRDs, applies the sample
-EC2NodeClass, NodePool, aws-auth mapping and Deployment, and writes a kubeconfig so that you can
-kubectl against it. With --once it prints what it applied and stops; otherwise it runs until
-interrupted.`,
+		Short: "Run the local stack: a real control plane, the AWS emulator and the Joiner controller",
+		Long: `dev runs Joiner on loopback, every program a child process with its log in <workdir>/logs:
+etcd, kube-apiserver, kube-scheduler and kube-controller-manager from the binaries that
+hack/install-testenv.sh builds (make testenv); Joiner's CRDs; the AWS emulator (--awsemu), which
+boots the instances Joiner launches and registers their Nodes; and this program as
+` + "`joiner controller --cloud-provider aws`" + ` pointed at the emulator. It applies the sample
+EC2NodeClass, NodePool, aws-auth mapping and Deployment and writes a kubeconfig.
+
+With --once it tells the sample story (pods pending, NodeClaims launched, registered and
+initialized, pods Running, the cost per hour; then the Deployment scaled to zero and the nodes
+gone) and exits 0 when it completed. Without --once it keeps the stack running until interrupted,
+so that you can kubectl against it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.AssetsDir == "" {
 				return errors.New("--assets is required (or set KUBEBUILDER_ASSETS): the directory that `hack/install-testenv.sh bin/testenv` prints")
 			}
-			opts.Out = cmd.OutOrStdout()
+			self, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("finding the joiner program, %w", err)
+			}
+			opts.JoinerPath = self
+			if opts.EmulatorPath == "" {
+				opts.EmulatorPath = filepath.Join(filepath.Dir(self), "awsemu")
+			}
+			out := cmd.OutOrStdout()
+			opts.Out = out
 			stack, err := localstack.Start(cmd.Context(), opts)
 			if err != nil {
 				return err
 			}
-			if !once {
+			var story error
+			if once {
+				story = stack.Demo(cmd.Context())
+			} else {
+				fmt.Fprintf(out, "\nThe stack runs until interrupted (Ctrl-C). Try:\n  export KUBECONFIG=%s\n  kubectl get nodepools,nodeclaims,nodes,pods -A\n  kubectl scale deployment inflate --replicas 20\n", stack.KubeconfigPath)
 				<-cmd.Context().Done()
 			}
-			return stack.Stop()
+			return errors.Join(story, stack.Stop())
 		},
 	}
-	cmd.Flags().StringVar(&opts.AssetsDir, "assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory holding etcd and kube-apiserver (default $KUBEBUILDER_ASSETS)")
-	cmd.Flags().StringVar(&opts.WorkDir, "workdir", "bin/localstack", "directory for the kubeconfig and control-plane data")
-	cmd.Flags().BoolVar(&once, "once", false, "stop after applying and showing the sample manifests")
+	cmd.Flags().StringVar(&opts.AssetsDir, "assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory holding etcd, kube-apiserver, kube-scheduler and kube-controller-manager (default $KUBEBUILDER_ASSETS)")
+	cmd.Flags().StringVar(&opts.WorkDir, "workdir", "bin/localstack", "directory for the kubeconfig and the programs' logs")
+	cmd.Flags().StringVar(&opts.EmulatorPath, "awsemu", "", "the AWS emulator program (default: awsemu beside this program, as make build puts it)")
+	cmd.Flags().StringSliceVar(&opts.EmulatorArgs, "awsemu-args", demoEmulatorArgs, "flags for the emulator (its instance timings)")
+	cmd.Flags().BoolVar(&once, "once", false, "tell the sample story (scale up, then to zero) and exit 0 when it completed")
 	return cmd
 }

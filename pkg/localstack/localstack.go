@@ -1,7 +1,11 @@
-// Package localstack runs Joiner's local stack: a real control plane on loopback with Joiner's
-// CRDs and the sample manifests applied, so a new user can watch Joiner work with one command.
+// Package localstack runs Joiner's local stack on loopback: etcd and kube-apiserver (through
+// envtest) with Joiner's CRDs, kube-scheduler and kube-controller-manager, the AWS emulator
+// (cmd/awsemu) registering the Nodes of the instances it boots, and `joiner controller` pointed
+// at the emulator, each program a child process with its own log. Demo tells the sample story.
 //
-// It owns process start-up and teardown and the first apply; it makes no scaling decisions.
+// It owns start-up, teardown and the first apply; it makes no scaling decisions. The controller
+// is a separate process so that it is exactly the program an operator runs, and so that tests can
+// kill and restart it and read its peak memory.
 package localstack
 
 import (
@@ -9,101 +13,257 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
-	"text/tabwriter"
+	"slices"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kruntime "k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/joinerhq/joiner/config/crd"
 	"github.com/joinerhq/joiner/config/samples"
-	"github.com/joinerhq/joiner/pkg/apis"
-	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
-	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/internal/testenv"
 	"github.com/joinerhq/joiner/pkg/manifest"
+)
+
+// Defaults of Options.
+const (
+	DefaultClusterName = "demo"
+	DefaultRegion      = "us-west-2"
+	// ControllerAccessKey is the access key id the emulator seeds for the controller's role.
+	ControllerAccessKey = "AKIDJOINERCONTROLLER"
+	startTimeout        = 2 * time.Minute
 )
 
 // Options configure the local stack.
 type Options struct {
-	// AssetsDir holds etcd and kube-apiserver (what `hack/install-testenv.sh bin/testenv` prints).
+	// AssetsDir holds etcd, kube-apiserver, kube-scheduler and kube-controller-manager (what
+	// `hack/install-testenv.sh bin/testenv` prints).
 	AssetsDir string
-	// WorkDir receives the kubeconfig; it is created if missing.
+	// WorkDir receives the kubeconfig and the programs' logs (WorkDir/logs); it is created if
+	// missing.
 	WorkDir string
-	// Out receives progress for the user.
+	// Out receives progress for the user; nil discards it.
 	Out io.Writer
+	// EmulatorPath is the awsemu program. Empty: no emulator and no controller, only the
+	// Kubernetes control plane.
+	EmulatorPath string
+	// EmulatorArgs are added to awsemu's flags (its timings, for example).
+	EmulatorArgs []string
+	// JoinerPath is the joiner program, run as `joiner controller`. Empty: no controller.
+	JoinerPath string
+	// ControllerArgs are added to the controller's flags.
+	ControllerArgs []string
+	// ClusterName is the EKS cluster the emulator seeds and the controller manages.
+	ClusterName string
+	// Region is the AWS region the controller works in.
+	Region string
+	// Samples applies config/samples (EC2NodeClass, NodePool, aws-auth, Deployment) once the
+	// stack is up.
+	Samples bool
 }
 
 // Stack is a running local stack.
 type Stack struct {
 	// KubeconfigPath is a cluster-admin kubeconfig for the stack's API server.
 	KubeconfigPath string
-	// Client reaches the stack's API server as cluster admin.
+	// Config reaches the API server as cluster admin.
+	Config *rest.Config
+	// Client reaches the API server as cluster admin, uncached.
 	Client client.Client
+	// EmulatorURL is the AWS emulator's endpoint (AWS_ENDPOINT_URL), empty without one.
+	EmulatorURL string
+	// Controller is the `joiner controller` process, nil without one. Kill and Start it to
+	// crash and restart it.
+	Controller *Process
+	// ControllerMetricsURL serves the controller's /metrics.
+	ControllerMetricsURL string
 
-	env *envtest.Environment
-	out io.Writer
+	opts      Options
+	out       io.Writer
+	env       *envtest.Environment
+	processes []*Process // in start order
+	http      *http.Client
 }
 
-// Start starts the control plane, installs the CRDs, applies the sample manifests and shows them.
-// On error, whatever had started is stopped again.
+// Start starts the stack: the control plane with the CRDs, kube-scheduler and
+// kube-controller-manager, then the emulator and the controller when their programs are given,
+// then the samples when asked. On error, whatever had started is stopped again.
 func Start(ctx context.Context, opts Options) (*Stack, error) {
-	out := opts.Out
-	if out == nil {
-		out = io.Discard
+	if opts.ClusterName == "" {
+		opts.ClusterName = DefaultClusterName
 	}
-	for _, bin := range []string{"etcd", "kube-apiserver"} {
-		if _, err := os.Stat(filepath.Join(opts.AssetsDir, bin)); err != nil {
-			return nil, fmt.Errorf("no %s in %s: run `make testenv` first, %w", bin, opts.AssetsDir, err)
+	if opts.Region == "" {
+		opts.Region = DefaultRegion
+	}
+	s := &Stack{opts: opts, out: opts.Out, http: &http.Client{Timeout: 5 * time.Second}}
+	if s.out == nil {
+		s.out = io.Discard
+	}
+	if err := s.start(ctx); err != nil {
+		return nil, errors.Join(err, s.Stop())
+	}
+	return s, nil
+}
+
+func (s *Stack) start(ctx context.Context) error {
+	o := s.opts
+	for _, bin := range []string{"etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager"} {
+		if _, err := os.Stat(filepath.Join(o.AssetsDir, bin)); err != nil {
+			return fmt.Errorf("no %s in %s: run `make testenv` first, %w", bin, o.AssetsDir, err)
 		}
 	}
-	if err := os.MkdirAll(opts.WorkDir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating work directory, %w", err)
+	for flag, path := range map[string]string{"emulator": o.EmulatorPath, "joiner": o.JoinerPath} {
+		if _, err := os.Stat(path); path != "" && err != nil {
+			return fmt.Errorf("no %s program at %s: run `make build` first, %w", flag, path, err)
+		}
 	}
-	scheme := kruntime.NewScheme()
-	if err := errors.Join(clientgoscheme.AddToScheme(scheme), apis.AddToScheme(scheme)); err != nil {
-		return nil, fmt.Errorf("building scheme, %w", err)
+	if o.JoinerPath != "" && o.EmulatorPath == "" {
+		return errors.New("the controller needs the emulator: set EmulatorPath too")
+	}
+	if err := os.MkdirAll(o.WorkDir, 0o755); err != nil {
+		return fmt.Errorf("creating work directory, %w", err)
+	}
+	scheme, err := testenv.NewScheme()
+	if err != nil {
+		return err
 	}
 	crds, err := crd.CustomResourceDefinitions()
 	if err != nil {
-		return nil, err
+		return err
 	}
+	fmt.Fprintf(s.out, "Starting etcd and kube-apiserver from %s\n", o.AssetsDir)
+	s.env = &envtest.Environment{BinaryAssetsDirectory: o.AssetsDir, Scheme: scheme, CRDs: crds}
+	if s.Config, err = s.env.Start(); err != nil {
+		s.env = nil
+		return fmt.Errorf("starting control plane, %w", err)
+	}
+	if s.Client, err = client.New(s.Config, client.Options{Scheme: scheme}); err != nil {
+		return fmt.Errorf("building client, %w", err)
+	}
+	if s.KubeconfigPath, err = writeKubeconfig(s.env, o.WorkDir); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.out, "API server at %s with %d CRDs; kubeconfig %s\n", s.Config.Host, len(crds), s.KubeconfigPath)
 
-	fmt.Fprintf(out, "Starting etcd and kube-apiserver from %s\n", opts.AssetsDir)
-	env := &envtest.Environment{BinaryAssetsDirectory: opts.AssetsDir, Scheme: scheme, CRDs: crds}
-	cfg, err := env.Start()
-	if err != nil {
-		return nil, fmt.Errorf("starting control plane, %w", err)
+	logs := filepath.Join(o.WorkDir, "logs")
+	for _, p := range []*Process{
+		{Name: "kube-scheduler", Path: filepath.Join(o.AssetsDir, "kube-scheduler"),
+			Args: []string{"--kubeconfig", s.KubeconfigPath, "--leader-elect=false", "--secure-port=0"}},
+		{Name: "kube-controller-manager", Path: filepath.Join(o.AssetsDir, "kube-controller-manager"),
+			Args: []string{"--kubeconfig", s.KubeconfigPath, "--leader-elect=false", "--secure-port=0",
+				"--use-service-account-credentials=false", "--controllers=*,-serviceaccount-token"}},
+	} {
+		p.LogPath = filepath.Join(logs, p.Name+".log")
+		if err := s.run(p); err != nil {
+			return err
+		}
 	}
-	stack := &Stack{env: env, out: out}
-	fail := func(err error) (*Stack, error) { return nil, errors.Join(err, env.Stop()) }
+	fmt.Fprintf(s.out, "kube-scheduler and kube-controller-manager running; logs in %s\n", logs)
 
-	if stack.Client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
-		return fail(fmt.Errorf("building client, %w", err))
+	if o.EmulatorPath != "" {
+		if err := s.startEmulator(ctx, logs); err != nil {
+			return err
+		}
 	}
-	fmt.Fprintf(out, "Control plane ready at %s; installed %d CRDs\n", cfg.Host, len(crds))
-	if stack.KubeconfigPath, err = writeKubeconfig(env, opts.WorkDir); err != nil {
-		return fail(err)
+	if o.JoinerPath != "" {
+		if err := s.startController(ctx, logs); err != nil {
+			return err
+		}
 	}
-	if err := stack.applySamples(ctx); err != nil {
-		return fail(err)
+	if o.Samples {
+		return s.applySamples(ctx)
 	}
-	if err := stack.show(ctx); err != nil {
-		return fail(err)
-	}
-	fmt.Fprintf(out, "\nkubectl --kubeconfig %s get nodepools,nodeclaims,ec2nodeclasses\n", stack.KubeconfigPath)
-	return stack, nil
+	return nil
 }
 
-// Stop stops kube-apiserver and etcd.
+func (s *Stack) startEmulator(ctx context.Context, logs string) error {
+	addr, err := freeAddress()
+	if err != nil {
+		return err
+	}
+	p := &Process{
+		Name: "awsemu", Path: s.opts.EmulatorPath, LogPath: filepath.Join(logs, "awsemu.log"),
+		Args: append([]string{"--listen", addr, "--kubeconfig", s.KubeconfigPath, "--cluster-name", s.opts.ClusterName}, s.opts.EmulatorArgs...),
+	}
+	if err := s.run(p); err != nil {
+		return err
+	}
+	s.EmulatorURL = "http://" + addr
+	wait, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	if err := waitHTTP(wait, p, s.EmulatorURL+"/_awsemu/instances", s.status); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.out, "AWS emulator at %s (cluster %s, instances at %s/_awsemu/instances)\n", s.EmulatorURL, s.opts.ClusterName, s.EmulatorURL)
+	return nil
+}
+
+func (s *Stack) startController(ctx context.Context, logs string) error {
+	metrics, err := freeAddress()
+	if err != nil {
+		return err
+	}
+	health, err := freeAddress()
+	if err != nil {
+		return err
+	}
+	p := &Process{
+		Name: "joiner-controller", Path: s.opts.JoinerPath, LogPath: filepath.Join(logs, "joiner-controller.log"),
+		Args: append([]string{"controller", "--cloud-provider", "aws", "--kubeconfig", s.KubeconfigPath,
+			"--cluster-name", s.opts.ClusterName, "--aws-region", s.opts.Region,
+			"--metrics-bind-address", metrics, "--health-probe-bind-address", health}, s.opts.ControllerArgs...),
+		// The emulator accepts the seeded controller key with any secret.
+		Env: []string{"AWS_ENDPOINT_URL=" + s.EmulatorURL, "AWS_ACCESS_KEY_ID=" + ControllerAccessKey,
+			"AWS_SECRET_ACCESS_KEY=local-stack", "AWS_SESSION_TOKEN=", "AWS_PROFILE=", "AWS_EC2_METADATA_DISABLED=true"},
+	}
+	if err := s.run(p); err != nil {
+		return err
+	}
+	s.Controller = p
+	s.ControllerMetricsURL = "http://" + metrics + "/metrics"
+	wait, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	if err := waitHTTP(wait, p, "http://"+health+"/readyz", s.status); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.out, "joiner controller running (pid %d, metrics %s)\n", p.Pid(), s.ControllerMetricsURL)
+	return nil
+}
+
+// run starts p and remembers it for Stop.
+func (s *Stack) run(p *Process) error {
+	if err := p.Start(); err != nil {
+		return err
+	}
+	s.processes = append(s.processes, p)
+	return nil
+}
+
+func (s *Stack) status(url string) (int, error) {
+	resp, err := s.http.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// Stop stops the programs in reverse start order, then kube-apiserver and etcd.
 func (s *Stack) Stop() error {
-	fmt.Fprintln(s.out, "Stopping the control plane")
-	return s.env.Stop()
+	var errs []error
+	for i := len(s.processes) - 1; i >= 0; i-- {
+		errs = append(errs, s.processes[i].Stop())
+	}
+	if s.env != nil {
+		fmt.Fprintln(s.out, "Stopping the control plane")
+		errs = append(errs, s.env.Stop())
+	}
+	return errors.Join(errs...)
 }
 
 func writeKubeconfig(env *envtest.Environment, dir string) (string, error) {
@@ -125,61 +285,62 @@ func writeKubeconfig(env *envtest.Environment, dir string) (string, error) {
 	return path, nil
 }
 
-func (s *Stack) applySamples(ctx context.Context) error {
+// SampleObjects returns the sample manifests' objects, in apply order, keeping those whose kind
+// is in kinds (all when kinds is empty).
+func SampleObjects(kinds ...string) ([]client.Object, error) {
 	docs, err := samples.Manifests()
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var out []client.Object
 	for _, doc := range docs {
 		objects, err := manifest.DecodeBytes(doc)
 		if err != nil {
-			return fmt.Errorf("decoding sample manifests, %w", err)
+			return nil, fmt.Errorf("decoding sample manifests, %w", err)
 		}
 		for _, obj := range objects {
-			err := s.Client.Create(ctx, obj)
-			if apierrors.IsAlreadyExists(err) {
-				continue
+			if len(kinds) == 0 || slices.Contains(kinds, obj.GetKind()) {
+				out = append(out, obj)
 			}
-			if err != nil {
-				return fmt.Errorf("applying sample %s %s, %w", obj.GetKind(), obj.GetName(), err)
-			}
-			name := obj.GetName()
-			if ns := obj.GetNamespace(); ns != "" {
-				name = ns + "/" + name
-			}
-			fmt.Fprintf(s.out, "Applied %s %s\n", obj.GetKind(), name)
 		}
+	}
+	return out, nil
+}
+
+// Apply creates each object, leaving alone those that exist, and reports each it created.
+func (s *Stack) Apply(ctx context.Context, objects ...client.Object) error {
+	for _, obj := range objects {
+		kind := obj.GetObjectKind().GroupVersionKind().Kind
+		err := s.Client.Create(ctx, obj)
+		if apierrors.IsAlreadyExists(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("applying %s %s, %w", kind, obj.GetName(), err)
+		}
+		name := obj.GetName()
+		if ns := obj.GetNamespace(); ns != "" {
+			name = ns + "/" + name
+		}
+		fmt.Fprintf(s.out, "Applied %s %s\n", kind, name)
 	}
 	return nil
 }
 
-// show prints the Joiner objects with the columns kubectl would show.
-func (s *Stack) show(ctx context.Context) error {
-	var nodeClasses awsv1.EC2NodeClassList
-	var nodePools v1.NodePoolList
-	var nodeClaims v1.NodeClaimList
-	for _, list := range []client.ObjectList{&nodeClasses, &nodePools, &nodeClaims} {
-		if err := s.Client.List(ctx, list); err != nil {
-			return fmt.Errorf("listing %T, %w", list, err)
-		}
+func (s *Stack) applySamples(ctx context.Context) error {
+	objects, err := SampleObjects()
+	if err != nil {
+		return err
 	}
-	w := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "\nEC2NODECLASS\tREADY\tROLE")
-	for _, nc := range nodeClasses.Items {
-		fmt.Fprintf(w, "%s\t%s\t%s\n", nc.Name, readyStatus(nc.Status.Conditions), nc.Spec.Role)
-	}
-	fmt.Fprintln(w, "\nNODEPOOL\tNODECLASS\tEXPIRE AFTER\tCONSOLIDATION")
-	for _, np := range nodePools.Items {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s after %s\n", np.Name, np.Spec.Template.Spec.NodeClassRef.Name,
-			np.Spec.Template.Spec.ExpireAfter, np.Spec.Disruption.ConsolidationPolicy, np.Spec.Disruption.ConsolidateAfter)
-	}
-	fmt.Fprintf(w, "\nNODECLAIMS\t%d\n", len(nodeClaims.Items))
-	return w.Flush()
+	return s.Apply(ctx, objects...)
 }
 
-func readyStatus(conditions []metav1.Condition) string {
-	if c := meta.FindStatusCondition(conditions, v1.ConditionTypeReady); c != nil {
-		return string(c.Status)
+func (s *Stack) logDir() string { return filepath.Join(s.opts.WorkDir, "logs") }
+
+func newGet(ctx context.Context, url string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("building request for %s, %w", url, err)
 	}
-	return "Unknown"
+	return req, nil
 }

@@ -1,0 +1,140 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+)
+
+// mixedWorkload is pods of five shapes in the given namespace, n in all: small and medium web
+// pods, memory-heavy pods, arm64-only pods and pods spread across zones.
+func mixedWorkload(namespace string, n int) []client.Object {
+	share := func(percent int) int32 { return int32(max(1, n*percent/100)) }
+	spread := func(spec *corev1.PodSpec) {
+		spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+			MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone, WhenUnsatisfiable: corev1.DoNotSchedule,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "spread"}},
+		}}
+	}
+	arm := func(spec *corev1.PodSpec) { spec.NodeSelector = map[string]string{corev1.LabelArchStable: "arm64"} }
+	return []client.Object{
+		deployment(namespace, "small", share(40), "250m", "256Mi"),
+		deployment(namespace, "medium", share(30), "1", "2Gi"),
+		deployment(namespace, "memory", share(15), "500m", "6Gi"),
+		deployment(namespace, "arm", share(10), "1", "1Gi", arm),
+		deployment(namespace, "spread", share(5), "500m", "512Mi", spread),
+	}
+}
+
+// podsUnderTest is JOINER_E2E_PODS, default 200: the 1,000-pod figure of the closing note is this
+// test run with JOINER_E2E_PODS=1000.
+func podsUnderTest(t *testing.T) int {
+	n := 200
+	if s := os.Getenv("JOINER_E2E_PODS"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 20 {
+			t.Fatalf("JOINER_E2E_PODS=%q: want a whole number of at least 20", s)
+		}
+		n = v
+	}
+	return n
+}
+
+// TestMixedPodsRunWithinLimitsAtSimulatedCost: pending pods of mixed shapes become NodeClaims that
+// launch, register and initialize; every pod runs; no NodePool exceeds its limit; and what the
+// instances cost is within 5% of what `joiner simulate` plans for the same pods, NodePools and
+// instance types.
+//
+// The pods are created before the NodePools, so that the controller sees them in one batch, as
+// joiner simulate does; the time reported runs from the pods' creation.
+func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
+	stack := startStack(t)
+	ctx := t.Context()
+	n := podsUnderTest(t)
+	namespace(t, ctx, stack, "mixed")
+	workload := mixedWorkload("mixed", n)
+	want := 0
+	for _, obj := range workload {
+		want += int(*obj.(*appsv1.Deployment).Spec.Replicas)
+	}
+	pools := []client.Object{
+		// compute is preferred and capped: what does not fit under its limit goes to general.
+		nodePool("compute", 50, "48",
+			v1.NodeSelectorRequirementWithMinValues{Key: corev1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64"}},
+			v1.NodeSelectorRequirementWithMinValues{Key: "karpenter.k8s.aws/instance-category", Operator: v1.NodeSelectorOpIn, Values: []string{"c"}}),
+		nodePool("general", 10, fmt.Sprint(n*4),
+			v1.NodeSelectorRequirementWithMinValues{Key: corev1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64", "arm64"}}),
+	}
+
+	created := time.Now()
+	if err := stack.Apply(ctx, workload...); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 3*time.Minute, "every pod found unschedulable", func(ctx context.Context) (bool, string, error) {
+		total, _, unschedulable, err := podCounts(ctx, stack.Client, "mixed")
+		return total == want && unschedulable == want, fmt.Sprintf("%d/%d pods unschedulable", unschedulable, want), err
+	})
+	if err := stack.Apply(ctx, pools...); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Duration(max(8, n/50))*time.Minute, "every pod Running", func(ctx context.Context) (bool, string, error) {
+		_, running, _, err := podCounts(ctx, stack.Client, "mixed")
+		return running == want, fmt.Sprintf("%d/%d pods Running", running, want), err
+	})
+	toRunning := time.Since(created)
+	eventually(t, time.Minute, "every NodeClaim initialized", func(ctx context.Context) (bool, string, error) {
+		return allInitialized(ctx, stack.Client)
+	})
+
+	var claims v1.NodeClaimList
+	if err := stack.Client.List(ctx, &claims); err != nil {
+		t.Fatal(err)
+	}
+	used := map[string]*resource.Quantity{}
+	for _, nc := range claims.Items {
+		pool := nc.Labels[v1.NodePoolLabelKey]
+		if used[pool] == nil {
+			used[pool] = resource.NewQuantity(0, resource.DecimalSI)
+		}
+		used[pool].Add(nc.Status.Capacity[corev1.ResourceCPU])
+	}
+	for _, obj := range pools {
+		np := obj.(*v1.NodePool)
+		limit := np.Spec.Limits[corev1.ResourceCPU]
+		if u := used[np.Name]; u != nil && u.Cmp(limit) > 0 {
+			t.Errorf("nodepool %s launched %s CPUs, over its limit of %s", np.Name, u, &limit)
+		}
+	}
+	if used["compute"] == nil {
+		t.Errorf("the preferred nodepool compute launched nothing; used = %v", used)
+	}
+	checkOneInstancePerNodeClaim(t, ctx, stack)
+
+	instances, err := liveInstances(ctx, stack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	launched := cost(instances)
+	sim := simulate(t, ctx, stack, append(pools, workload...)...)
+	if sim.PodsFailed != 0 || sim.PodsScheduled != want {
+		t.Errorf("joiner simulate scheduled %d and failed %d pods, want all %d scheduled", sim.PodsScheduled, sim.PodsFailed, want)
+	}
+	if ratio := launched / sim.TotalHourlyPrice; math.Abs(ratio-1) > 0.05 {
+		t.Errorf("launched instances cost $%.4f/h, %.1f%% off joiner simulate's $%.4f/h (over 5%%)", launched, (ratio-1)*100, sim.TotalHourlyPrice)
+	}
+	t.Logf("%d pods: all Running %s after creation, on %d nodes at $%.4f/h (joiner simulate: %d nodes at $%.4f/h); controller peak RSS %.1f MiB; compute used %s CPUs of 48",
+		want, toRunning.Round(time.Second), len(claims.Items), launched, sim.Nodes, sim.TotalHourlyPrice,
+		float64(stack.Controller.PeakRSS())/(1<<20), used["compute"])
+}

@@ -1,0 +1,381 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/aws/provider"
+	"github.com/joinerhq/joiner/pkg/aws/sdk"
+	"github.com/joinerhq/joiner/pkg/aws/userdata"
+	"github.com/joinerhq/joiner/pkg/localstack"
+	"github.com/joinerhq/joiner/pkg/scheduling/workload"
+)
+
+// fastEmulator are emulator timings that keep the tests short: real EC2 pends about 10s and
+// boots in 30-60s; the lifecycle is the same, only quicker.
+var fastEmulator = []string{"--pending-for", "1s", "--boot-delay", "2s", "--shutting-down-for", "1s"}
+
+// startStack starts the local stack with the emulator and the controller, and the sample
+// EC2NodeClass and aws-auth mapping; it is stopped when the test ends. The controller runs
+// without leader election: each test has one replica, and a killed leader's Lease would only
+// delay its successor by the lease duration.
+func startStack(t *testing.T) *localstack.Stack {
+	t.Helper()
+	ctx := context.WithoutCancel(t.Context())
+	work := t.TempDir()
+	var out bytes.Buffer
+	stack, err := localstack.Start(ctx, localstack.Options{
+		AssetsDir: programs.assets, WorkDir: work, Out: &out,
+		EmulatorPath: programs.awsemu, EmulatorArgs: fastEmulator,
+		JoinerPath: programs.joiner, ControllerArgs: []string{"--leader-elect=false", "--log-level", "debug"},
+	})
+	if err != nil {
+		t.Fatalf("starting the local stack: %v\n%s", err, out.String())
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			dumpLogs(t, filepath.Join(work, "logs"))
+		}
+		if err := stack.Stop(); err != nil {
+			t.Errorf("stopping the stack: %v", err)
+		}
+	})
+	objects, err := localstack.SampleObjects("EC2NodeClass", "ConfigMap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stack.Apply(ctx, objects...); err != nil {
+		t.Fatal(err)
+	}
+	return stack
+}
+
+// dumpLogs prints the tail of each program's log, for a failed test.
+func dumpLogs(t *testing.T, dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		raw, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(string(raw), "\n")
+		lines = lines[max(0, len(lines)-40):]
+		t.Logf("---- tail of %s\n%s", e.Name(), strings.Join(lines, "\n"))
+	}
+}
+
+// eventually polls cond every 500ms until it returns true, failing the test with what cond last
+// said when timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(t.Context(), 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		done, state, err := cond(ctx)
+		last = state
+		if err != nil {
+			last = err.Error()
+			return false, nil // the API server may be busy; try again
+		}
+		return done, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: not within %s (%v); last seen: %s", what, timeout, err, last)
+	}
+}
+
+// nodePool is an on-demand NodePool of the sample EC2NodeClass. On-demand prices are the same in
+// every zone, so a plan's cost can be compared with what was launched to the cent.
+func nodePool(name string, weight int32, cpuLimit string, reqs ...v1.NodeSelectorRequirementWithMinValues) *v1.NodePool {
+	np := &v1.NodePool{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1.SchemeGroupVersion.String(), Kind: "NodePool"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+	}
+	np.Spec.Weight = &weight
+	np.Spec.Template.Spec.NodeClassRef = &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}
+	np.Spec.Template.Spec.Requirements = append([]v1.NodeSelectorRequirementWithMinValues{
+		{Key: v1.CapacityTypeLabelKey, Operator: v1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeOnDemand}},
+		{Key: corev1.LabelOSStable, Operator: v1.NodeSelectorOpIn, Values: []string{"linux"}},
+	}, reqs...)
+	if cpuLimit != "" {
+		np.Spec.Limits = v1.Limits{corev1.ResourceCPU: resource.MustParse(cpuLimit)}
+	}
+	// Consolidation is not under test: keep launched nodes while the test inspects them.
+	np.Spec.Disruption.ConsolidationPolicy = v1.ConsolidationPolicyWhenEmpty
+	np.Spec.Disruption.ConsolidateAfter = v1.MustParseNillableDuration("Never")
+	return np
+}
+
+// deployment runs replicas pause pods asking for cpu and memory.
+func deployment(namespace, name string, replicas int32, cpu, memory string, mutate ...func(*corev1.PodSpec)) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	d := &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					TerminationGracePeriodSeconds: new(int64(5)),
+					Containers: []corev1.Container{{
+						Name: "pause", Image: "public.ecr.aws/eks-distro/kubernetes/pause:3.7",
+						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+							corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory),
+						}},
+					}},
+				},
+			},
+		},
+	}
+	for _, m := range mutate {
+		m(&d.Spec.Template.Spec)
+	}
+	return d
+}
+
+// podCounts counts the namespace's pods: all of them, Running ones, and those the scheduler has
+// found no node for.
+func podCounts(ctx context.Context, c client.Client, namespace string) (total, running, unschedulable int, err error) {
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(namespace)); err != nil {
+		return 0, 0, 0, err
+	}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		total++
+		if p.Status.Phase == corev1.PodRunning {
+			running++
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+				unschedulable++
+			}
+		}
+	}
+	return total, running, unschedulable, nil
+}
+
+// liveInstances are the emulator's pending and running instances.
+func liveInstances(ctx context.Context, stack *localstack.Stack) ([]localstack.Instance, error) {
+	all, err := stack.Instances(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(all, func(i localstack.Instance) bool { return !i.Live() }), nil
+}
+
+// checkOneInstancePerNodeClaim fails the test unless live instances and NodeClaims pair one to
+// one: no instance that no NodeClaim names (leaked), no NodeClaim sharing an instance or naming
+// one that is gone, and no two instances tagged for one NodeClaim (launched twice).
+func checkOneInstancePerNodeClaim(t *testing.T, ctx context.Context, stack *localstack.Stack) {
+	t.Helper()
+	var claims v1.NodeClaimList
+	if err := stack.Client.List(ctx, &claims); err != nil {
+		t.Fatal(err)
+	}
+	instances, err := liveInstances(ctx, stack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]localstack.Instance{}
+	taggedFor := map[string][]string{}
+	for _, i := range instances {
+		byID[i.ID] = i
+		name := i.Tags[awsv1.TagKeyNodeClaim]
+		taggedFor[name] = append(taggedFor[name], i.ID)
+	}
+	named := map[string]string{}
+	for _, nc := range claims.Items {
+		id := nc.Status.ProviderID[strings.LastIndex(nc.Status.ProviderID, "/")+1:]
+		if other, ok := named[id]; ok {
+			t.Errorf("nodeclaims %s and %s both name instance %s", other, nc.Name, id)
+		}
+		named[id] = nc.Name
+		if _, ok := byID[id]; !ok {
+			t.Errorf("nodeclaim %s names instance %q, which is not live", nc.Name, id)
+		}
+		if ids := taggedFor[nc.Name]; len(ids) > 1 {
+			t.Errorf("nodeclaim %s was launched %d times: %v", nc.Name, len(ids), ids)
+		}
+	}
+	for _, i := range instances {
+		if _, ok := named[i.ID]; !ok {
+			t.Errorf("instance %s (%s, tagged for nodeclaim %q) is leaked: no NodeClaim names it", i.ID, i.InstanceType, i.Tags[awsv1.TagKeyNodeClaim])
+		}
+	}
+}
+
+// allInitialized reports whether every NodeClaim is Initialized with its Node.
+func allInitialized(ctx context.Context, c client.Client) (bool, string, error) {
+	var claims v1.NodeClaimList
+	if err := c.List(ctx, &claims); err != nil {
+		return false, "", err
+	}
+	for _, nc := range claims.Items {
+		if !meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeInitialized) || nc.Status.NodeName == "" {
+			return false, fmt.Sprintf("nodeclaim %s not initialized: %v", nc.Name, nc.Status.Conditions), nil
+		}
+	}
+	return true, "", nil
+}
+
+// simulation is what `joiner simulate -o json` reports.
+type simulation struct {
+	PodsScheduled    int     `json:"podsScheduled"`
+	PodsFailed       int     `json:"podsFailed"`
+	Nodes            int     `json:"nodes"`
+	TotalHourlyPrice float64 `json:"totalHourlyPrice"`
+}
+
+// simulate runs `joiner simulate` on the manifests with the instance types the AWS provider
+// offers the NodePools through the emulator: the same input the controller had.
+func simulate(t *testing.T, ctx context.Context, stack *localstack.Stack, objects ...client.Object) simulation {
+	t.Helper()
+	dir := t.TempDir()
+	var manifests [][]byte
+	var pools []*v1.NodePool
+	for _, obj := range objects {
+		raw, err := yaml.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		manifests = append(manifests, raw)
+		if np, ok := obj.(*v1.NodePool); ok {
+			pools = append(pools, np)
+		}
+	}
+	catalogue, err := catalogueOf(ctx, stack, pools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(catalogue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifestPath, cataloguePath := filepath.Join(dir, "manifests.yaml"), filepath.Join(dir, "instance-types.json")
+	if err := os.WriteFile(manifestPath, bytes.Join(manifests, []byte("---\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cataloguePath, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(ctx, programs.joiner, "simulate", "-f", manifestPath, "--instance-types", cataloguePath, "-o", "json").CombinedOutput()
+	if err != nil {
+		t.Fatalf("joiner simulate: %v\n%s", err, out)
+	}
+	var sim simulation
+	if err := json.Unmarshal(out, &sim); err != nil {
+		t.Fatalf("decoding joiner simulate's output: %v\n%s", err, out)
+	}
+	return sim
+}
+
+// catalogueOf writes, in the shared/bench schema joiner simulate reads, the instance types the
+// AWS provider offers the NodePools, read through the real SDK from the emulator.
+func catalogueOf(ctx context.Context, stack *localstack.Stack, pools []*v1.NodePool) (*workload.File, error) {
+	cfg, err := sdk.LoadConfig(ctx, sdk.Options{
+		Region: localstack.DefaultRegion, Endpoint: stack.EmulatorURL,
+		Credentials: credentials.NewStaticCredentialsProvider(localstack.ControllerAccessKey, "local-stack", ""),
+	})
+	if err != nil {
+		return nil, err
+	}
+	aws := provider.Build(stack.Client, sdk.NewClients(cfg), provider.Options{
+		Cluster: userdata.Cluster{Name: localstack.DefaultClusterName}, Region: localstack.DefaultRegion, KubernetesVersion: "1.33",
+	}, clock.RealClock{})
+	file := &workload.File{Description: "instance types the AWS provider offers, from the emulator"}
+	seen := map[string]bool{}
+	for _, np := range pools {
+		types, err := aws.CloudProvider.GetInstanceTypes(ctx, np)
+		if err != nil {
+			return nil, fmt.Errorf("listing instance types of nodepool %s, %w", np.Name, err)
+		}
+		for _, it := range types {
+			if seen[it.Name] {
+				continue
+			}
+			seen[it.Name] = true
+			capacity, alloc := it.Capacity, it.Allocatable()
+			entry := workload.InstanceType{
+				Name: it.Name, OS: []string{"linux"}, Labels: map[string]string{},
+				CPU:       float64(capacity.Cpu().MilliValue()) / 1000,
+				MemoryMiB: capacity.Memory().Value() >> 20,
+				Pods:      capacity.Pods().Value(),
+			}
+			entry.Overhead.CPUMilli = capacity.Cpu().MilliValue() - alloc.Cpu().MilliValue()
+			entry.Overhead.MemoryMiB = entry.MemoryMiB - alloc.Memory().Value()>>20
+			for key, values := range it.Requirements {
+				switch {
+				case key == corev1.LabelArchStable:
+					entry.Arch = values[0]
+				case key == corev1.LabelTopologyZone, key == v1.CapacityTypeLabelKey, key == corev1.LabelInstanceTypeStable, key == corev1.LabelOSStable:
+				case len(values) == 1:
+					entry.Labels[key] = values[0]
+				}
+			}
+			entry.Price = math.Inf(1)
+			for _, o := range it.Offerings {
+				if !o.Available {
+					continue
+				}
+				if !slices.Contains(entry.Zones, o.Zone) {
+					entry.Zones = append(entry.Zones, o.Zone)
+				}
+				if o.CapacityType == v1.CapacityTypeOnDemand {
+					entry.Price = min(entry.Price, o.Price)
+					if !slices.Contains(entry.CapacityTypes, o.CapacityType) {
+						entry.CapacityTypes = append(entry.CapacityTypes, o.CapacityType)
+					}
+				}
+			}
+			if math.IsInf(entry.Price, 1) {
+				continue // the NodePools here are on-demand only
+			}
+			file.InstanceTypes = append(file.InstanceTypes, entry)
+		}
+	}
+	return file, nil
+}
+
+// cost sums the hourly prices of the live instances.
+func cost(instances []localstack.Instance) float64 {
+	var sum float64
+	for _, i := range instances {
+		sum += i.PricePerHour
+	}
+	return sum
+}
+
+// namespace creates a namespace for the test's workload.
+func namespace(t *testing.T, ctx context.Context, stack *localstack.Stack, name string) {
+	t.Helper()
+	if err := stack.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+}
