@@ -394,4 +394,19 @@ func TestRegistrarRunPods(t *testing.T) {
 	if elsewhere.Status.Phase == corev1.PodRunning {
 		t.Errorf("pod on another node was run")
 	}
+
+	// A graceful delete (an eviction, say) leaves the bound pod terminating until its kubelet
+	// has stopped it and deletes it for good.
+	if err := apiClient().Delete(ctx, bound, client.GracePeriodSeconds(30)); err != nil {
+		t.Fatal(err)
+	}
+	if err := apiClient().Get(ctx, client.ObjectKeyFromObject(bound), bound); err != nil || bound.DeletionTimestamp == nil {
+		t.Fatalf("bound pod after a graceful delete: %v, deletionTimestamp %v; want it terminating", err, bound.DeletionTimestamp)
+	}
+	if n, err := r.RunPods(ctx, name, "10.0.1.23"); err != nil || n != 1 {
+		t.Errorf("RunPods() of a terminating pod = %d, %v, want 1", n, err)
+	}
+	if err := apiClient().Get(ctx, client.ObjectKeyFromObject(bound), bound); !apierrors.IsNotFound(err) {
+		t.Errorf("terminating pod after RunPods: %v, want it gone", err)
+	}
 }

@@ -132,9 +132,10 @@ func (r *Registrar) Heartbeat(ctx context.Context, name string) error {
 // RunPods reports the pods bound to the Node named nodeName as running, as the kubelet does once
 // their containers start: phase Running, a pod IP (the host's for hostNetwork pods, else one
 // derived from the pod's UID in the host's /16), the host IP, every container running and ready,
-// and the Initialized, ContainersReady and Ready conditions True. Pods already Running, finished
-// or being deleted are left alone. It returns how many pods it changed; on error, the pods
-// before the failing one are changed.
+// and the Initialized, ContainersReady and Ready conditions True. Pods already Running or
+// finished are left alone. Pods being deleted (evicted, say) are deleted for good, as the kubelet
+// does once their containers have stopped: the emulated containers stop at once on SIGTERM. It
+// returns how many pods it changed; on error, the pods before the failing one are changed.
 //
 // Approximation: images are not pulled, probes and init containers are not run, and the
 // kubelet's admission checks (resources, taints) are not applied.
@@ -147,7 +148,15 @@ func (r *Registrar) RunPods(ctx context.Context, nodeName, hostIP string) (int, 
 	changed := 0
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodRunning ||
+		if pod.DeletionTimestamp != nil {
+			err := r.client.Delete(ctx, pod, client.GracePeriodSeconds(0), client.Preconditions{UID: &pod.UID})
+			if client.IgnoreNotFound(err) != nil {
+				return changed, fmt.Errorf("finishing the deletion of pod %s/%s, %w", pod.Namespace, pod.Name, err)
+			}
+			changed++
+			continue
+		}
+		if pod.Status.Phase == corev1.PodRunning ||
 			pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 			continue
 		}
