@@ -23,6 +23,13 @@ type CloudProvider interface {
 	// carry the instance's well-known labels (instance type, zone, capacity type...). The input is
 	// not modified.
 	//
+	// Create is idempotent per NodeClaim name: when an instance launched for a NodeClaim of that
+	// name still exists (not terminated), Create returns it, as it did when launching it, instead
+	// of launching another. The caller may therefore call Create again after a crash between
+	// Create and recording the providerID. An implementation whose cloud reads lag its writes
+	// states the window in which a retried Create may still launch a second instance; garbage
+	// collection (List) reclaims it.
+	//
 	// Errors: InsufficientCapacityError when no allowed offering could be launched (the caller
 	// deletes the NodeClaim so that provisioning tries again with fresh offerings);
 	// NodeClassNotReadyError when the node class cannot launch yet (retry after it turns Ready);

@@ -6,7 +6,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 
+	"github.com/joinerhq/joiner/awsemu/state"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/drift"
@@ -104,5 +106,93 @@ func TestIsDrifted(t *testing.T) {
 				t.Errorf("IsDrifted = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// instancesOf returns the emulator's instances tagged for the NodeClaim, by ID, with their state
+// at the emulator's clock.
+func (e *env) instancesOf(name string) map[string]string {
+	out := map[string]string{}
+	e.state.View(func(w *state.World) {
+		for id, inst := range w.Regions["us-west-2"].Instances {
+			if inst.Tags[awsv1.TagKeyNodeClaim] == name {
+				out[id] = inst.State
+			}
+		}
+	})
+	return out
+}
+
+// TestCreateIsIdempotent: a second Create for the same NodeClaim (a controller killed before it
+// recorded the providerID) adopts the instance the first launched and returns the same NodeClaim;
+// once that instance is terminated, Create launches a new one.
+func TestCreateIsIdempotent(t *testing.T) {
+	e := newEnv(t)
+	claim := nodeClaim("twice", req(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpIn, "m5.large", "c5.large"))
+	first, err := e.provider.Create(t.Context(), claim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Step(time.Minute) // running now
+	second, err := e.provider.Create(t.Context(), claim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(first, second) {
+		t.Errorf("second Create differs from the first:\nfirst  %+v\nsecond %+v", first, second)
+	}
+	if got := e.instancesOf("twice"); len(got) != 1 {
+		t.Errorf("instances of the nodeclaim %v, want one", got)
+	}
+
+	if err := e.provider.Delete(t.Context(), second); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Step(state.ShuttingDownFor + time.Second) // terminated, still listed by EC2
+	third, err := e.provider.Create(t.Context(), claim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third.Status.ProviderID == first.Status.ProviderID {
+		t.Errorf("Create adopted the terminated instance %s", first.Status.ProviderID)
+	}
+	want := map[string]string{
+		instance.InstanceID(first.Status.ProviderID): state.InstanceTerminated,
+		instance.InstanceID(third.Status.ProviderID): state.InstancePending,
+	}
+	if diff := cmp.Diff(want, e.instancesOf("twice")); diff != "" {
+		t.Errorf("instances of the nodeclaim (-want +got):\n%s", diff)
+	}
+}
+
+// TestCreateAdoptsTheOldest: within DescribeInstances' lag a retried Create cannot see the
+// instance just launched and launches another (the accepted window); once both are visible,
+// Create adopts the oldest and leaves the other to garbage collection.
+func TestCreateAdoptsTheOldest(t *testing.T) {
+	e := newEnv(t)
+	e.putFaultsJSON(t, map[string]any{"insufficientCapacity": []state.Pool{}, "describeInstancesLag": "1m"})
+	claim := nodeClaim("lagged", req(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpIn, "m5.large"))
+	oldest, err := e.provider.Create(t.Context(), claim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Step(10 * time.Second)
+	duplicate, err := e.provider.Create(t.Context(), claim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if duplicate.Status.ProviderID == oldest.Status.ProviderID {
+		t.Fatalf("within the lag, Create found %s", oldest.Status.ProviderID)
+	}
+	e.clock.Step(2 * time.Minute)
+	got, err := e.provider.Create(t.Context(), claim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.ProviderID != oldest.Status.ProviderID {
+		t.Errorf("adopted %s, want the oldest %s", got.Status.ProviderID, oldest.Status.ProviderID)
+	}
+	if got := e.instancesOf("lagged"); len(got) != 2 {
+		t.Errorf("instances of the nodeclaim %v, want the two launched", got)
 	}
 }

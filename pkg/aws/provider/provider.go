@@ -101,7 +101,19 @@ func (c *CloudProvider) GetInstanceTypes(ctx context.Context, nodePool *v1.NodeP
 	return c.cfg.InstanceTypes.List(ctx, nodeClass)
 }
 
-// Create launches the NodeClaim's instance: see cloudprovider.CloudProvider.
+// Create launches the NodeClaim's instance, or adopts the one already launched for it: see
+// cloudprovider.CloudProvider. Launched instances are tagged karpenter.sh/nodeclaim=<name> and
+// kubernetes.io/cluster/<cluster>; before launching, Create looks for a pending or running
+// instance with both tags and, when there is one (the oldest, if a past bug launched several),
+// returns the NodeClaim built from it as a fresh launch would have, without calling CreateFleet.
+// So a controller killed between Create and patching the providerID does not launch a second
+// instance when it calls Create again.
+//
+// The window it does not close: DescribeInstances is eventually consistent, and may not show an
+// instance for a few seconds after CreateFleet returned. A Create retried within that window
+// launches a second instance; the NodeClaim names only one of them, and instance garbage
+// collection terminates the other after its grace period. The node class must be Ready to adopt
+// as to launch.
 func (c *CloudProvider) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v1.NodeClaim, error) {
 	nodeClass, err := c.readyNodeClass(ctx, nodeClaim.Spec.NodeClassRef)
 	if err != nil {
@@ -110,6 +122,14 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v
 	all, err := c.cfg.InstanceTypes.List(ctx, nodeClass)
 	if err != nil {
 		return nil, fmt.Errorf("launching nodeclaim, %w", err)
+	}
+	existing, err := c.cfg.Instances.ForNodeClaim(ctx, nodeClaim.Name)
+	if err != nil {
+		return nil, fmt.Errorf("launching nodeclaim, %w", err)
+	}
+	if existing != nil {
+		log.FromContext(ctx).Info("Adopting the instance already launched for the nodeclaim", "instance", existing.ID, "state", existing.State)
+		return c.launched(nodeClaim, nodeClass, existing, all), nil
 	}
 	var its []*cloudprovider.InstanceType
 	for _, it := range all {
@@ -128,6 +148,13 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v
 	if inst.ImageID == "" {
 		inst.ImageID = images[inst.Type]
 	}
+	return c.launched(nodeClaim, nodeClass, inst, its), nil
+}
+
+// launched is what Create returns for the NodeClaim's instance, launched or adopted: a copy of
+// the NodeClaim filled by nodeClaimOf from the instance and its type among its, annotated with
+// the node class's hash.
+func (c *CloudProvider) launched(nodeClaim *v1.NodeClaim, nodeClass *awsv1.EC2NodeClass, inst *instance.Instance, its []*cloudprovider.InstanceType) *v1.NodeClaim {
 	var launched *cloudprovider.InstanceType
 	for _, it := range its {
 		if it.Name == inst.Type {
@@ -140,7 +167,7 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v
 		out.Annotations[awsv1.AnnotationEC2NodeClassHash] = hash
 		out.Annotations[awsv1.AnnotationEC2NodeClassHashVersion] = drift.HashVersion
 	}
-	return out, nil
+	return out
 }
 
 // launch ensures the launch templates and creates the fleet. A launch template EC2 no longer has

@@ -97,12 +97,27 @@ func (c *CloudProvider) record(method, arg string) error {
 }
 
 // Create launches a pretend instance of the first instance type and available offering that the
-// NodeClaim's In requirements on instance type, zone and capacity type allow.
+// NodeClaim's In requirements on instance type, zone and capacity type allow. Like a real
+// provider it is idempotent per NodeClaim name: while an instance launched for that name is not
+// deleted, Create returns it again (with no consistency lag) and launches nothing.
 func (c *CloudProvider) Create(_ context.Context, nodeClaim *v1.NodeClaim) (*v1.NodeClaim, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.record(MethodCreate, nodeClaim.Name); err != nil {
 		return nil, err
+	}
+	for _, id := range slices.Sorted(maps.Keys(c.instances)) {
+		if existing := c.instances[id]; existing.Name == nodeClaim.Name {
+			adopted := nodeClaim.DeepCopy()
+			existing.Status.DeepCopyInto(&adopted.Status)
+			if adopted.Labels == nil {
+				adopted.Labels = map[string]string{}
+			}
+			for _, k := range []string{corev1.LabelInstanceTypeStable, corev1.LabelTopologyZone, v1.CapacityTypeLabelKey} {
+				adopted.Labels[k] = existing.Labels[k]
+			}
+			return adopted, nil
+		}
 	}
 	for _, it := range c.InstanceTypes {
 		if !allows(nodeClaim, corev1.LabelInstanceTypeStable, it.Name) {

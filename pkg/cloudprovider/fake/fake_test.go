@@ -37,6 +37,9 @@ func TestFake(t *testing.T) {
 	if got := launched.Labels[corev1.LabelTopologyZone]; got != "us-west-2b" {
 		t.Errorf("zone = %q, want the available offering's us-west-2b", got)
 	}
+	if again, err := cp.Create(ctx, nc); err != nil || again.Status.ProviderID != launched.Status.ProviderID {
+		t.Errorf("Create again = %v, %v; want the instance already launched, %s", again, err, launched.Status.ProviderID)
+	}
 	if _, err := cp.Get(ctx, launched.Status.ProviderID); err != nil {
 		t.Errorf("Get: %v", err)
 	}
@@ -54,6 +57,7 @@ func TestFake(t *testing.T) {
 		t.Errorf("List = %v, %v; want empty, nil", list, err)
 	}
 	want := []fake.Call{
+		{Method: fake.MethodCreate, Arg: "default-abcde"},
 		{Method: fake.MethodCreate, Arg: "default-abcde"},
 		{Method: fake.MethodCreate, Arg: "default-abcde"},
 		{Method: fake.MethodGet, Arg: launched.Status.ProviderID},
