@@ -18,12 +18,16 @@ type Described struct {
 	// State is the EC2 state name: pending, running, shutting-down, terminated, stopping,
 	// stopped.
 	State string
+	// NodeClaim is the karpenter.sh/nodeclaim tag: the NodeClaim it was launched for.
+	NodeClaim string
 }
 
 // Leaked returns, sorted, the IDs of the instances to terminate: not already terminating or
-// terminated, launched at least grace ago, and named by no NodeClaim's providerID
-// (aws:///<zone>/<instance-id>).
-func Leaked(instances []Described, providerIDs []string, now time.Time, grace time.Duration) []string {
+// terminated, launched at least grace ago, named by no NodeClaim's providerID
+// (aws:///<zone>/<instance-id>), and not launched for one of the launching NodeClaims (those
+// whose providerID is not written yet: a controller that died between CreateFleet and the
+// status write adopts the instance when it creates again, so it is not leaked).
+func Leaked(instances []Described, providerIDs, launching []string, now time.Time, grace time.Duration) []string {
 	owned := map[string]bool{}
 	for _, id := range providerIDs {
 		owned[InstanceID(id)] = true
@@ -31,6 +35,9 @@ func Leaked(instances []Described, providerIDs []string, now time.Time, grace ti
 	var out []string
 	for _, inst := range instances {
 		if inst.State == "shutting-down" || inst.State == "terminated" || owned[inst.ID] || now.Sub(inst.LaunchTime) < grace {
+			continue
+		}
+		if inst.NodeClaim != "" && slices.Contains(launching, inst.NodeClaim) {
 			continue
 		}
 		out = append(out, inst.ID)

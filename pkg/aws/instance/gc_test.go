@@ -16,9 +16,11 @@ func TestLeaked(t *testing.T) {
 		{ID: "i-going", LaunchTime: now.Add(-time.Hour), State: "shutting-down"},
 		{ID: "i-gone", LaunchTime: now.Add(-time.Hour), State: "terminated"},
 		{ID: "i-stopped", LaunchTime: now.Add(-time.Hour), State: "stopped"},
+		{ID: "i-adoptable", LaunchTime: now.Add(-time.Hour), State: "running", NodeClaim: "default-launching"},
+		{ID: "i-duplicate", LaunchTime: now.Add(-time.Hour), State: "running", NodeClaim: "default-named"},
 	}
-	got := Leaked(instances, []string{"aws:///us-west-2a/i-owned", "not-a-provider-id"}, now, GarbageCollectionGrace)
-	if diff := cmp.Diff([]string{"i-leaked", "i-stopped"}, got); diff != "" {
+	got := Leaked(instances, []string{"aws:///us-west-2a/i-owned", "not-a-provider-id"}, []string{"default-launching"}, now, GarbageCollectionGrace)
+	if diff := cmp.Diff([]string{"i-duplicate", "i-leaked", "i-stopped"}, got); diff != "" {
 		t.Errorf("Leaked (-want +got):\n%s", diff)
 	}
 }

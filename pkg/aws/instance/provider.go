@@ -337,16 +337,17 @@ func read(i ec2types.Instance) *Instance {
 }
 
 // Leaked returns, sorted, the IDs of the cluster's instances that no NodeClaim names
-// (providerIDs are the status.providerID of every NodeClaim) and that are older than
-// GarbageCollectionGrace at now: the instances garbage collection terminates.
-func (p *Provider) Leaked(ctx context.Context, providerIDs []string, now time.Time) ([]string, error) {
+// (providerIDs are the status.providerID of every NodeClaim; launching names the NodeClaims
+// without one yet) and that are older than GarbageCollectionGrace at now: the instances garbage
+// collection terminates. See the function Leaked.
+func (p *Provider) Leaked(ctx context.Context, providerIDs, launching []string, now time.Time) ([]string, error) {
 	insts, err := p.List(ctx)
 	if err != nil {
 		return nil, err
 	}
 	described := make([]Described, 0, len(insts))
 	for _, i := range insts {
-		described = append(described, Described{ID: i.ID, LaunchTime: i.LaunchTime, State: i.State})
+		described = append(described, Described{ID: i.ID, LaunchTime: i.LaunchTime, State: i.State, NodeClaim: i.Tags[awsv1.TagKeyNodeClaim]})
 	}
-	return Leaked(described, providerIDs, now, GarbageCollectionGrace), nil
+	return Leaked(described, providerIDs, launching, now, GarbageCollectionGrace), nil
 }

@@ -36,14 +36,14 @@ func TestLeakedInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	owned := []string{kept.Status.ProviderID}
-	got, err := e.instances.Leaked(t.Context(), owned, e.clock.Now().Add(instance.GarbageCollectionGrace-time.Second))
+	got, err := e.instances.Leaked(t.Context(), owned, nil, e.clock.Now().Add(instance.GarbageCollectionGrace-time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 0 {
 		t.Errorf("within the grace period Leaked = %v, want none", got)
 	}
-	got, err = e.instances.Leaked(t.Context(), owned, e.clock.Now().Add(instance.GarbageCollectionGrace))
+	got, err = e.instances.Leaked(t.Context(), owned, nil, e.clock.Now().Add(instance.GarbageCollectionGrace))
 	if err != nil {
 		t.Fatal(err)
 	}

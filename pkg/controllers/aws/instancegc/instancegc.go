@@ -23,7 +23,9 @@ const Interval = time.Minute
 // Instances finds and terminates the cluster's instances (instance.Provider).
 type Instances interface {
 	// Leaked returns the IDs of instances no providerID names, older than the grace at now.
-	Leaked(ctx context.Context, providerIDs []string, now time.Time) ([]string, error)
+	// launching names the NodeClaims whose providerID is not written yet; their instances are
+	// spared, as the lifecycle controller adopts them.
+	Leaked(ctx context.Context, providerIDs, launching []string, now time.Time) ([]string, error)
 	// Delete terminates an instance; a NodeClaimNotFoundError means it is already gone.
 	Delete(ctx context.Context, id string) error
 }
@@ -78,12 +80,15 @@ func (c *Controller) Collect(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("listing NodeClaims, %w", err)
 	}
 	providerIDs := make([]string, 0, len(claims.Items))
+	var launching []string
 	for i := range claims.Items {
 		if id := claims.Items[i].Status.ProviderID; id != "" {
 			providerIDs = append(providerIDs, id)
+		} else if claims.Items[i].DeletionTimestamp == nil {
+			launching = append(launching, claims.Items[i].Name)
 		}
 	}
-	leaked, err := c.instances.Leaked(ctx, providerIDs, c.clock.Now())
+	leaked, err := c.instances.Leaked(ctx, providerIDs, launching, c.clock.Now())
 	if err != nil {
 		return nil, fmt.Errorf("listing leaked instances, %w", err)
 	}
