@@ -19,6 +19,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/cluster"
 	"github.com/joinerhq/joiner/pkg/controllers/aws/housekeeping"
 	"github.com/joinerhq/joiner/pkg/controllers/aws/instancegc"
+	podmetrics "github.com/joinerhq/joiner/pkg/controllers/metrics/pod"
 	"github.com/joinerhq/joiner/pkg/controllers/node/termination"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/garbagecollection"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/lifecycle"
@@ -64,6 +65,10 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 	if err != nil {
 		return nil, err
 	}
+	pods, err := podmetrics.NewController(mgr.GetClient(), deps.Clock, deps.Registry)
+	if err != nil {
+		return nil, err
+	}
 	recorder := mgr.GetEventRecorder("karpenter")
 	controllers := []Controller{
 		prov,
@@ -73,6 +78,7 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 		lifecycle.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
 		termination.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
 		garbagecollection.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
+		pods,
 	}
 	if deps.AWS != nil {
 		controllers = append(controllers,

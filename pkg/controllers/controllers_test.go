@@ -160,6 +160,10 @@ func TestOperator(t *testing.T) {
 	if body := get(t, "http://"+opts.MetricsBindAddress+"/metrics"); !strings.Contains(body, `karpenter_nodeclaims_created_total{nodepool="default",reason="provisioning"} 1`) {
 		t.Errorf("/metrics lacks the NodeClaim created:\n%s", body)
 	}
+	poll(t, "the pending pod's unbound time in /metrics", func() bool {
+		return strings.Contains(get(t, "http://"+opts.MetricsBindAddress+"/metrics"),
+			`karpenter_pods_current_unbound_time_seconds{name="pending",namespace="default"}`)
+	})
 }
 
 func create(t *testing.T, objs ...client.Object) {
