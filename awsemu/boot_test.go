@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -178,5 +179,45 @@ func TestConsoleKeepsTheMostRecent64KiB(t *testing.T) {
 	}
 	if strings.Contains(console, "Cloud-init") || !strings.HasSuffix(strings.TrimSpace(console), `node="`+e.instance(id).PrivateDNSName+`"`) {
 		t.Errorf("console does not end with the latest attempts:\n%s", console[len(console)-500:])
+	}
+}
+
+// TestSeededTimingsDriveTheLifecycle runs one instance through a world seeded with the local
+// stack's fast timings: each step takes exactly its timing, not the defaults.
+func TestSeededTimingsDriveTheLifecycle(t *testing.T) {
+	seed := state.DefaultSeed()
+	seed.Timings = state.Timings{PendingFor: time.Second, BootDelay: 3 * time.Second, ShuttingDownFor: 2 * time.Second}
+	e := newSeededEnv(t, seed)
+	f := e.fixture(t)
+	id := e.runAL2(t, f.subnets["us-west-2a"], ec2types.InstanceTypeT3Medium, "/etc/eks/bootstrap.sh demo")
+	steps := []struct {
+		after     time.Duration
+		terminate bool
+		state     string
+		phase     string
+	}{
+		{after: 999 * time.Millisecond, state: state.InstancePending},
+		{after: time.Millisecond, state: state.InstanceRunning},
+		{after: 2999 * time.Millisecond, state: state.InstanceRunning},
+		{after: time.Millisecond, state: state.InstanceRunning, phase: state.BootJoined},
+		{terminate: true, state: state.InstanceShuttingDown, phase: state.BootJoined},
+		{after: 1999 * time.Millisecond, state: state.InstanceShuttingDown, phase: state.BootJoined},
+		{after: time.Millisecond, state: state.InstanceTerminated, phase: state.BootJoined},
+	}
+	var elapsed time.Duration
+	for _, s := range steps {
+		e.clock.Step(s.after)
+		elapsed += s.after
+		if s.terminate {
+			if _, err := e.ec2.TerminateInstances(t.Context(), &ec2.TerminateInstancesInput{InstanceIds: []string{id}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.kubelets.Sync(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if i := e.instance(id); i.State != s.state || i.BootPhase != s.phase {
+			t.Errorf("after %s: state %q boot phase %q, want %q %q", elapsed, i.State, i.BootPhase, s.state, s.phase)
+		}
 	}
 }

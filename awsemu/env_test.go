@@ -39,8 +39,15 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newSeededEnv(t, state.DefaultSeed())
+}
+
+// newSeededEnv is newEnv over a world seeded with seed, which must keep the default controller
+// access key.
+func newSeededEnv(t *testing.T, seed state.SeedOptions) *env {
+	t.Helper()
 	clk := clocktesting.NewFakeClock(t0)
-	st, err := awsemu.NewState(clk, state.DefaultSeed())
+	st, err := awsemu.NewState(clk, seed)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,9 @@ package awsemu_test
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -36,20 +38,82 @@ func TestInspectionEndpoint(t *testing.T) {
 		ImageId: aws.String(f.amd64AMI), InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets["us-west-2b"])}); err != nil {
 		t.Fatal(err)
 	}
+	insts := e.inspectInstances(t)
+	if len(insts) != 1 || insts[0].Zone != "us-west-2b" || insts[0].State != "pending" {
+		t.Errorf("instances: %+v", insts)
+	}
+}
+
+// TestInspectionInstancePrices checks that each instance reports what its pool costs: the Price
+// List's on-demand price (TestPricingGetProducts pins m5.large in us-west-2 at 0.096), or the
+// spot price DescribeSpotPriceHistory reports now for its zone.
+func TestInspectionInstancePrices(t *testing.T) {
+	e := newEnv(t)
+	f := e.fixture(t)
+	spot, err := e.ec2.DescribeSpotPriceHistory(t.Context(), &ec2.DescribeSpotPriceHistoryInput{
+		InstanceTypes: []ec2types.InstanceType{ec2types.InstanceTypeM5Large}, ProductDescriptions: []string{"Linux/UNIX"},
+		AvailabilityZone: aws.String("us-west-2b"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spot.SpotPriceHistory) != 1 {
+		t.Fatalf("spot prices now in us-west-2b: %+v", spot.SpotPriceHistory)
+	}
+	spotPrice, err := strconv.ParseFloat(*spot.SpotPriceHistory[0].SpotPrice, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	launched := map[string]float64{}
+	for _, tt := range []struct {
+		zone    string
+		market  *ec2types.InstanceMarketOptionsRequest
+		capType string
+		want    float64
+	}{
+		{zone: "us-west-2a", capType: "on-demand", want: 0.096},
+		{zone: "us-west-2b", market: &ec2types.InstanceMarketOptionsRequest{MarketType: ec2types.MarketTypeSpot}, capType: "spot", want: spotPrice},
+	} {
+		out, err := e.ec2.RunInstances(t.Context(), &ec2.RunInstancesInput{MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
+			ImageId: aws.String(f.amd64AMI), InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets[tt.zone]),
+			InstanceMarketOptions: tt.market})
+		if err != nil {
+			t.Fatalf("%s in %s: %v", tt.capType, tt.zone, err)
+		}
+		launched[*out.Instances[0].InstanceId] = tt.want
+	}
+	insts := e.inspectInstances(t)
+	if len(insts) != len(launched) {
+		t.Fatalf("instances: %+v", insts)
+	}
+	for _, i := range insts {
+		if want := launched[i.ID]; math.Abs(i.PricePerHour-want) > 1e-9 {
+			t.Errorf("%s %s in %s: pricePerHour %v, want %v", i.CapacityType, i.InstanceType, i.Zone, i.PricePerHour, want)
+		}
+	}
+	if spotPrice == 0.096 {
+		t.Errorf("the spot price equals the on-demand price, so the test cannot tell them apart")
+	}
+}
+
+// inspectInstances returns what GET /_awsemu/instances reports.
+func (e *env) inspectInstances(t *testing.T) []inspect.Instance {
+	t.Helper()
 	get, err := http.NewRequestWithContext(t.Context(), http.MethodGet, e.url+"/_awsemu/instances", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err = http.DefaultClient.Do(get)
+	resp, err := http.DefaultClient.Do(get)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET instances: %s", resp.Status)
+	}
 	var insts []inspect.Instance
 	if err := json.NewDecoder(resp.Body).Decode(&insts); err != nil {
 		t.Fatal(err)
 	}
-	if len(insts) != 1 || insts[0].Zone != "us-west-2b" || insts[0].State != "pending" {
-		t.Errorf("instances: %+v", insts)
-	}
+	return insts
 }

@@ -33,7 +33,7 @@ const (
 )
 
 // Kubelets is the node side of the world's instances. Sync boots every running instance whose
-// boot delay (state.BootDelay) has passed with awsemu/boot's Booter, giving it the instance's
+// boot delay (the world's Timings.BootDelay) has passed with awsemu/boot's Booter, giving it the instance's
 // facts and its cluster's join configuration, records the outcome and the console lines in the
 // instance, and boots again, on the clock, the instances whose kubelet keeps retrying. With an
 // API server, it also keeps the joined instances' Nodes Ready, reports the pods bound to them
@@ -135,7 +135,7 @@ func (k *Kubelets) boot(ctx context.Context) error {
 				if i.State != state.InstanceRunning {
 					continue
 				}
-				first := i.BootPhase == "" && w.Now.Sub(i.StateChangedAt) >= state.BootDelay
+				first := i.BootPhase == "" && w.Now.Sub(i.StateChangedAt) >= w.Timings.BootDelay
 				again := i.BootRetryAt != nil && !w.Now.Before(*i.BootRetryAt)
 				if first || again {
 					todo = append(todo, due{region: rn, id: id, in: bootInput(w, r, i), retry: again})

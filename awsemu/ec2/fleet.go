@@ -138,21 +138,11 @@ func (e fleetErrorXML) status() int {
 func order(w *state.World, r *state.Region, cs []candidate, capacityType, strategy string) {
 	for i := range cs {
 		cs[i].price = math.Inf(1)
-		it, ok := w.Catalog.Type(cs[i].override.InstanceType)
-		if !ok {
-			continue
-		}
-		if capacityType == state.CapacityOnDemand {
-			if p, ok := it.OnDemandUSD[r.Name]; ok {
-				cs[i].price = p
-			}
-			continue
-		}
 		zone := cs[i].override.AvailabilityZone
 		if s := r.Subnets[cs[i].override.SubnetID]; s != nil {
 			zone = s.Zone
 		}
-		if p, ok := it.SpotPrice(zone, w.Now); ok {
+		if p, ok := w.HourlyPrice(cs[i].override.InstanceType, r.Name, zone, capacityType); ok {
 			cs[i].price = p
 		}
 	}

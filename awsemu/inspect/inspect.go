@@ -39,6 +39,10 @@ type Instance struct {
 	LaunchTime         time.Time         `json:"launchTime"`
 	Tags               map[string]string `json:"tags"`
 	Console            []string          `json:"console"`
+	// PricePerHour is what the instance costs per hour in USD now: its type's on-demand price
+	// in its region, or for spot its type's spot price in its zone (state.World.HourlyPrice);
+	// 0 where the catalogue has no price.
+	PricePerHour float64 `json:"pricePerHour"`
 }
 
 // Faults is the injected faults as the endpoint reads and writes them.
@@ -76,11 +80,12 @@ func (h *Handler) instances(w http.ResponseWriter) {
 			r := world.Regions[rn]
 			for _, id := range state.SortedKeys(r.Instances) {
 				i := r.Instances[id]
+				price, _ := world.HourlyPrice(i.InstanceType, i.Region, i.Zone, i.CapacityType)
 				out = append(out, Instance{
 					ID: i.ID, Region: i.Region, Zone: i.Zone, InstanceType: i.InstanceType, CapacityType: i.CapacityType,
 					State: i.State, BootPhase: i.BootPhase, BootReason: i.BootReason, BootMessage: i.BootMessage, BootRetryAt: i.BootRetryAt, NodeName: i.NodeName,
 					PrivateDNSName: i.PrivateDNSName, ImageID: i.ImageID, InstanceProfileARN: i.InstanceProfileARN,
-					LaunchTime: i.LaunchTime, Tags: i.Tags, Console: append([]string{}, i.Console...),
+					LaunchTime: i.LaunchTime, Tags: i.Tags, Console: append([]string{}, i.Console...), PricePerHour: price,
 				})
 			}
 		}

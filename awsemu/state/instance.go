@@ -88,16 +88,16 @@ const (
 	BootNotJoined = "not-joined"
 )
 
-// advance moves the instance along its lifecycle to now.
-func (i *Instance) advance(now time.Time) {
+// advance moves the instance along its lifecycle to now, spending t in each step.
+func (i *Instance) advance(now time.Time, t Timings) {
 	switch i.State {
 	case InstancePending:
-		if now.Sub(i.StateChangedAt) >= PendingFor {
-			i.State, i.StateChangedAt = InstanceRunning, i.StateChangedAt.Add(PendingFor)
+		if now.Sub(i.StateChangedAt) >= t.PendingFor {
+			i.State, i.StateChangedAt = InstanceRunning, i.StateChangedAt.Add(t.PendingFor)
 		}
 	case InstanceShuttingDown:
-		if now.Sub(i.StateChangedAt) >= ShuttingDownFor {
-			i.State, i.StateChangedAt = InstanceTerminated, i.StateChangedAt.Add(ShuttingDownFor)
+		if now.Sub(i.StateChangedAt) >= t.ShuttingDownFor {
+			i.State, i.StateChangedAt = InstanceTerminated, i.StateChangedAt.Add(t.ShuttingDownFor)
 		}
 	}
 }

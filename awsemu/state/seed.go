@@ -1,6 +1,7 @@
 package state
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"time"
@@ -34,6 +35,15 @@ type SeedOptions struct {
 	NodeRole string
 	// Releases are the AMI release dates (newest last) published for each version.
 	Releases []time.Time
+	// ClusterEndpoint is the API server URL the seeded EKS cluster reports; "" keeps the made-up
+	// https://ID.gr7.REGION.eks.amazonaws.com.
+	ClusterEndpoint string
+	// ClusterCA is the PEM certificate bundle of the cluster's API server, reported base64
+	// encoded as the cluster's certificate authority data; nil reports none.
+	ClusterCA []byte
+	// Timings replace the world's lifecycle timings field by field; zero fields keep the
+	// world's (DefaultTimings in a new World).
+	Timings Timings
 }
 
 // DefaultSeed is the world the local stack starts with.
@@ -53,8 +63,10 @@ func DefaultSeed() SeedOptions {
 
 // Seed adds to every region a VPC, one private subnet per zone and two security groups tagged for
 // discovery, and the EKS-optimized images; and to IAM the controller role with its access key and
-// the node role with its instance profile.
+// the node role with its instance profile. The EKS cluster named ClusterName is created in every
+// region with ClusterEndpoint and ClusterCA when they are set, and o.Timings override the world's.
 func (w *World) Seed(o SeedOptions) {
+	w.Timings = w.Timings.Override(o.Timings)
 	discovery := Tags{"karpenter.sh/discovery": o.ClusterName}
 	second := byte(0)
 	for _, name := range SortedKeys(w.Regions) {
@@ -85,6 +97,12 @@ func (w *World) Seed(o SeedOptions) {
 	for _, name := range SortedKeys(w.Regions) {
 		r := w.Regions[name]
 		c := w.PutCluster(r, o.ClusterName, o.KubernetesVersions[len(o.KubernetesVersions)-1])
+		if o.ClusterEndpoint != "" {
+			c.Endpoint = o.ClusterEndpoint
+		}
+		if len(o.ClusterCA) > 0 {
+			c.CertificateData = base64.StdEncoding.EncodeToString(o.ClusterCA)
+		}
 		w.PutAccessEntry(r, c, w.IAM.Roles[o.NodeRole].ARN, AccessEntryEC2Linux)
 		// The interruption queue is named after the cluster, as Karpenter's setup names it.
 		w.PutQueue(r, o.ClusterName)

@@ -11,18 +11,49 @@ import (
 	"github.com/joinerhq/joiner/awsemu/catalog"
 )
 
-// Timings of the instance lifecycle.
+// Default timings of the instance lifecycle, the values of DefaultTimings. A World's own
+// Timings decide; these are what a new World starts with.
 const (
-	// PendingFor is how long a new instance stays pending.
+	// PendingFor is how long a new instance stays pending by default.
 	PendingFor = 5 * time.Second
 	// BootDelay is how long after an instance starts running its userData has run and its
-	// kubelet first tries to register.
+	// kubelet first tries to register, by default.
 	BootDelay = 20 * time.Second
-	// ShuttingDownFor is how long a terminating instance stays shutting-down.
+	// ShuttingDownFor is how long a terminating instance stays shutting-down by default.
 	ShuttingDownFor = 10 * time.Second
 	// TerminatedVisibleFor is how long DescribeInstances still lists a terminated instance.
 	TerminatedVisibleFor = time.Hour
 )
+
+// Timings are how long an instance spends in each step of its lifecycle.
+type Timings struct {
+	// PendingFor is how long a new instance stays pending.
+	PendingFor time.Duration
+	// BootDelay is how long after an instance starts running its userData has run and its
+	// kubelet first tries to register.
+	BootDelay time.Duration
+	// ShuttingDownFor is how long a terminating instance stays shutting-down.
+	ShuttingDownFor time.Duration
+}
+
+// DefaultTimings are the timings of a new World: PendingFor, BootDelay and ShuttingDownFor.
+func DefaultTimings() Timings {
+	return Timings{PendingFor: PendingFor, BootDelay: BootDelay, ShuttingDownFor: ShuttingDownFor}
+}
+
+// Override returns t with the non-zero fields of o in place of its own.
+func (t Timings) Override(o Timings) Timings {
+	if o.PendingFor > 0 {
+		t.PendingFor = o.PendingFor
+	}
+	if o.BootDelay > 0 {
+		t.BootDelay = o.BootDelay
+	}
+	if o.ShuttingDownFor > 0 {
+		t.ShuttingDownFor = o.ShuttingDownFor
+	}
+	return t
+}
 
 // State is the emulator's world behind a lock. The zero value is not usable; call New.
 type State struct {
@@ -40,6 +71,9 @@ type World struct {
 	Regions   map[string]*Region
 	IAM       *IAM
 	Faults    *Faults
+	// Timings drive the instances' lifecycles and boots; New sets DefaultTimings, Seed applies
+	// SeedOptions.Timings. Changing them affects instances already in flight.
+	Timings Timings
 
 	nextID uint64
 }
@@ -47,7 +81,7 @@ type World struct {
 // New returns a State over the catalogue with no resources beyond the catalogue's regions and
 // zones. Use Seed to add a ready-made VPC, subnets, security groups and images.
 func New(clk clock.PassiveClock, cat *catalog.Catalog, accountID string) *State {
-	w := &World{AccountID: accountID, Catalog: cat, Regions: map[string]*Region{}, IAM: newIAM(), Faults: newFaults()}
+	w := &World{AccountID: accountID, Catalog: cat, Regions: map[string]*Region{}, IAM: newIAM(), Faults: newFaults(), Timings: DefaultTimings()}
 	for _, r := range cat.Regions {
 		w.Regions[r.Name] = newRegion(r)
 	}
@@ -99,7 +133,7 @@ func (w *World) observe() {
 				_ = w.Event(r, i, EventStateChange)
 			}
 			before := i.State
-			i.advance(w.Now)
+			i.advance(w.Now, w.Timings)
 			if i.State != before {
 				_ = w.Event(r, i, EventStateChange)
 			}

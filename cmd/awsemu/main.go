@@ -1,6 +1,6 @@
 // Command awsemu runs the AWS emulator as a process for the local stack and end-to-end tests.
 //
-//	awsemu --listen 127.0.0.1:4566
+//	awsemu --listen 127.0.0.1:4566 --kubeconfig kubeconfig --pending-for 1s --boot-delay 3s --shutting-down-for 2s
 //
 // It logs exactly one line, `awsemu listening on http://ADDR`, once it accepts connections, and
 // serves until interrupted. Point SDK clients at that URL with static credentials whose access key
@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -40,37 +41,30 @@ func main() {
 
 // run serves until ctx ends, writing the ready line and warnings to out.
 func run(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("awsemu", flag.ContinueOnError)
-	fs.SetOutput(out)
-	listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster booted instances register their Nodes in (none: instances boot and are admitted on EKS access entries alone, and no Node appears)")
-	cluster := fs.String("cluster-name", "demo", "cluster name the seeded subnets and security groups are tagged for")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	seed := state.DefaultSeed()
-	seed.ClusterName = *cluster
-	seed.NodeRole = "KarpenterNodeRole-" + *cluster
-	st, err := awsemu.NewState(clock.RealClock{}, seed)
+	o, err := parse(args, out)
 	if err != nil {
 		return err
 	}
-	var opts awsemu.KubeletOptions
-	if *kubeconfig != "" {
-		cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	st, err := awsemu.NewState(clock.RealClock{}, o.seed)
+	if err != nil {
+		return err
+	}
+	var kopts awsemu.KubeletOptions
+	if o.kubeconfig != nil {
+		cfg, err := clientcmd.NewDefaultClientConfig(*o.kubeconfig, &clientcmd.ConfigOverrides{}).ClientConfig()
 		if err != nil {
-			return fmt.Errorf("reading kubeconfig %s, %w", *kubeconfig, err)
+			return fmt.Errorf("building a client configuration from the kubeconfig, %w", err)
 		}
 		c, err := client.New(cfg, client.Options{})
 		if err != nil {
 			return fmt.Errorf("building a Kubernetes client, %w", err)
 		}
-		opts.Client = c
+		kopts.Client = c
 	}
-	go awsemu.NewKubelets(st, clock.RealClock{}, opts).Run(ctx, time.Second)
-	ln, err := net.Listen("tcp", *listen)
+	go awsemu.NewKubelets(st, clock.RealClock{}, kopts).Run(ctx, o.kubeletSync)
+	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
-		return fmt.Errorf("listening on %s, %w", *listen, err)
+		return fmt.Errorf("listening on %s, %w", o.listen, err)
 	}
 	srv := &http.Server{Handler: awsemu.New(st, clock.RealClock{}), ReadHeaderTimeout: 10 * time.Second}
 	errs := make(chan error, 1)
@@ -87,4 +81,88 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("shutting down, %w", err)
 	}
 	return nil
+}
+
+// options are what the command line asks for.
+type options struct {
+	listen string
+	// seed is the world to start with: the cluster named on the command line, its endpoint and
+	// CA from the kubeconfig, and the lifecycle timings.
+	seed state.SeedOptions
+	// kubeconfig is the loaded --kubeconfig, nil without one.
+	kubeconfig  *clientcmdapi.Config
+	kubeletSync time.Duration
+}
+
+// parse reads the command line, and the kubeconfig it names, writing usage errors to out.
+func parse(args []string, out io.Writer) (options, error) {
+	fs := flag.NewFlagSet("awsemu", flag.ContinueOnError)
+	fs.SetOutput(out)
+	def := state.DefaultTimings()
+	var o options
+	var kubeconfig, cluster string
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:0", "address to listen on")
+	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the cluster booted instances register their Nodes in; its current context's server and CA become the EKS cluster's endpoint and certificate authority (none: instances boot and are admitted on EKS access entries alone, no Node appears, and the cluster reports a made-up endpoint and no CA)")
+	fs.StringVar(&cluster, "cluster-name", "demo", "cluster name the seeded subnets and security groups are tagged for")
+	fs.DurationVar(&o.seed.Timings.PendingFor, "pending-for", def.PendingFor, "how long a new instance stays pending")
+	fs.DurationVar(&o.seed.Timings.BootDelay, "boot-delay", def.BootDelay, "how long after an instance starts running its kubelet first tries to register")
+	fs.DurationVar(&o.seed.Timings.ShuttingDownFor, "shutting-down-for", def.ShuttingDownFor, "how long a terminating instance stays shutting-down")
+	fs.DurationVar(&o.kubeletSync, "kubelet-sync-interval", time.Second, "how often the emulated kubelets boot due instances and keep their Nodes")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	for name, d := range map[string]time.Duration{"pending-for": o.seed.Timings.PendingFor, "boot-delay": o.seed.Timings.BootDelay,
+		"shutting-down-for": o.seed.Timings.ShuttingDownFor, "kubelet-sync-interval": o.kubeletSync} {
+		if d <= 0 {
+			return o, fmt.Errorf("--%s must be positive, got %s", name, d)
+		}
+	}
+	timings := o.seed.Timings
+	o.seed = state.DefaultSeed()
+	o.seed.Timings = timings
+	o.seed.ClusterName = cluster
+	o.seed.NodeRole = "KarpenterNodeRole-" + cluster
+	if kubeconfig == "" {
+		return o, nil
+	}
+	cfg, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		return o, fmt.Errorf("reading kubeconfig %s, %w", kubeconfig, err)
+	}
+	if o.seed.ClusterEndpoint, o.seed.ClusterCA, err = currentCluster(cfg); err != nil {
+		return o, fmt.Errorf("reading kubeconfig %s, %w", kubeconfig, err)
+	}
+	o.kubeconfig = cfg
+	return o, nil
+}
+
+// currentCluster returns the server URL and PEM CA bundle of the cluster of cfg's current
+// context. The CA is certificate-authority-data, or else the certificate-authority file (cfg's
+// relative paths are resolved against the kubeconfig first); a cluster with neither is an error,
+// since nodes could not join it.
+func currentCluster(cfg *clientcmdapi.Config) (server string, ca []byte, err error) {
+	if err := clientcmd.ResolveLocalPaths(cfg); err != nil {
+		return "", nil, fmt.Errorf("resolving paths, %w", err)
+	}
+	ctx, ok := cfg.Contexts[cfg.CurrentContext]
+	if !ok {
+		return "", nil, fmt.Errorf("current context %q is not defined", cfg.CurrentContext)
+	}
+	cluster, ok := cfg.Clusters[ctx.Cluster]
+	if !ok {
+		return "", nil, fmt.Errorf("cluster %q of context %q is not defined", ctx.Cluster, cfg.CurrentContext)
+	}
+	ca = cluster.CertificateAuthorityData
+	if len(ca) == 0 && cluster.CertificateAuthority != "" {
+		if ca, err = os.ReadFile(cluster.CertificateAuthority); err != nil {
+			return "", nil, fmt.Errorf("reading the certificate authority of cluster %q, %w", ctx.Cluster, err)
+		}
+	}
+	if len(ca) == 0 {
+		return "", nil, fmt.Errorf("cluster %q has no certificate authority", ctx.Cluster)
+	}
+	if cluster.Server == "" {
+		return "", nil, fmt.Errorf("cluster %q has no server", ctx.Cluster)
+	}
+	return cluster.Server, ca, nil
 }

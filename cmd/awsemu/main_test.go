@@ -3,14 +3,23 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"io"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"k8s.io/utils/clock"
+
+	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/state"
 )
 
 func TestRunLogsOneReadyLineAndServes(t *testing.T) {
@@ -47,5 +56,116 @@ func TestRunLogsOneReadyLineAndServes(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("run did not stop after its context ended")
+	}
+}
+
+// testCA is a PEM bundle as a kubeconfig carries it; the emulator passes it on without parsing.
+const testCA = "-----BEGIN CERTIFICATE-----\nTUlJQ0FURVNU\n-----END CERTIFICATE-----\n"
+
+func TestParseKubeconfigGivesTheClusterItsEndpointAndCA(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ca.crt"), []byte(testCA), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := func(cluster string) string {
+		return `apiVersion: v1
+kind: Config
+current-context: stack
+contexts:
+- name: stack
+  context: {cluster: stack, user: admin}
+- name: other
+  context: {cluster: other, user: admin}
+clusters:
+- name: other
+  cluster: {server: "https://other:6443", certificate-authority-data: T1RIRVI=}
+- name: stack
+  cluster: ` + cluster + `
+users:
+- name: admin
+  user: {token: secret}
+`
+	}
+	for _, tt := range []struct {
+		name, cluster, wantErr string
+	}{
+		{name: "CA data", cluster: `{server: "https://127.0.0.1:6443", certificate-authority-data: ` + base64.StdEncoding.EncodeToString([]byte(testCA)) + `}`},
+		{name: "CA file relative to the kubeconfig", cluster: `{server: "https://127.0.0.1:6443", certificate-authority: ca.crt}`},
+		{name: "no CA", cluster: `{server: "https://127.0.0.1:6443", insecure-skip-tls-verify: true}`, wantErr: "no certificate authority"},
+		{name: "missing CA file", cluster: `{server: "https://127.0.0.1:6443", certificate-authority: gone.crt}`, wantErr: "gone.crt"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, "kubeconfig")
+			if err := os.WriteFile(path, []byte(kubeconfig(tt.cluster)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			o, err := parse([]string{"--kubeconfig", path}, io.Discard)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got error %v, want one mentioning %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.seed.ClusterEndpoint != "https://127.0.0.1:6443" || string(o.seed.ClusterCA) != testCA || o.kubeconfig == nil {
+				t.Errorf("endpoint %q, CA %q, kubeconfig loaded %t", o.seed.ClusterEndpoint, o.seed.ClusterCA, o.kubeconfig != nil)
+			}
+		})
+	}
+}
+
+func TestParseTimings(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		args     []string
+		want     state.Timings
+		wantSync time.Duration
+		wantErr  bool
+	}{
+		{name: "defaults", want: state.DefaultTimings(), wantSync: time.Second},
+		{name: "fast stack", args: []string{"--pending-for", "1s", "--boot-delay", "3s", "--shutting-down-for", "2s", "--kubelet-sync-interval", "200ms"},
+			want: state.Timings{PendingFor: time.Second, BootDelay: 3 * time.Second, ShuttingDownFor: 2 * time.Second}, wantSync: 200 * time.Millisecond},
+		{name: "zero", args: []string{"--boot-delay", "0s"}, wantErr: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := parse(tt.args, io.Discard)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("error %v, want error %t", err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if o.seed.Timings != tt.want || o.kubeletSync != tt.wantSync {
+				t.Errorf("timings %+v every %s, want %+v every %s", o.seed.Timings, o.kubeletSync, tt.want, tt.wantSync)
+			}
+		})
+	}
+}
+
+// TestSeededClusterReportsTheKubeconfigCluster checks what the Joiner controller reads: EKS
+// DescribeCluster answers the seeded endpoint and the CA base64 encoded.
+func TestSeededClusterReportsTheKubeconfigCluster(t *testing.T) {
+	seed := state.DefaultSeed()
+	seed.ClusterEndpoint, seed.ClusterCA = "https://127.0.0.1:6443", []byte(testCA)
+	st, err := awsemu.NewState(clock.RealClock{}, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(awsemu.New(st, clock.RealClock{}))
+	t.Cleanup(srv.Close)
+	client := eks.NewFromConfig(aws.Config{Region: "us-west-2", BaseEndpoint: aws.String(srv.URL),
+		Credentials: credentials.NewStaticCredentialsProvider(seed.ControllerAccessKey, "secret", "")})
+	out, err := client.DescribeCluster(t.Context(), &eks.DescribeClusterInput{Name: aws.String(seed.ClusterName)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := aws.ToString(out.Cluster.Endpoint); got != seed.ClusterEndpoint {
+		t.Errorf("endpoint %q", got)
+	}
+	ca, err := base64.StdEncoding.DecodeString(aws.ToString(out.Cluster.CertificateAuthority.Data))
+	if err != nil || string(ca) != testCA {
+		t.Errorf("certificate authority %q (%v)", ca, err)
 	}
 }
