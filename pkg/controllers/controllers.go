@@ -19,10 +19,13 @@ import (
 	"github.com/joinerhq/joiner/pkg/cluster"
 	"github.com/joinerhq/joiner/pkg/controllers/aws/housekeeping"
 	"github.com/joinerhq/joiner/pkg/controllers/aws/instancegc"
+	"github.com/joinerhq/joiner/pkg/controllers/disruption"
 	podmetrics "github.com/joinerhq/joiner/pkg/controllers/metrics/pod"
 	"github.com/joinerhq/joiner/pkg/controllers/node/termination"
+	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/consolidatable"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/garbagecollection"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/lifecycle"
+	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/podevents"
 	nodeclassstatus "github.com/joinerhq/joiner/pkg/controllers/nodeclass/status"
 	nodepoolstatus "github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
 	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
@@ -70,6 +73,10 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 		return nil, err
 	}
 	recorder := mgr.GetEventRecorder("karpenter")
+	disrupt, err := disruption.NewController(mgr.GetClient(), view, deps.Clock, recorder, deps.Registry)
+	if err != nil {
+		return nil, err
+	}
 	controllers := []Controller{
 		prov,
 		nodepoolstatus.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock),
@@ -79,6 +86,11 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 		termination.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
 		garbagecollection.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
 		pods,
+		// Empty-node consolidation: podevents records when pods come and go, consolidatable marks
+		// NodeClaims quiet for consolidateAfter, disruption deletes the empty ones within budgets.
+		podevents.NewController(mgr.GetClient(), deps.Clock),
+		consolidatable.NewController(mgr.GetClient(), deps.Clock),
+		disrupt,
 	}
 	if deps.AWS != nil {
 		controllers = append(controllers,
