@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -261,11 +262,14 @@ func (w *watcher) narrate(p *picture) {
 		nc := &p.nodeClaims[i]
 		subject := "nodeclaim/" + nc.Name
 		seen[subject] = true
-		w.say(subject, w.claimLine(nc, p))
+		for step, line := range w.claimSteps(nc, p) {
+			w.say(subject+"/"+step, line)
+		}
 	}
 	for subject := range w.printed {
-		if strings.HasPrefix(subject, "nodeclaim/") && !seen[subject] && w.printed[subject] != "" {
-			w.say(subject, fmt.Sprintf("%-28s gone", subject))
+		name, isClaim := strings.CutSuffix(subject, "/created")
+		if isClaim && !seen[name] && w.printed[subject] != "" {
+			w.say(name+"/gone", fmt.Sprintf("%-28s gone", name))
 			w.printed[subject] = "" // gone for good: print nothing more for it
 		}
 	}
@@ -273,37 +277,48 @@ func (w *watcher) narrate(p *picture) {
 	w.say("cost", fmt.Sprintf("cost $%.4f/h across %d live instance(s)", p.costPerHour, p.liveInstances))
 }
 
-// claimLine is the state of one NodeClaim: its newest lifecycle step, or what stops it.
-func (w *watcher) claimLine(nc *v1.NodeClaim, p *picture) string {
+// claimSteps are the lines of the lifecycle steps a NodeClaim has reached, by step, in order
+// of the steps; a step not reached yet but failing says why.
+func (w *watcher) claimSteps(nc *v1.NodeClaim, p *picture) iter.Seq2[string, string] {
 	name := fmt.Sprintf("%-28s", "nodeclaim/"+nc.Name)
-	if nc.DeletionTimestamp != nil {
-		reason := ""
-		if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeDisruptionReason); c != nil {
-			reason = " (" + c.Reason + ")"
+	return func(yield func(string, string) bool) {
+		if !yield("created", name+" created for pending pods") {
+			return
 		}
-		return name + " deleting" + reason + ": draining the node and terminating " + instanceID(nc.Status.ProviderID)
-	}
-	for _, step := range []string{v1.ConditionTypeInitialized, v1.ConditionTypeRegistered, v1.ConditionTypeLaunched} {
-		c := meta.FindStatusCondition(nc.Status.Conditions, step)
-		if c == nil || c.Status != metav1.ConditionTrue {
-			continue
+		for _, step := range []string{v1.ConditionTypeLaunched, v1.ConditionTypeRegistered, v1.ConditionTypeInitialized} {
+			c := meta.FindStatusCondition(nc.Status.Conditions, step)
+			if c == nil {
+				return
+			}
+			if c.Status != metav1.ConditionTrue {
+				if c.Status == metav1.ConditionFalse {
+					yield(step, fmt.Sprintf("%s %s=False %s: %s", name, step, c.Reason, c.Message))
+				}
+				return
+			}
+			var line string
+			switch step {
+			case v1.ConditionTypeLaunched:
+				id := instanceID(nc.Status.ProviderID)
+				line = fmt.Sprintf("%s launched %s %s %s in %s at $%.4f/h", name, id, nc.Labels[corev1.LabelInstanceTypeStable],
+					nc.Labels[v1.CapacityTypeLabelKey], nc.Labels[corev1.LabelTopologyZone], p.instances[id].PricePerHour)
+			case v1.ConditionTypeRegistered:
+				line = name + " registered as node " + nc.Status.NodeName
+			default:
+				line = name + " initialized: the node is Ready and takes pods"
+			}
+			if !yield(step, line) {
+				return
+			}
 		}
-		switch step {
-		case v1.ConditionTypeInitialized:
-			return name + " initialized: node " + nc.Status.NodeName + " is Ready and takes pods"
-		case v1.ConditionTypeRegistered:
-			return name + " registered as node " + nc.Status.NodeName
-		default:
-			id := instanceID(nc.Status.ProviderID)
-			i := p.instances[id]
-			return fmt.Sprintf("%s launched %s %s %s in %s at $%.4f/h", name, id,
-				nc.Labels[corev1.LabelInstanceTypeStable], nc.Labels[v1.CapacityTypeLabelKey], nc.Labels[corev1.LabelTopologyZone], i.PricePerHour)
+		if nc.DeletionTimestamp != nil {
+			reason := ""
+			if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeDisruptionReason); c != nil {
+				reason = " (" + c.Reason + ")"
+			}
+			yield("deleting", name+" deleting"+reason+": draining the node and terminating "+instanceID(nc.Status.ProviderID))
 		}
 	}
-	if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeLaunched); c != nil && c.Status == metav1.ConditionFalse {
-		return name + " not launched: " + c.Message
-	}
-	return name + " created for pending pods"
 }
 
 // instanceID is the EC2 instance id at the end of an aws:///zone/i-... providerID.
