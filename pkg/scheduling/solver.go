@@ -153,13 +153,30 @@ func Solve(in *Input) (*Plan, error) {
 }
 
 func (s *solver) setup() error {
-	// Classes first: they register resource names and topology groups.
-	byKey := map[string]*class{}
+	// Every resource name is registered before any vector is made, so that all vectors have one
+	// length: a pod's requests and an instance type's allocatable are compared position by
+	// position (a GPU type's nvidia.com/gpu must not outrun the pods' vectors).
 	reqCache := make([]corev1.ResourceList, len(s.in.Pods))
 	for i, pod := range s.in.Pods {
 		reqCache[i] = PodRequests(pod)
 		s.dims.addAll(reqCache[i])
 	}
+	for _, it := range s.in.InstanceTypes {
+		s.dims.addAll(it.Allocatable)
+		s.dims.addAll(it.Capacity)
+	}
+	for _, en := range s.in.Nodes {
+		s.dims.addAll(en.Allocatable)
+		s.dims.addAll(en.Capacity)
+	}
+	for _, ds := range s.in.DaemonSetPods {
+		s.dims.addAll(PodRequests(ds))
+	}
+	for _, np := range s.in.NodePools {
+		s.dims.addAll(corev1.ResourceList(np.Spec.Limits))
+	}
+	// Classes next: they register topology groups.
+	byKey := map[string]*class{}
 	for i, pod := range s.in.Pods {
 		key := classKey(pod, reqCache[i])
 		c, ok := byKey[key]

@@ -284,3 +284,26 @@ func TestSolveRandomWorkloads(t *testing.T) {
 		})
 	}
 }
+
+// TestSolveTypesWithExtraResources: instance types that offer resources no pod asks for (GPUs,
+// Neuron devices) are compared with the pods' requests without running past them. A regression
+// test: the repacker indexed a pod's vector with a GPU type's longer one and panicked.
+func TestSolveTypesWithExtraResources(t *testing.T) {
+	types := generatedTypes(20)
+	for i, it := range types {
+		if i%3 == 0 {
+			it.Allocatable = it.Allocatable.DeepCopy()
+			it.Allocatable["nvidia.com/gpu"] = resource.MustParse("1")
+			it.Capacity = it.Capacity.DeepCopy()
+			it.Capacity["nvidia.com/gpu"] = resource.MustParse("1")
+		}
+	}
+	var pods []*corev1.Pod
+	for i := range 6 {
+		pods = append(pods, pod(fmt.Sprintf("p%d", i), "500m", "512Mi"))
+	}
+	plan := solveChecked(t, &scheduling.Input{Pods: pods, NodePools: []*v1.NodePool{nodePool("default")}, InstanceTypes: types})
+	if len(plan.Unschedulable) != 0 || len(plan.NodeClaims) == 0 {
+		t.Errorf("plan = %d NodeClaims and %d unschedulable pods, want all six placed", len(plan.NodeClaims), len(plan.Unschedulable))
+	}
+}

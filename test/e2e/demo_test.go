@@ -29,7 +29,7 @@ func TestDemo(t *testing.T) {
 	if err := stack.Demo(t.Context()); err != nil {
 		t.Fatalf("Demo() = %v\n%s", err, out.String())
 	}
-	for _, want := range []string{"launched i-", "registered as node", "initialized: node", "pods Running 5/5", "Every pod Running", "TOTAL", "gone", "Done in"} {
+	for _, want := range []string{"launched i-", "registered as node", "initialized: the node is Ready", "pods Running 5/5", "Every pod Running", "TOTAL", "gone", "Done in"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the story never said %q:\n%s", want, out.String())
 		}

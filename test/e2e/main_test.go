@@ -12,6 +12,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/joinerhq/joiner/internal/testenv"
 )
 
@@ -25,6 +28,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	log.SetLogger(logr.Discard()) // envtest logs through controller-runtime; the programs log to files
 	assets, err := testenv.AssetsDir()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -94,12 +94,13 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx 
 	var last string
 	err := wait.PollUntilContextTimeout(t.Context(), 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		done, state, err := cond(ctx)
-		last = state
-		if err != nil {
-			last = err.Error()
-			return false, nil // the API server may be busy; try again
+		switch {
+		case err == nil:
+			last = state
+		case ctx.Err() == nil:
+			last = err.Error() // the API server may be busy; try again
 		}
-		return done, nil
+		return err == nil && done, nil
 	})
 	if err != nil {
 		t.Fatalf("%s: not within %s (%v); last seen: %s", what, timeout, err, last)
