@@ -394,9 +394,14 @@ func TestRegistrarRunPods(t *testing.T) {
 	if elsewhere.Status.Phase == corev1.PodRunning {
 		t.Errorf("pod on another node was run")
 	}
+	checkTerminatingPodDeleted(t, r, name, bound)
+}
 
-	// A graceful delete (an eviction, say) leaves the bound pod terminating until its kubelet
-	// has stopped it and deletes it for good.
+// checkTerminatingPodDeleted: a graceful delete (an eviction, say) leaves the bound pod
+// terminating until its kubelet has stopped it and deletes it for good.
+func checkTerminatingPodDeleted(t *testing.T, r *Registrar, name string, bound *corev1.Pod) {
+	t.Helper()
+	ctx := t.Context()
 	if err := apiClient().Delete(ctx, bound, client.GracePeriodSeconds(30)); err != nil {
 		t.Fatal(err)
 	}

@@ -71,6 +71,7 @@ func TestOperator(t *testing.T) {
 		ClusterName: "test", BatchIdleDuration: 20 * time.Millisecond, BatchMaxDuration: 200 * time.Millisecond, LogLevel: "info",
 		MetricsBindAddress: freeAddr(t), HealthProbeBindAddress: freeAddr(t),
 		LeaderElection: true, LeaderElectionNamespace: "default", LeaderElectionID: "joiner-test",
+		KubeClientQPS: operator.DefaultKubeClientQPS, KubeClientBurst: operator.DefaultKubeClientBurst,
 	}
 	op, err := operator.New(env.Config, env.Scheme, opts, prometheus.NewRegistry(), logr.Discard())
 	if err != nil {
@@ -210,7 +211,8 @@ func get(t *testing.T, url string) string {
 // without it, none of them.
 func TestAWSControllers(t *testing.T) {
 	opts := operator.Options{ClusterName: "test", LogLevel: "info", MetricsBindAddress: "0", HealthProbeBindAddress: "0",
-		BatchIdleDuration: time.Second, BatchMaxDuration: 10 * time.Second}
+		BatchIdleDuration: time.Second, BatchMaxDuration: 10 * time.Second,
+		KubeClientQPS: operator.DefaultKubeClientQPS, KubeClientBurst: operator.DefaultKubeClientBurst}
 	awsNames := []string{"ec2nodeclass.status", "aws.housekeeping", "aws.instancegc"}
 	for _, withAWS := range []bool{false, true} {
 		op, err := operator.New(env.Config, env.Scheme, opts, prometheus.NewRegistry(), logr.Discard())

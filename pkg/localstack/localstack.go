@@ -112,18 +112,8 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 
 func (s *Stack) start(ctx context.Context) error {
 	o := s.opts
-	for _, bin := range []string{"etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager"} {
-		if _, err := os.Stat(filepath.Join(o.AssetsDir, bin)); err != nil {
-			return fmt.Errorf("no %s in %s: run `make testenv` first, %w", bin, o.AssetsDir, err)
-		}
-	}
-	for flag, path := range map[string]string{"emulator": o.EmulatorPath, "joiner": o.JoinerPath} {
-		if _, err := os.Stat(path); path != "" && err != nil {
-			return fmt.Errorf("no %s program at %s: run `make build` first, %w", flag, path, err)
-		}
-	}
-	if o.JoinerPath != "" && o.EmulatorPath == "" {
-		return errors.New("the controller needs the emulator: set EmulatorPath too")
+	if err := o.checkPrograms(); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(o.WorkDir, 0o755); err != nil {
 		return fmt.Errorf("creating work directory, %w", err)
@@ -177,6 +167,24 @@ func (s *Stack) start(ctx context.Context) error {
 	}
 	if o.Samples {
 		return s.applySamples(ctx)
+	}
+	return nil
+}
+
+// checkPrograms fails, naming the fix, when a program the options ask for is missing.
+func (o *Options) checkPrograms() error {
+	for _, bin := range []string{"etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager"} {
+		if _, err := os.Stat(filepath.Join(o.AssetsDir, bin)); err != nil {
+			return fmt.Errorf("no %s in %s: run `make testenv` first, %w", bin, o.AssetsDir, err)
+		}
+	}
+	for name, path := range map[string]string{"emulator": o.EmulatorPath, "joiner": o.JoinerPath} {
+		if _, err := os.Stat(path); path != "" && err != nil {
+			return fmt.Errorf("no %s program at %s: run `make build` first, %w", name, path, err)
+		}
+	}
+	if o.JoinerPath != "" && o.EmulatorPath == "" {
+		return errors.New("the controller needs the emulator: set EmulatorPath too")
 	}
 	return nil
 }

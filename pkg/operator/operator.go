@@ -44,7 +44,8 @@ func NewLogger(level zapcore.Level) logr.Logger {
 	}))
 }
 
-// New builds the manager for cfg: the scheme's types cached, leader election on a Lease when
+// New builds the manager for cfg: requests limited to opts.KubeClientQPS and KubeClientBurst,
+// the scheme's types cached, leader election on a Lease when
 // opts.LeaderElection is set (other replicas wait, running only their probes and metrics),
 // /healthz and /readyz on opts.HealthProbeBindAddress (ready once the cache has synced), and
 // /metrics on opts.MetricsBindAddress serving registry.
@@ -52,6 +53,8 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options, registry *prome
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("validating options, %w", err)
 	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = float32(opts.KubeClientQPS), opts.KubeClientBurst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
 		Logger: logger,

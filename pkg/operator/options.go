@@ -38,6 +38,11 @@ type Options struct {
 	LeaderElectionNamespace string
 	// LeaderElectionID names the Lease.
 	LeaderElectionID string
+	// KubeClientQPS and KubeClientBurst bound the controller's requests to the API server. A
+	// scale-up of hundreds of pods writes NodeClaims, status, taints and events; client-go's
+	// defaults (5 QPS, burst 10) would queue them for minutes.
+	KubeClientQPS   int
+	KubeClientBurst int
 
 	// envErrs are environment variables AddFlags could not parse; Validate reports them.
 	envErrs []error
@@ -48,6 +53,9 @@ const (
 	DefaultBatchIdleDuration = time.Second
 	DefaultBatchMaxDuration  = 10 * time.Second
 	DefaultLeaderElectionID  = "joiner-leader-election"
+	// DefaultKubeClientQPS and DefaultKubeClientBurst are Karpenter's defaults.
+	DefaultKubeClientQPS   = 200
+	DefaultKubeClientBurst = 300
 )
 
 // AddFlags registers a flag for every option on fs, each defaulting to its environment variable
@@ -66,6 +74,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	// own namespace and the manager would refuse to start.
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", env("LEADER_ELECTION_NAMESPACE", env("SYSTEM_NAMESPACE", "kube-system")), "Namespace of the leader Lease [LEADER_ELECTION_NAMESPACE, else SYSTEM_NAMESPACE]")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", env("LEADER_ELECTION_ID", DefaultLeaderElectionID), "Name of the leader Lease [LEADER_ELECTION_ID]")
+	fs.IntVar(&o.KubeClientQPS, "kube-client-qps", o.envInt("KUBE_CLIENT_QPS", DefaultKubeClientQPS), "Requests per second the controller may make of the API server [KUBE_CLIENT_QPS]")
+	fs.IntVar(&o.KubeClientBurst, "kube-client-burst", o.envInt("KUBE_CLIENT_BURST", DefaultKubeClientBurst), "Requests the controller may make of the API server in a burst above --kube-client-qps [KUBE_CLIENT_BURST]")
 }
 
 // Validate reports every setting that cannot work, each with the fix.
@@ -82,6 +92,12 @@ func (o *Options) Validate() error {
 	}
 	if _, err := o.Level(); err != nil {
 		errs = append(errs, err)
+	}
+	if o.KubeClientQPS <= 0 {
+		errs = append(errs, fmt.Errorf("--kube-client-qps %d must be positive, for example %d", o.KubeClientQPS, DefaultKubeClientQPS))
+	}
+	if o.KubeClientBurst < o.KubeClientQPS {
+		errs = append(errs, fmt.Errorf("--kube-client-burst %d must be at least --kube-client-qps %d", o.KubeClientBurst, o.KubeClientQPS))
 	}
 	return errors.Join(errs...)
 }
@@ -106,7 +122,7 @@ func env(key, def string) string {
 	return def
 }
 
-// envDuration and envBool return the default for an unset variable; an unparsable one is
+// envDuration, envInt and envBool return the default for an unset variable; an unparsable one is
 // remembered for Validate, which refuses to start with it.
 func (o *Options) envDuration(key string, def time.Duration) time.Duration {
 	v, ok := os.LookupEnv(key)
@@ -119,6 +135,19 @@ func (o *Options) envDuration(key string, def time.Duration) time.Duration {
 		return def
 	}
 	return d
+}
+
+func (o *Options) envInt(key string, def int) int {
+	v, ok := os.LookupEnv(key)
+	if !ok {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		o.envErrs = append(o.envErrs, fmt.Errorf("%s=%q is not a whole number", key, v))
+		return def
+	}
+	return n
 }
 
 func (o *Options) envBool(key string, def bool) bool {

@@ -22,7 +22,8 @@ func TestOptions(t *testing.T) {
 			name: "defaults",
 			args: []string{"--cluster-name=c"},
 			check: func(t *testing.T, o *operator.Options) {
-				if o.BatchIdleDuration != time.Second || o.BatchMaxDuration != 10*time.Second || o.LogLevel != "info" || !o.LeaderElection {
+				if o.BatchIdleDuration != time.Second || o.BatchMaxDuration != 10*time.Second || o.LogLevel != "info" || !o.LeaderElection ||
+					o.KubeClientQPS != 200 || o.KubeClientBurst != 300 {
 					t.Errorf("defaults = %+v", o)
 				}
 			},
@@ -50,10 +51,13 @@ func TestOptions(t *testing.T) {
 		{name: "bad env duration", env: map[string]string{"CLUSTER_NAME": "c", "BATCH_IDLE_DURATION": "soon"}, wantErr: `BATCH_IDLE_DURATION="soon"`},
 		{name: "max below idle", args: []string{"--cluster-name=c", "--batch-idle-duration=5s", "--batch-max-duration=1s"}, wantErr: "at least --batch-idle-duration"},
 		{name: "bad level", args: []string{"--cluster-name=c", "--log-level=loud"}, wantErr: "not a level"},
+		{name: "bad env qps", env: map[string]string{"CLUSTER_NAME": "c", "KUBE_CLIENT_QPS": "fast"}, wantErr: `KUBE_CLIENT_QPS="fast" is not a whole number`},
+		{name: "burst below qps", args: []string{"--cluster-name=c", "--kube-client-qps=50", "--kube-client-burst=10"}, wantErr: "at least --kube-client-qps"},
+		{name: "zero qps", args: []string{"--cluster-name=c", "--kube-client-qps=0"}, wantErr: "--kube-client-qps 0 must be positive"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, k := range []string{"CLUSTER_NAME", "BATCH_IDLE_DURATION", "BATCH_MAX_DURATION", "LOG_LEVEL", "INTERRUPTION_QUEUE"} {
+			for _, k := range []string{"CLUSTER_NAME", "BATCH_IDLE_DURATION", "BATCH_MAX_DURATION", "LOG_LEVEL", "INTERRUPTION_QUEUE", "KUBE_CLIENT_QPS"} {
 				t.Setenv(k, tt.env[k])
 				if _, ok := tt.env[k]; !ok {
 					unsetenv(t, k)

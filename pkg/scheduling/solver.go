@@ -152,10 +152,11 @@ func Solve(in *Input) (*Plan, error) {
 	return s.plan(), nil
 }
 
-func (s *solver) setup() error {
-	// Every resource name is registered before any vector is made, so that all vectors have one
-	// length: a pod's requests and an instance type's allocatable are compared position by
-	// position (a GPU type's nvidia.com/gpu must not outrun the pods' vectors).
+// registerDims registers every resource name of the input and returns each pod's requests.
+// Every resource name is registered before any vector is made, so that all vectors have one
+// length: a pod's requests and an instance type's allocatable are compared position by
+// position (a GPU type's nvidia.com/gpu must not outrun the pods' vectors).
+func (s *solver) registerDims() []corev1.ResourceList {
 	reqCache := make([]corev1.ResourceList, len(s.in.Pods))
 	for i, pod := range s.in.Pods {
 		reqCache[i] = PodRequests(pod)
@@ -175,6 +176,11 @@ func (s *solver) setup() error {
 	for _, np := range s.in.NodePools {
 		s.dims.addAll(corev1.ResourceList(np.Spec.Limits))
 	}
+	return reqCache
+}
+
+func (s *solver) setup() error {
+	reqCache := s.registerDims()
 	// Classes next: they register topology groups.
 	byKey := map[string]*class{}
 	for i, pod := range s.in.Pods {

@@ -16,6 +16,7 @@ import (
 
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/localstack"
 )
 
 // TestNodePoolDeletionDrainsRespectingPDB deletes the NodePool whose nodes run a Deployment
@@ -86,18 +87,7 @@ func TestNodePoolDeletionDrainsRespectingPDB(t *testing.T) {
 	if err := stack.Client.Get(ctx, client.ObjectKeyFromObject(doomed), &v1.NodePool{}); !apierrors.IsNotFound(err) {
 		t.Errorf("nodepool doomed still exists after its nodes went: %v", err)
 	}
-	var pods corev1.PodList
-	if err := stack.Client.List(ctx, &pods, client.InNamespace("pdb")); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range pods.Items {
-		var node corev1.Node
-		if err := stack.Client.Get(ctx, client.ObjectKey{Name: p.Spec.NodeName}, &node); err != nil {
-			t.Errorf("pod %s is on node %q: %v", p.Name, p.Spec.NodeName, err)
-		} else if pool := node.Labels[v1.NodePoolLabelKey]; pool != "survivor" {
-			t.Errorf("pod %s runs on node %s of nodepool %q, want survivor", p.Name, node.Name, pool)
-		}
-	}
+	checkPodsOn(t, ctx, stack.Client, "pdb", "survivor")
 	t.Logf("drained with at least %d of 6 pods Ready throughout", watch.lowest)
 
 	// The rest goes too, and nothing is left behind.
@@ -106,28 +96,7 @@ func TestNodePoolDeletionDrainsRespectingPDB(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, 3*time.Minute, "nothing left in the cluster or the emulator", func(ctx context.Context) (bool, string, error) {
-		var claims v1.NodeClaimList
-		var nodes corev1.NodeList
-		var pools v1.NodePoolList
-		for _, list := range []client.ObjectList{&claims, &nodes, &pools} {
-			if err := stack.Client.List(ctx, list); err != nil {
-				return false, "", err
-			}
-		}
-		instances, err := liveInstances(ctx, stack)
-		return len(claims.Items)+len(nodes.Items)+len(pools.Items)+len(instances) == 0,
-			fmt.Sprintf("%d nodeclaims, %d nodes, %d nodepools, %d live instances", len(claims.Items), len(nodes.Items), len(pools.Items), len(instances)), err
-	})
-	instances, err := stack.Instances(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, i := range instances {
-		if i.Tags[awsv1.TagKeyNodeClaim] == "" {
-			t.Errorf("instance %s was not launched for a NodeClaim", i.ID)
-		}
-	}
+	checkNothingLeft(t, stack)
 }
 
 // readyPods counts the guarded pods that are Ready and not being deleted.
@@ -169,6 +138,52 @@ func (w *readyWatch) run(ctx context.Context, c client.Client) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		}
+	}
+}
+
+// checkPodsOn fails the test unless every pod of the namespace runs on a node of the NodePool.
+func checkPodsOn(t *testing.T, ctx context.Context, c client.Client, namespace, pool string) {
+	t.Helper()
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(namespace)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		var node corev1.Node
+		if err := c.Get(ctx, client.ObjectKey{Name: p.Spec.NodeName}, &node); err != nil {
+			t.Errorf("pod %s is on node %q: %v", p.Name, p.Spec.NodeName, err)
+		} else if got := node.Labels[v1.NodePoolLabelKey]; got != pool {
+			t.Errorf("pod %s runs on node %s of nodepool %q, want %s", p.Name, node.Name, got, pool)
+		}
+	}
+}
+
+// checkNothingLeft waits until no NodeClaim, Node, NodePool or live instance is left, then fails
+// the test if any instance the emulator ever ran was not launched for a NodeClaim.
+func checkNothingLeft(t *testing.T, stack *localstack.Stack) {
+	t.Helper()
+	ctx := t.Context()
+	eventually(t, 3*time.Minute, "nothing left in the cluster or the emulator", func(ctx context.Context) (bool, string, error) {
+		var claims v1.NodeClaimList
+		var nodes corev1.NodeList
+		var pools v1.NodePoolList
+		for _, list := range []client.ObjectList{&claims, &nodes, &pools} {
+			if err := stack.Client.List(ctx, list); err != nil {
+				return false, "", err
+			}
+		}
+		instances, err := liveInstances(ctx, stack)
+		return len(claims.Items)+len(nodes.Items)+len(pools.Items)+len(instances) == 0,
+			fmt.Sprintf("%d nodeclaims, %d nodes, %d nodepools, %d live instances", len(claims.Items), len(nodes.Items), len(pools.Items), len(instances)), err
+	})
+	instances, err := stack.Instances(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range instances {
+		if i.Tags[awsv1.TagKeyNodeClaim] == "" {
+			t.Errorf("instance %s was not launched for a NodeClaim", i.ID)
 		}
 	}
 }

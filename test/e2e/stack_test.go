@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/yaml"
 
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
@@ -262,6 +263,13 @@ func simulate(t *testing.T, ctx context.Context, stack *localstack.Stack, object
 	var manifests [][]byte
 	var pools []*v1.NodePool
 	for _, obj := range objects {
+		// Create drops a typed object's apiVersion and kind; the manifests need them back.
+		obj = obj.DeepCopyObject().(client.Object)
+		gvk, err := apiutil.GVKForObject(obj, stack.Client.Scheme())
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj.GetObjectKind().SetGroupVersionKind(gvk)
 		raw, err := yaml.Marshal(obj)
 		if err != nil {
 			t.Fatal(err)
