@@ -275,6 +275,13 @@ func (k *Kubelets) keepNodes(ctx context.Context) error {
 	now := k.clock.Now()
 	live := map[string]bool{}
 	var errs []error
+	podsByNode := map[string][]corev1.Pod{}
+	if len(nodes) > 0 {
+		var err error
+		if podsByNode, err = k.registrar.PodsByNode(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for _, n := range nodes {
 		live[n.id] = true
 		if k.deleted[n.id] {
@@ -292,7 +299,7 @@ func (k *Kubelets) keepNodes(ctx context.Context) error {
 			}
 			k.heartbeats[n.id] = now
 		}
-		if _, err := k.registrar.RunPods(ctx, n.node, n.ip); err != nil {
+		if _, err := k.registrar.RunPodsOf(ctx, podsByNode[n.node], n.ip); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -144,10 +144,32 @@ func (r *Registrar) RunPods(ctx context.Context, nodeName, hostIP string) (int, 
 	if err := r.client.List(ctx, pods, client.MatchingFields{"spec.nodeName": nodeName}); err != nil {
 		return 0, fmt.Errorf("listing pods on node %s, %w", nodeName, err)
 	}
+	return r.RunPodsOf(ctx, pods.Items, hostIP)
+}
+
+// PodsByNode lists every pod bound to a node, by node name: one read for all the kubelets of a
+// sync, where a List per node would cost a request per node per second.
+func (r *Registrar) PodsByNode(ctx context.Context) (map[string][]corev1.Pod, error) {
+	pods := &corev1.PodList{}
+	if err := r.client.List(ctx, pods); err != nil {
+		return nil, fmt.Errorf("listing pods, %w", err)
+	}
+	out := map[string][]corev1.Pod{}
+	for _, pod := range pods.Items {
+		if pod.Spec.NodeName != "" {
+			out[pod.Spec.NodeName] = append(out[pod.Spec.NodeName], pod)
+		}
+	}
+	return out, nil
+}
+
+// RunPodsOf is RunPods over pods already read, the pods bound to one node whose host IP is
+// hostIP.
+func (r *Registrar) RunPodsOf(ctx context.Context, pods []corev1.Pod, hostIP string) (int, error) {
 	now := metav1.NewTime(r.clock.Now())
 	changed := 0
-	for i := range pods.Items {
-		pod := &pods.Items[i]
+	for i := range pods {
+		pod := &pods[i]
 		if pod.DeletionTimestamp != nil {
 			err := r.client.Delete(ctx, pod, client.GracePeriodSeconds(0), client.Preconditions{UID: &pod.UID})
 			if client.IgnoreNotFound(err) != nil {

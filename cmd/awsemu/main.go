@@ -25,6 +25,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/joinerhq/joiner/awsemu"
 	"github.com/joinerhq/joiner/awsemu/state"
@@ -45,6 +47,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	logger := zap.New(zap.WriteTo(out))
+	ctrllog.SetLogger(logger)
+	ctx = ctrllog.IntoContext(ctx, logger)
 	st, err := awsemu.NewState(clock.RealClock{}, o.seed)
 	if err != nil {
 		return err
@@ -55,6 +60,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("building a client configuration from the kubeconfig, %w", err)
 		}
+		// One client speaks for every emulated kubelet, each of which would have its own limit.
+		cfg.QPS, cfg.Burst = 1000, 2000
 		c, err := client.New(cfg, client.Options{})
 		if err != nil {
 			return fmt.Errorf("building a Kubernetes client, %w", err)

@@ -74,7 +74,9 @@ func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
 		nodePool("compute", 50, "48",
 			v1.NodeSelectorRequirementWithMinValues{Key: corev1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64"}},
 			v1.NodeSelectorRequirementWithMinValues{Key: "karpenter.k8s.aws/instance-category", Operator: v1.NodeSelectorOpIn, Values: []string{"c"}}),
-		nodePool("general", 10, fmt.Sprint(n*4),
+		// general's limit is generous: a plan counts each new NodeClaim at its largest
+		// instance-type option (as Karpenter does), so a tight limit fails pods of a large batch.
+		nodePool("general", 10, fmt.Sprint(n*100),
 			v1.NodeSelectorRequirementWithMinValues{Key: corev1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64", "arm64"}}),
 	}
 

@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -49,6 +50,9 @@ const (
 	// drains or its instance terminates.
 	terminationPoll = 5 * time.Second
 )
+
+// MaxConcurrentReconciles is how many NodeClaims the controller works on at once.
+const MaxConcurrentReconciles = 50
 
 // Controller is the NodeClaim lifecycle controller. Create it with NewController.
 type Controller struct {
@@ -90,6 +94,9 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager) error {
 		Named(c.Name()).
 		For(&v1.NodeClaim{}).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.nodeToNodeClaims)).
+		// NodeClaims are independent and a launch waits on the cloud: a batch of dozens must
+		// not launch one at a time.
+		WithOptions(controller.Options{MaxConcurrentReconciles: MaxConcurrentReconciles}).
 		Complete(reconcile.AsReconciler(mgr.GetClient(), c))
 	if err != nil {
 		return fmt.Errorf("registering nodeclaim, %w", err)
