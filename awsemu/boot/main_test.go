@@ -1,7 +1,6 @@
 package boot
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -14,22 +13,7 @@ import (
 var env *testenv.Environment
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	var err error
-	env, err = testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}()
-	return m.Run()
+	os.Exit(testenv.Main(m, &env))
 }
 
 func apiClient() client.Client { return env.Client }

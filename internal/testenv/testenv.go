@@ -2,7 +2,17 @@
 // kube-apiserver built by hack/install-testenv.sh, with Joiner's CRDs installed.
 //
 // It never downloads anything and never skips: when the binaries are missing, Start fails with
-// the command that builds them. Start one Environment per test package, in TestMain.
+// the command that builds them. Start one Environment per test package, in TestMain; Main does
+// that and stops it when the tests are done:
+//
+//	var env *testenv.Environment
+//
+//	func TestMain(m *testing.M) {
+//		os.Exit(testenv.Main(m, &env, testenv.CreateDefaultServiceAccount, startControllers))
+//	}
+//
+// A setup step such as startControllers runs the package's controllers in a manager from
+// StartManager, which Stop shuts down before the control plane.
 package testenv
 
 import (
@@ -12,6 +22,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sync"
 
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -35,6 +46,10 @@ type Environment struct {
 	AssetsDir string
 
 	env *envtest.Environment
+
+	mu sync.Mutex
+	// managers are the managers StartManager started, which Stop stops first.
+	managers []*runningManager
 }
 
 // Start starts etcd and kube-apiserver and installs Joiner's CRDs, waiting until they are served.
@@ -68,9 +83,10 @@ func Start() (*Environment, error) {
 	return &Environment{Config: cfg, Client: c, Scheme: scheme, AssetsDir: assets, env: env}, nil
 }
 
-// Stop stops kube-apiserver and etcd and removes their data.
+// Stop stops the managers StartManager started (waiting for each to return), then kube-apiserver
+// and etcd, and removes their data. Its error joins every manager's and the control plane's.
 func (e *Environment) Stop() error {
-	return e.env.Stop()
+	return errors.Join(e.stopManagers(), e.env.Stop())
 }
 
 // WriteKubeconfig writes a kubeconfig for a cluster-admin user to path, for kubectl.

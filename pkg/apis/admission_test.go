@@ -31,17 +31,7 @@ import (
 var env *testenv.Environment
 
 func TestMain(m *testing.M) {
-	e, err := testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting the test control plane:", err)
-		os.Exit(1)
-	}
-	env = e
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping the test control plane:", err)
-	}
-	os.Exit(code)
+	os.Exit(testenv.Main(m, &env))
 }
 
 // typedFor returns an empty typed object for the Joiner kinds, so that decoding a manifest into

@@ -2,7 +2,6 @@ package cluster_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 
@@ -20,17 +19,7 @@ import (
 var env *testenv.Environment
 
 func TestMain(m *testing.M) {
-	var err error
-	env, err = testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	os.Exit(testenv.Main(m, &env))
 }
 
 func nodeClaim(name, providerID string) *v1.NodeClaim {

@@ -57,18 +57,7 @@ func TestOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, k := range []string{"CLUSTER_NAME", "BATCH_IDLE_DURATION", "BATCH_MAX_DURATION", "LOG_LEVEL", "INTERRUPTION_QUEUE", "KUBE_CLIENT_QPS"} {
-				t.Setenv(k, tt.env[k])
-				if _, ok := tt.env[k]; !ok {
-					unsetenv(t, k)
-				}
-			}
-			var o operator.Options
-			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-			o.AddFlags(fs)
-			if err := fs.Parse(tt.args); err != nil {
-				t.Fatal(err)
-			}
+			o := parseOptions(t, tt.env, tt.args)
 			err := o.Validate()
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -79,7 +68,26 @@ func TestOptions(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Validate() = %v", err)
 			}
-			tt.check(t, &o)
+			tt.check(t, o)
 		})
 	}
+}
+
+// parseOptions parses args into Options with exactly the variables of env set among those the
+// options read.
+func parseOptions(t *testing.T, env map[string]string, args []string) *operator.Options {
+	t.Helper()
+	for _, k := range []string{"CLUSTER_NAME", "BATCH_IDLE_DURATION", "BATCH_MAX_DURATION", "LOG_LEVEL", "INTERRUPTION_QUEUE", "KUBE_CLIENT_QPS"} {
+		t.Setenv(k, env[k])
+		if _, ok := env[k]; !ok {
+			unsetenv(t, k)
+		}
+	}
+	var o operator.Options
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return &o
 }

@@ -16,15 +16,16 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/joinerhq/joiner/internal/testenv"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cluster"
 	"github.com/joinerhq/joiner/pkg/controllers/disruption"
 )
 
 // newController returns a controller reading and writing through the direct client.
-func newController(t *testing.T) (*disruption.Controller, *recorder, *prometheus.Registry) {
+func newController(t *testing.T) (*disruption.Controller, *testenv.Recorder, *prometheus.Registry) {
 	t.Helper()
-	events := &recorder{}
+	events := &testenv.Recorder{}
 	reg := prometheus.NewRegistry()
 	c, err := disruption.NewController(env.Client, cluster.New(env.Client, false), clocktesting.NewFakeClock(time.Now()), events, reg)
 	if err != nil {
@@ -223,7 +224,7 @@ func TestDisrupt(t *testing.T) {
 			if tt.want {
 				want = []string{nc.Name + " Normal DisruptionTerminating Disrupting NodeClaim: Empty", node.Name + " Normal DisruptionTerminating Disrupting Node: Empty"}
 			}
-			if diff := cmp.Diff(want, events.all()); diff != "" {
+			if diff := cmp.Diff(want, events.Events()); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 		})
@@ -290,7 +291,7 @@ func TestBudget(t *testing.T) {
 // TestRecheck: a pod that the cache has not seen yet stops the deletion: the last check reads the
 // API server.
 func TestRecheck(t *testing.T) {
-	events := &recorder{}
+	events := &testenv.Recorder{}
 	// The view sees a stale cluster: the pod is filtered out as if the cache had not seen it yet.
 	stale := staleReader{Client: env.Client}
 	c, err := disruption.NewController(env.Client, cluster.New(stale, false), clocktesting.NewFakeClock(time.Now()), events, prometheus.NewRegistry())

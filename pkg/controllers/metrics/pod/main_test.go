@@ -1,7 +1,6 @@
 package pod_test
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -11,15 +10,5 @@ import (
 var env *testenv.Environment
 
 func TestMain(m *testing.M) {
-	var err error
-	env, err = testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	os.Exit(testenv.Main(m, &env))
 }

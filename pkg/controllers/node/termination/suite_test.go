@@ -2,24 +2,14 @@ package termination_test
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/joinerhq/joiner/internal/testenv"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
@@ -36,113 +26,32 @@ var (
 	env      *testenv.Environment
 	cloud    *fake.CloudProvider
 	fakeTime *clocktesting.FakeClock
-	events   *recorder
+	events   *testenv.Recorder
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(testenv.Main(m, &env, testenv.CreateDefaultServiceAccount, startControllers))
 }
 
-func run(m *testing.M) int {
-	var err error
-	env, err = testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	// No controller-manager runs: the service account that pods default to is created by hand.
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "default"}}
-	if err := env.Client.Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctrl.SetLogger(logr.Discard())
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 env.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: new(true)},
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+// startControllers runs the lifecycle and termination controllers on the fake cloud and clock.
+func startControllers(ctx context.Context, e *testenv.Environment) error {
 	cloud = &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{{
 		Name:      "m7i.large",
 		Capacity:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourcePods: resource.MustParse("29")},
 		Offerings: []*cloudprovider.Offering{{Zone: "us-west-2a", CapacityType: v1.CapacityTypeOnDemand, Available: true}},
 	}}}
 	fakeTime = clocktesting.NewFakeClock(time.Now())
-	events = &recorder{}
-	if err := lifecycle.NewController(mgr.GetClient(), cloud, fakeTime, events).Register(ctx, mgr); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := termination.NewController(mgr.GetClient(), cloud, fakeTime, events).Register(ctx, mgr); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	code := m.Run()
-	cancel()
-	if err := <-done; err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return code
-}
-
-// recorder keeps the events the controllers record.
-type recorder struct {
-	mu     sync.Mutex
-	events []string
-}
-
-func (r *recorder) Eventf(regarding, _ runtime.Object, eventType, reason, _, note string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	name := ""
-	if o, ok := regarding.(client.Object); ok {
-		name = o.GetName()
-	}
-	r.events = append(r.events, fmt.Sprintf("%s %s %s %s", name, eventType, reason, fmt.Sprintf(note, args...)))
-}
-
-// find returns the first event of the object with the type and reason, or "".
-func (r *recorder) find(name, eventType, reason string) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, e := range r.events {
-		if strings.HasPrefix(e, name+" "+eventType+" "+reason+" ") {
-			return e
+	events = &testenv.Recorder{}
+	return e.StartManager(ctx, func(ctx context.Context, mgr manager.Manager) error {
+		if err := lifecycle.NewController(mgr.GetClient(), cloud, fakeTime, events).Register(ctx, mgr); err != nil {
+			return err
 		}
-	}
-	return ""
+		return termination.NewController(mgr.GetClient(), cloud, fakeTime, events).Register(ctx, mgr)
+	})
 }
 
-// eventually polls check until it returns "" or the deadline passes, then fails with its last
-// complaint.
+// eventually polls check until it returns "" or 30s pass, then fails with its last complaint.
 func eventually(t *testing.T, check func() string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		complaint := check()
-		if complaint == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(complaint)
-		}
-		<-tick.C
-	}
+	testenv.Eventually(t, 30*time.Second, check)
 }

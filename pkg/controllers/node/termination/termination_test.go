@@ -194,7 +194,7 @@ func TestTerminationDrainsHonouringPDB(t *testing.T) {
 	if found, deleting := exists(t, daemon); !found || deleting {
 		t.Fatalf("daemonset pod found=%v deleting=%v before the tier before it drained", found, deleting)
 	}
-	if events.find("app", corev1.EventTypeWarning, "FailedDraining") == "" {
+	if events.Find("app", corev1.EventTypeWarning, "FailedDraining") == "" {
 		t.Errorf("no FailedDraining event on the blocked pod")
 	}
 
@@ -238,7 +238,7 @@ func TestTerminationDoNotDisruptUntilGracePeriod(t *testing.T) {
 	waitGone(t, pinned)
 	waitGone(t, node)
 	waitGone(t, nc)
-	if events.find("pinned", corev1.EventTypeWarning, "Deleted") == "" {
+	if events.Find("pinned", corev1.EventTypeWarning, "Deleted") == "" {
 		t.Errorf("no event for the pod deleted at the end of terminationGracePeriod")
 	}
 }

@@ -10,17 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/joinerhq/joiner/internal/testenv"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
@@ -32,16 +28,7 @@ import (
 var env *testenv.Environment
 
 func TestMain(m *testing.M) {
-	var err error
-	if env, err = testenv.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	os.Exit(testenv.Main(m, &env))
 }
 
 // recorder keeps the events the controller records.
@@ -135,8 +122,7 @@ func TestGarbageCollection(t *testing.T) {
 }
 
 func TestRegister(t *testing.T) {
-	ctrl.SetLogger(logr.Discard())
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0", Controller: config.Controller{SkipNameValidation: new(true)}})
+	mgr, err := env.NewManager()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,7 @@ func TestLaunchSetsProviderIDAndLaunched(t *testing.T) {
 	if got := cloud.CallsTo(fake.MethodCreate) - calls; got != 1 {
 		t.Errorf("Create called %d times, want once", got)
 	}
-	if events.find(name, corev1.EventTypeNormal, "Launched") == "" {
+	if events.Find(name, corev1.EventTypeNormal, "Launched") == "" {
 		t.Errorf("no Launched event")
 	}
 }
@@ -105,7 +105,7 @@ func TestLaunchCreateErrorSurfaces(t *testing.T) {
 	if got := condition(nc, v1.ConditionTypeReady); !strings.HasPrefix(got, "False/NotLaunched") {
 		t.Errorf("Ready = %q, want False/NotLaunched", got)
 	}
-	if events.find(name, corev1.EventTypeWarning, "LaunchTemplateNotFound") == "" {
+	if events.Find(name, corev1.EventTypeWarning, "LaunchTemplateNotFound") == "" {
 		t.Errorf("no Warning event LaunchTemplateNotFound")
 	}
 	// The error is transient: the retry launches.
@@ -118,7 +118,7 @@ func TestInsufficientCapacityDeletesNodeClaim(t *testing.T) {
 	nc := newNodeClaim(name)
 	create(t, nc)
 	waitGone(t.Context(), t, nc)
-	if events.find(name, corev1.EventTypeWarning, "InsufficientCapacity") == "" {
+	if events.Find(name, corev1.EventTypeWarning, "InsufficientCapacity") == "" {
 		t.Errorf("no InsufficientCapacity event")
 	}
 }
@@ -180,7 +180,7 @@ func TestRegistrationWithoutUnregisteredTaint(t *testing.T) {
 			t.Errorf("Registered message %q does not mention %q", message, want)
 		}
 	}
-	if e := events.find(nc.Name, corev1.EventTypeWarning, lifecycle.ReasonUnregisteredTaintNotFound); !strings.Contains(e, "joiner render-userdata") {
+	if e := events.Find(nc.Name, corev1.EventTypeWarning, lifecycle.ReasonUnregisteredTaintNotFound); !strings.Contains(e, "joiner render-userdata") {
 		t.Errorf("event %q, want a Warning pointing at joiner render-userdata", e)
 	}
 	node := &corev1.Node{}
@@ -257,7 +257,7 @@ func TestRegistrationTimeoutDeletesNodeClaim(t *testing.T) {
 	fakeTime.Step(2 * time.Minute)
 	poke(t, nc.Name)
 	waitGone(t.Context(), t, nc)
-	e := events.find(nc.Name, corev1.EventTypeWarning, "RegistrationTimeout")
+	e := events.Find(nc.Name, corev1.EventTypeWarning, "RegistrationTimeout")
 	if !strings.Contains(e, "15m0s") || !strings.Contains(e, "Waiting for a Node with providerID") {
 		t.Errorf("event %q, want the timeout and the last Registered message", e)
 	}
@@ -281,7 +281,7 @@ func TestRegistrationTimeoutFromNodePoolAnnotation(t *testing.T) {
 	fakeTime.Step(3 * time.Minute)
 	poke(t, nc.Name)
 	waitGone(t.Context(), t, nc)
-	if e := events.find(nc.Name, corev1.EventTypeWarning, "RegistrationTimeout"); !strings.Contains(e, "2m0s") {
+	if e := events.Find(nc.Name, corev1.EventTypeWarning, "RegistrationTimeout"); !strings.Contains(e, "2m0s") {
 		t.Errorf("event %q, want the NodePool's 2m timeout", e)
 	}
 }
@@ -338,7 +338,7 @@ func TestLaunchTimeoutDeletesNodeClaim(t *testing.T) {
 	fakeTime.Step(lifecycle.DefaultLaunchTimeout + time.Minute)
 	poke(t, nc.Name)
 	waitGone(t.Context(), t, nc)
-	if e := events.find(nc.Name, corev1.EventTypeWarning, "LaunchTimeout"); !strings.Contains(e, "EC2NodeClass default is not Ready") {
+	if e := events.Find(nc.Name, corev1.EventTypeWarning, "LaunchTimeout"); !strings.Contains(e, "EC2NodeClass default is not Ready") {
 		t.Errorf("event %q, want the launch timeout with the last Launched message", e)
 	}
 }

@@ -5,20 +5,15 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/joinerhq/joiner/internal/testenv"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
@@ -33,35 +28,15 @@ var (
 	env      *testenv.Environment
 	cloud    *fake.CloudProvider
 	fakeTime *clocktesting.FakeClock
-	events   *recorder
+	events   *testenv.Recorder
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(testenv.Main(m, &env, startController))
 }
 
-func run(m *testing.M) int {
-	var err error
-	env, err = testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 env.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: new(true)},
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+// startController runs the lifecycle controller on the fake cloud and clock.
+func startController(ctx context.Context, e *testenv.Environment) error {
 	cloud = &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{{
 		Name: "m7i.large",
 		Capacity: corev1.ResourceList{
@@ -69,71 +44,17 @@ func run(m *testing.M) int {
 		},
 		Offerings: []*cloudprovider.Offering{{Zone: "us-west-2a", CapacityType: v1.CapacityTypeOnDemand, Available: true, Price: 0.1}},
 	}}}
-	ctrl.SetLogger(logr.Discard())
 	fakeTime = clocktesting.NewFakeClock(time.Now())
-	events = &recorder{}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := lifecycle.NewController(mgr.GetClient(), cloud, fakeTime, events).Register(ctx, mgr); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	code := m.Run()
-	cancel()
-	if err := <-done; err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return code
+	events = &testenv.Recorder{}
+	return e.StartManager(ctx, func(ctx context.Context, mgr manager.Manager) error {
+		return lifecycle.NewController(mgr.GetClient(), cloud, fakeTime, events).Register(ctx, mgr)
+	})
 }
 
-// recorder keeps the events the controller records.
-type recorder struct {
-	mu     sync.Mutex
-	events []string
-}
-
-func (r *recorder) Eventf(regarding, _ runtime.Object, eventType, reason, _, note string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	name := ""
-	if o, ok := regarding.(client.Object); ok {
-		name = o.GetName()
-	}
-	r.events = append(r.events, fmt.Sprintf("%s %s %s %s", name, eventType, reason, fmt.Sprintf(note, args...)))
-}
-
-// find returns the first event of the object with the type and reason, or "".
-func (r *recorder) find(name, eventType, reason string) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, e := range r.events {
-		if strings.HasPrefix(e, name+" "+eventType+" "+reason+" ") {
-			return e
-		}
-	}
-	return ""
-}
-
-// eventually polls check until it returns "" or the deadline passes, then fails with its last
-// complaint.
+// eventually polls check until it returns "" or 20s pass, then fails with its last complaint.
 func eventually(t *testing.T, check func() string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		complaint := check()
-		if complaint == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(complaint)
-		}
-		<-tick.C
-	}
+	testenv.Eventually(t, 20*time.Second, check)
 }
 
 func newNodeClaim(name string) *v1.NodeClaim {

@@ -2,21 +2,16 @@ package podevents_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/joinerhq/joiner/internal/testenv"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
@@ -30,50 +25,15 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(testenv.Main(m, &env, testenv.CreateDefaultServiceAccount, startController))
 }
 
-func run(m *testing.M) int {
-	var err error
-	if env, err = testenv.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "default"}}
-	if err := env.Client.Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctrl.SetLogger(logr.Discard())
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Controller: config.Controller{SkipNameValidation: new(true)},
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+// startController runs the controller on the fake clock.
+func startController(ctx context.Context, e *testenv.Environment) error {
 	fakeTime = clocktesting.NewFakeClock(time.Now().Truncate(time.Second))
-	if err := podevents.NewController(mgr.GetClient(), fakeTime).Register(ctx, mgr); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	code := m.Run()
-	cancel()
-	if err := <-done; err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return code
+	return e.StartManager(ctx, func(ctx context.Context, mgr manager.Manager) error {
+		return podevents.NewController(mgr.GetClient(), fakeTime).Register(ctx, mgr)
+	})
 }
 
 // waitLastPodEvent polls until the NodeClaim's lastPodEventTime is want.
