@@ -141,9 +141,13 @@ func (s *Stack) start(ctx context.Context) error {
 	fmt.Fprintf(s.out, "API server at %s with %d CRDs; kubeconfig %s\n", s.Config.Host, len(crds), s.KubeconfigPath)
 
 	logs := filepath.Join(o.WorkDir, "logs")
+	schedulerConfig, err := writeSchedulerConfig(o.WorkDir, s.KubeconfigPath)
+	if err != nil {
+		return err
+	}
 	for _, p := range []*Process{
 		{Name: "kube-scheduler", Path: filepath.Join(o.AssetsDir, "kube-scheduler"),
-			Args: []string{"--kubeconfig", s.KubeconfigPath, "--leader-elect=false", "--secure-port=0"}},
+			Args: []string{"--config", schedulerConfig, "--secure-port=0"}},
 		{Name: "kube-controller-manager", Path: filepath.Join(o.AssetsDir, "kube-controller-manager"),
 			Args: []string{"--kubeconfig", s.KubeconfigPath, "--leader-elect=false", "--secure-port=0",
 				"--use-service-account-credentials=false", "--controllers=*,-serviceaccount-token"}},
@@ -272,6 +276,39 @@ func (s *Stack) Stop() error {
 		errs = append(errs, s.env.Stop())
 	}
 	return errors.Join(errs...)
+}
+
+// schedulerConfigTemplate configures kube-scheduler to pack pods onto the fullest node that fits
+// (NodeResourcesFit MostAllocated), as clusters run with a node autoscaler usually are: the
+// default spreads pods across the new nodes, leaving the pods a plan packed together pending
+// again and buying nodes no plan asked for.
+const schedulerConfigTemplate = `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: %q
+leaderElection:
+  leaderElect: false
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+        resources:
+        - {name: cpu, weight: 1}
+        - {name: memory, weight: 1}
+`
+
+func writeSchedulerConfig(dir, kubeconfig string) (string, error) {
+	path, err := filepath.Abs(filepath.Join(dir, "kube-scheduler.yaml"))
+	if err != nil {
+		return "", fmt.Errorf("resolving scheduler configuration path, %w", err)
+	}
+	if err := os.WriteFile(path, fmt.Appendf(nil, schedulerConfigTemplate, kubeconfig), 0o600); err != nil {
+		return "", fmt.Errorf("writing scheduler configuration, %w", err)
+	}
+	return path, nil
 }
 
 func writeKubeconfig(env *envtest.Environment, dir string) (string, error) {
