@@ -132,6 +132,8 @@ func (s *Stack) start(ctx context.Context) error {
 		s.env = nil
 		return fmt.Errorf("starting control plane, %w", err)
 	}
+	// The stack's own reads (the story, the tests' checks) list every pod each second.
+	s.Config.QPS, s.Config.Burst = 500, 1000
 	if s.Client, err = client.New(s.Config, client.Options{Scheme: scheme}); err != nil {
 		return fmt.Errorf("building client, %w", err)
 	}

@@ -96,6 +96,7 @@ func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
 		return running == want, fmt.Sprintf("%d/%d pods Running", running, want), err
 	})
 	toRunning := time.Since(created)
+	t.Logf("%d pods all Running %s after creation; controller peak RSS so far %.1f MiB", want, toRunning.Round(time.Second), float64(stack.Controller.PeakRSS())/(1<<20))
 	eventually(t, time.Minute, "every NodeClaim initialized", func(ctx context.Context) (bool, string, error) {
 		return allInitialized(ctx, stack.Client)
 	})
