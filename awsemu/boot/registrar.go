@@ -79,9 +79,12 @@ func (r *Registrar) RegisterNode(ctx context.Context, node *corev1.Node) error {
 	} else if err != nil {
 		return fmt.Errorf("creating node %s, %w", node.Name, err)
 	}
-	// The API server may drop status on create; write it through the status subresource.
+	// The API server may drop status on create; write it through the status subresource, as a
+	// patch: the node autoscaler labels and taints the Node the moment it appears, and an update
+	// would conflict with that.
+	base := created.DeepCopy()
 	created.Status = status
-	if err := r.client.Status().Update(ctx, created); err != nil {
+	if err := r.client.Status().Patch(ctx, created, client.MergeFrom(base)); err != nil {
 		return fmt.Errorf("writing status of node %s, %w", node.Name, err)
 	}
 	return nil

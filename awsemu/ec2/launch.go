@@ -166,8 +166,13 @@ func ownerOf(img *state.Image) string {
 	return img.OwnerID
 }
 
-// capacityError returns InsufficientInstanceCapacity when the pool is out of capacity.
+// capacityError returns InsufficientFreeAddressesInSubnet when the subnet has no free address,
+// and InsufficientInstanceCapacity when the pool is out of capacity.
 func capacityError(w *state.World, r *state.Region, res *resolved) error {
+	if res.subnet.AvailableIPs <= 0 {
+		return wire.NewError(http.StatusBadRequest, "InsufficientFreeAddressesInSubnet",
+			"There are not enough free addresses in subnet '%s' to satisfy the requested number of instances.", res.subnet.ID)
+	}
 	pool := state.Pool{InstanceType: res.it.Name, Zone: res.subnet.Zone, CapacityType: res.spec.capacityType}
 	if !w.Faults.InsufficientCapacity[pool] {
 		return nil
@@ -186,7 +191,7 @@ func capacityError(w *state.World, r *state.Region, res *resolved) error {
 func start(w *state.World, r *state.Region, res *resolved, reservationID string) *state.Instance {
 	s := res.spec
 	id := w.NewID("i")
-	ip := res.subnet.NextPrivateIP(cidrBase(res.subnet.CIDR))
+	ip := res.subnet.NextPrivateIP() // capacityError has refused a subnet without a free address
 	inst := &state.Instance{
 		ID: id, Region: r.Name, Zone: res.subnet.Zone, ZoneID: res.subnet.ZoneID, SubnetID: res.subnet.ID, VPCID: res.subnet.VPCID,
 		InstanceType: res.it.Name, Architecture: res.it.Architecture, Hypervisor: res.it.Hypervisor, ImageID: res.image.ID,
@@ -210,12 +215,6 @@ func start(w *state.World, r *state.Region, res *resolved, reservationID string)
 	}
 	r.Instances[id] = inst
 	return inst
-}
-
-func cidrBase(cidr string) [2]byte {
-	var a, b byte
-	_, _ = fmt.Sscanf(cidr, "%d.%d.", &a, &b)
-	return [2]byte{a, b}
 }
 
 // privateDNSName is EC2's IP-based hostname: ip-10-0-1-2.REGION.compute.internal.

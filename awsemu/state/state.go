@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"net/netip"
 	"sort"
 	"sync"
 	"time"
@@ -136,6 +137,9 @@ func (w *World) observe() {
 			i.advance(w.Now, w.Timings)
 			if i.State != before {
 				_ = w.Event(r, i, EventStateChange)
+				if sn := r.Subnets[i.SubnetID]; sn != nil && i.State == InstanceTerminated {
+					sn.ReleasePrivateIP(i.PrivateIP)
+				}
 			}
 			if i.State == InstanceTerminated && w.Now.Sub(i.StateChangedAt) >= TerminatedVisibleFor {
 				delete(r.Instances, id)
@@ -220,17 +224,57 @@ type Subnet struct {
 	AvailableIPs       int32
 	MapPublicIPOnStart bool
 	Tags               Tags
-	// nextHost is the last octet pair handed out for private IPs.
-	nextHost int
+	// used are the private addresses held by instances that are not terminated, as offsets
+	// from the subnet's network address; next is where the search for a free one starts.
+	used map[uint32]bool
+	next uint32
 }
 
-// NextPrivateIP hands out the next private address in the subnet and counts it as used.
-func (s *Subnet) NextPrivateIP(base [2]byte) string {
-	s.nextHost++
-	if s.AvailableIPs > 0 {
-		s.AvailableIPs--
+// NextPrivateIP hands out a free private address of the subnet, as EC2 does: never one held by
+// an instance that is not terminated, never the four first or the last of the CIDR (AWS
+// reserves them). It returns "" when the subnet has no free address.
+func (s *Subnet) NextPrivateIP() string {
+	prefix, err := netip.ParsePrefix(s.CIDR)
+	if err != nil || !prefix.Addr().Is4() {
+		return ""
 	}
-	return fmt.Sprintf("%d.%d.%d.%d", base[0], base[1], 10+s.nextHost/250, 4+s.nextHost%250)
+	size := uint32(1) << (32 - prefix.Bits())
+	if size <= 5 {
+		return ""
+	}
+	if s.used == nil {
+		s.used = map[uint32]bool{}
+	}
+	first, last := uint32(4), size-2
+	for range last - first + 1 {
+		off := first + s.next%(last-first+1)
+		s.next++
+		if !s.used[off] {
+			s.used[off] = true
+			if s.AvailableIPs > 0 {
+				s.AvailableIPs--
+			}
+			b := prefix.Masked().Addr().As4()
+			n := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]) + off
+			return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}).String()
+		}
+	}
+	return ""
+}
+
+// ReleasePrivateIP returns an address to the subnet once its instance has terminated.
+func (s *Subnet) ReleasePrivateIP(ip string) {
+	prefix, err := netip.ParsePrefix(s.CIDR)
+	addr, aerr := netip.ParseAddr(ip)
+	if err != nil || aerr != nil || !prefix.Contains(addr) {
+		return
+	}
+	b, a := prefix.Masked().Addr().As4(), addr.As4()
+	off := (uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])) - (uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]))
+	if s.used[off] {
+		delete(s.used, off)
+		s.AvailableIPs++
+	}
 }
 
 // SecurityGroup is a security group.
