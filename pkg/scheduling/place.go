@@ -518,6 +518,7 @@ func (s *solver) commit(c *class, v *variant, n *node, pod *corev1.Pod, cand bit
 			return true
 		})
 		if p := n.pool; p.limits != nil {
+			s.keepCheapestOptions(n)
 			newMax := make([]int64, len(s.dims.names))
 			n.types.each(func(i int) bool {
 				for d, q := range s.types[i].capacity {
@@ -552,6 +553,26 @@ func (s *solver) commit(c *class, v *variant, n *node, pod *corev1.Pod, cand bit
 			g.owners[d]++
 		}
 	}
+}
+
+// keepCheapestOptions narrows a new node of a pool with limits to the MaxInstanceTypes cheapest
+// types it could launch as: its NodeClaim carries no others, so the largest of them is the most it
+// can add to the pool, and counting that (not the largest of every type that fits, a 448-vCPU
+// machine for a 1-vCPU pod) keeps a large batch from exhausting the limits on paper. The node's
+// types only shrink afterwards, so what was counted never grows.
+func (s *solver) keepCheapestOptions(n *node) {
+	kept := newBitset(len(s.types))
+	count := 0
+	for _, i := range s.priceOrder(s.offerFilter(n.reqs)) {
+		if count == MaxInstanceTypes {
+			break
+		}
+		if n.types.has(i) {
+			kept.set(i)
+			count++
+		}
+	}
+	copy(n.types, kept)
 }
 
 func hasOffering(f offerFilter, t *itInfo) bool {

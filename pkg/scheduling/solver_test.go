@@ -307,3 +307,24 @@ func TestSolveTypesWithExtraResources(t *testing.T) {
 		t.Errorf("plan = %d NodeClaims and %d unschedulable pods, want all six placed", len(plan.NodeClaims), len(plan.Unschedulable))
 	}
 }
+
+// TestSolveLimitsCountTheOptionsLaunched: in a pool with limits, a new NodeClaim counts the
+// largest of the options it carries (its MaxInstanceTypes cheapest), not of every type that fits,
+// so a batch of small pods is not refused while most of the limit is unused. Before, each one-pod
+// node counted a 192-CPU type and 60 such nodes could not fit under 600 CPUs.
+func TestSolveLimitsCountTheOptionsLaunched(t *testing.T) {
+	var pods []*corev1.Pod
+	for i := range 60 {
+		pods = append(pods, pod(fmt.Sprintf("p%d", i), "1", "1Gi", withLabels("app", "one-per-node"), withAntiAffinity(corev1.LabelHostname)))
+	}
+	limited := nodePool("limited", func(np *v1.NodePool) { np.Spec.Limits = v1.Limits{corev1.ResourceCPU: resource.MustParse("600")} })
+	plan := solveChecked(t, &scheduling.Input{Pods: pods, NodePools: []*v1.NodePool{limited}, InstanceTypes: generatedTypes(312)})
+	if len(plan.Unschedulable) != 0 || len(plan.NodeClaims) != 60 {
+		t.Fatalf("plan = %d NodeClaims, %d unschedulable; want 60 NodeClaims, none unschedulable", len(plan.NodeClaims), len(plan.Unschedulable))
+	}
+	for _, nc := range plan.NodeClaims {
+		if len(nc.InstanceTypes) > scheduling.MaxInstanceTypes {
+			t.Errorf("NodeClaim carries %d options, want at most %d", len(nc.InstanceTypes), scheduling.MaxInstanceTypes)
+		}
+	}
+}
