@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 )
 
@@ -39,10 +40,9 @@ func mixedWorkload(namespace string, n int) []client.Object {
 }
 
 // podsUnderTest is JOINER_E2E_PODS, default 200. With it set the test measures: it reports the
-// time to Running, the controller's peak RSS and the cost against joiner simulate, and fails on
-// everything but the cost (kube-scheduler binds pods to whichever new node is Ready first, not
-// to the node the plan meant, and with hundreds of nodes the pods it strands buy more nodes).
-// The 1,000-pod figures of the closing notes come from JOINER_E2E_PODS=1000.
+// time to Running, the controller's peak RSS and the costs, and does not bound the cost of the
+// nodes bought for pods kube-scheduler stranded, which grows with the number of nodes. The
+// 1,000-pod figures of the closing notes come from JOINER_E2E_PODS=1000.
 func podsUnderTest(t *testing.T) (n int, measuring bool) {
 	s := os.Getenv("JOINER_E2E_PODS")
 	if s == "" {
@@ -57,8 +57,8 @@ func podsUnderTest(t *testing.T) (n int, measuring bool) {
 
 // TestMixedPodsRunWithinLimitsAtSimulatedCost: pending pods of mixed shapes become NodeClaims that
 // launch, register and initialize; every pod runs; no NodePool exceeds its limit; and what the
-// instances cost is within 5% of what `joiner simulate` plans for the same pods, NodePools and
-// instance types.
+// NodeClaims launched for the pending pods cost is within 5% of what `joiner simulate` plans for
+// the same pods, NodePools and instance types.
 //
 // The pods are created before the NodePools, so that the controller sees them in one batch, as
 // joiner simulate does; the time reported runs from the pods' creation.
@@ -94,6 +94,18 @@ func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
 	if err := stack.Apply(ctx, pools...); err != nil {
 		t.Fatal(err)
 	}
+	// The NodeClaims of the plan for the batch all exist before any of their nodes is Ready:
+	// they are created together, within a second of the solve, and a node needs seconds to
+	// boot. Those that come later are for pods kube-scheduler stranded (below).
+	var planned map[string]bool
+	eventually(t, 3*time.Minute, "the first pod bound to a new node", func(ctx context.Context) (bool, string, error) {
+		bound, err := boundPods(ctx, stack.Client, "mixed")
+		if err != nil || bound == 0 {
+			return false, "no pod bound yet", err
+		}
+		planned, err = nodeClaimNames(ctx, stack.Client)
+		return true, "", err
+	})
 	eventually(t, time.Duration(max(8, n/50))*time.Minute, "every pod Running", func(ctx context.Context) (bool, string, error) {
 		_, running, _, err := podCounts(ctx, stack.Client, "mixed")
 		return running == want, fmt.Sprintf("%d/%d pods Running", running, want), err
@@ -108,8 +120,79 @@ func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
 	if err := stack.Client.List(ctx, &claims); err != nil {
 		t.Fatal(err)
 	}
-	used := map[string]*resource.Quantity{}
+	used := checkLimits(t, claims.Items, pools)
+	if used["compute"] == nil {
+		t.Errorf("the preferred nodepool compute launched nothing; used = %v", used)
+	}
+	checkOneInstancePerNodeClaim(t, ctx, stack)
+
+	instances, err := liveInstances(ctx, stack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	launched := cost(instances)
+	var plannedCost float64
+	for _, i := range instances {
+		if planned[i.Tags[awsv1.TagKeyNodeClaim]] {
+			plannedCost += i.PricePerHour
+		}
+	}
+	sim := simulate(t, ctx, stack, append(pools, workload...)...)
+	if sim.PodsFailed != 0 || sim.PodsScheduled != want {
+		t.Errorf("joiner simulate scheduled %d and failed %d pods, want all %d scheduled", sim.PodsScheduled, sim.PodsFailed, want)
+	}
+	// What Joiner bought for the pending pods must be what joiner simulate plans for them.
+	planRatio := plannedCost / sim.TotalHourlyPrice
+	if math.Abs(planRatio-1) > 0.05 {
+		t.Errorf("the %d NodeClaims launched for the batch cost $%.4f/h, %+.1f%% against joiner simulate's %d nodes at $%.4f/h (over 5%%)",
+			len(planned), plannedCost, (planRatio-1)*100, sim.Nodes, sim.TotalHourlyPrice)
+	}
+	// kube-scheduler binds pods to whichever new node is Ready first, not to the node the plan
+	// meant; the pods it strands buy more nodes (consolidation, not built yet, would return
+	// them). That is bounded, not equal.
+	ratio := launched / sim.TotalHourlyPrice
+	if ratio > 1.5 && !measuring {
+		t.Errorf("all launched instances cost $%.4f/h, %.1fx joiner simulate's $%.4f/h (over 1.5x)", launched, ratio, sim.TotalHourlyPrice)
+	}
+	t.Logf("%d pods: all Running %s after creation; the batch's %d NodeClaims cost $%.4f/h, %+.1f%% against joiner simulate's %d nodes at $%.4f/h; with the %d bought for pods kube-scheduler stranded, $%.4f/h (%+.1f%%); controller peak RSS %.1f MiB; compute used %s CPUs of 48",
+		want, toRunning.Round(time.Second), len(planned), plannedCost, (planRatio-1)*100, sim.Nodes, sim.TotalHourlyPrice,
+		len(claims.Items)-len(planned), launched, (ratio-1)*100, float64(stack.Controller.PeakRSS())/(1<<20), used["compute"])
+}
+
+// boundPods counts the namespace's pods bound to a node.
+func boundPods(ctx context.Context, c client.Client, namespace string) (int, error) {
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(namespace)); err != nil {
+		return 0, err
+	}
+	bound := 0
+	for _, p := range pods.Items {
+		if p.Spec.NodeName != "" {
+			bound++
+		}
+	}
+	return bound, nil
+}
+
+// nodeClaimNames are the names of the NodeClaims that exist now.
+func nodeClaimNames(ctx context.Context, c client.Client) (map[string]bool, error) {
+	var claims v1.NodeClaimList
+	if err := c.List(ctx, &claims); err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
 	for _, nc := range claims.Items {
+		names[nc.Name] = true
+	}
+	return names, nil
+}
+
+// checkLimits fails the test when the NodeClaims of a NodePool have more CPU capacity than its
+// limit, and returns the CPU capacity per NodePool.
+func checkLimits(t *testing.T, claims []v1.NodeClaim, pools []client.Object) map[string]*resource.Quantity {
+	t.Helper()
+	used := map[string]*resource.Quantity{}
+	for _, nc := range claims {
 		pool := nc.Labels[v1.NodePoolLabelKey]
 		if used[pool] == nil {
 			used[pool] = resource.NewQuantity(0, resource.DecimalSI)
@@ -123,25 +206,5 @@ func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
 			t.Errorf("nodepool %s launched %s CPUs, over its limit of %s", np.Name, u, &limit)
 		}
 	}
-	if used["compute"] == nil {
-		t.Errorf("the preferred nodepool compute launched nothing; used = %v", used)
-	}
-	checkOneInstancePerNodeClaim(t, ctx, stack)
-
-	instances, err := liveInstances(ctx, stack)
-	if err != nil {
-		t.Fatal(err)
-	}
-	launched := cost(instances)
-	sim := simulate(t, ctx, stack, append(pools, workload...)...)
-	if sim.PodsFailed != 0 || sim.PodsScheduled != want {
-		t.Errorf("joiner simulate scheduled %d and failed %d pods, want all %d scheduled", sim.PodsScheduled, sim.PodsFailed, want)
-	}
-	ratio := launched / sim.TotalHourlyPrice
-	if math.Abs(ratio-1) > 0.05 && !measuring {
-		t.Errorf("launched instances cost $%.4f/h, %.1f%% off joiner simulate's $%.4f/h (over 5%%)", launched, (ratio-1)*100, sim.TotalHourlyPrice)
-	}
-	t.Logf("%d pods: all Running %s after creation, on %d nodes at $%.4f/h, %+.1f%% against joiner simulate's %d nodes at $%.4f/h; controller peak RSS %.1f MiB; compute used %s CPUs of 48",
-		want, toRunning.Round(time.Second), len(claims.Items), launched, (ratio-1)*100, sim.Nodes, sim.TotalHourlyPrice,
-		float64(stack.Controller.PeakRSS())/(1<<20), used["compute"])
+	return used
 }
