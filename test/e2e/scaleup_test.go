@@ -40,8 +40,9 @@ func mixedWorkload(namespace string, n int) []client.Object {
 }
 
 // podsUnderTest is JOINER_E2E_PODS, default 200. With it set the test measures: it reports the
-// time to Running, the controller's peak RSS and the costs, and does not bound the cost of the
-// nodes bought for pods kube-scheduler stranded, which grows with the number of nodes. The
+// time to Running, the controller's peak RSS and the costs, and checks no cost. With hundreds of
+// NodeClaims the first nodes are Ready before the last of the batch is created, so the batch
+// cannot be told apart by time, and the nodes bought for stranded pods grow with the nodes. The
 // 1,000-pod figures of the closing notes come from JOINER_E2E_PODS=1000.
 func podsUnderTest(t *testing.T) (n int, measuring bool) {
 	s := os.Getenv("JOINER_E2E_PODS")
@@ -143,7 +144,7 @@ func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
 	}
 	// What Joiner bought for the pending pods must be what joiner simulate plans for them.
 	planRatio := plannedCost / sim.TotalHourlyPrice
-	if math.Abs(planRatio-1) > 0.05 {
+	if math.Abs(planRatio-1) > 0.05 && !measuring {
 		t.Errorf("the %d NodeClaims launched for the batch cost $%.4f/h, %+.1f%% against joiner simulate's %d nodes at $%.4f/h (over 5%%)",
 			len(planned), plannedCost, (planRatio-1)*100, sim.Nodes, sim.TotalHourlyPrice)
 	}
