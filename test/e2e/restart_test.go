@@ -9,8 +9,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 )
 
 // TestControllerRestartsDuringScaleUp kills the controller with SIGKILL at random points of a
@@ -67,16 +65,7 @@ func TestControllerRestartsDuringScaleUp(t *testing.T) {
 	eventually(t, time.Minute, "every NodeClaim initialized", func(ctx context.Context) (bool, string, error) {
 		return allInitialized(ctx, stack.Client)
 	})
-	checkOneInstancePerNodeClaim(t, ctx, stack)
-
-	var claims v1.NodeClaimList
-	if err := stack.Client.List(ctx, &claims); err != nil {
-		t.Fatal(err)
-	}
-	instances, err := liveInstances(ctx, stack)
-	if err != nil {
-		t.Fatal(err)
-	}
+	claims, instances := checkOneInstancePerNodeClaim(t, ctx, stack)
 	final60, final40 := *web, *batch
 	final60.Spec.Replicas, final40.Spec.Replicas = new(int32(60)), new(int32(40))
 	sim := simulate(t, ctx, stack, pool, &final60, &final40)
@@ -87,7 +76,7 @@ func TestControllerRestartsDuringScaleUp(t *testing.T) {
 		t.Errorf("after %d restarts the instances cost $%.4f/h, more than 1.5x joiner simulate's $%.4f/h: duplicated NodeClaims?", kills, launched, sim.TotalHourlyPrice)
 	}
 	t.Logf("after %d kills: %d NodeClaims, %d live instances, $%.4f/h (joiner simulate for all pods at once: %d nodes, $%.4f/h)",
-		kills, len(claims.Items), len(instances), cost(instances), sim.Nodes, sim.TotalHourlyPrice)
+		kills, len(claims), len(instances), cost(instances), sim.Nodes, sim.TotalHourlyPrice)
 }
 
 // scale sets a Deployment's replicas.

@@ -117,19 +117,10 @@ func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
 		return allInitialized(ctx, stack.Client)
 	})
 
-	var claims v1.NodeClaimList
-	if err := stack.Client.List(ctx, &claims); err != nil {
-		t.Fatal(err)
-	}
-	used := checkLimits(t, claims.Items, pools)
+	claims, instances := checkOneInstancePerNodeClaim(t, ctx, stack)
+	used := checkLimits(t, claims, pools)
 	if used["compute"] == nil {
 		t.Errorf("the preferred nodepool compute launched nothing; used = %v", used)
-	}
-	checkOneInstancePerNodeClaim(t, ctx, stack)
-
-	instances, err := liveInstances(ctx, stack)
-	if err != nil {
-		t.Fatal(err)
 	}
 	launched := cost(instances)
 	var plannedCost float64
@@ -157,7 +148,7 @@ func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
 	}
 	t.Logf("%d pods: all Running %s after creation; the batch's %d NodeClaims cost $%.4f/h, %+.1f%% against joiner simulate's %d nodes at $%.4f/h; with the %d bought for pods kube-scheduler stranded, $%.4f/h (%+.1f%%); controller peak RSS %.1f MiB; compute used %s CPUs of 48",
 		want, toRunning.Round(time.Second), len(planned), plannedCost, (planRatio-1)*100, sim.Nodes, sim.TotalHourlyPrice,
-		len(claims.Items)-len(planned), launched, (ratio-1)*100, float64(stack.Controller.PeakRSS())/(1<<20), used["compute"])
+		len(claims)-len(planned), launched, (ratio-1)*100, float64(stack.Controller.PeakRSS())/(1<<20), used["compute"])
 }
 
 // boundPods counts the namespace's pods bound to a node.

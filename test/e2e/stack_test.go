@@ -194,8 +194,9 @@ func liveInstances(ctx context.Context, stack *localstack.Stack) ([]localstack.I
 
 // checkOneInstancePerNodeClaim fails the test unless live instances and NodeClaims pair one to
 // one: no instance that no NodeClaim names (leaked), no NodeClaim sharing an instance or naming
-// one that is gone, and no two instances tagged for one NodeClaim (launched twice).
-func checkOneInstancePerNodeClaim(t *testing.T, ctx context.Context, stack *localstack.Stack) {
+// one that is gone, and no two instances tagged for one NodeClaim (launched twice). It returns
+// the NodeClaims and live instances it checked.
+func checkOneInstancePerNodeClaim(t *testing.T, ctx context.Context, stack *localstack.Stack) ([]v1.NodeClaim, []localstack.Instance) {
 	t.Helper()
 	var claims v1.NodeClaimList
 	if err := stack.Client.List(ctx, &claims); err != nil {
@@ -231,6 +232,7 @@ func checkOneInstancePerNodeClaim(t *testing.T, ctx context.Context, stack *loca
 			t.Errorf("instance %s (%s, tagged for nodeclaim %q) is leaked: no NodeClaim names it", i.ID, i.InstanceType, i.Tags[awsv1.TagKeyNodeClaim])
 		}
 	}
+	return claims.Items, instances
 }
 
 // allInitialized reports whether every NodeClaim is Initialized with its Node.
