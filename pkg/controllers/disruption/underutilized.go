@@ -34,6 +34,10 @@ type candidate struct {
 // NodePool's Underutilized budget allows. It returns the NodeClaim deleted, or "".
 func (c *Controller) consolidate(ctx context.Context, pools []*pool, nodes []*cluster.StateNode, gone map[string]bool, now time.Time) (string, error) {
 	logger := log.FromContext(ctx)
+	if !slices.ContainsFunc(pools, func(p *pool) bool { return len(p.underutilized) > 0 }) {
+		c.metrics.eligible.WithLabelValues(reasonUnderutilized).Set(0)
+		return "", nil
+	}
 	var pdbs policyv1.PodDisruptionBudgetList
 	if err := c.kube.List(ctx, &pdbs); err != nil {
 		return "", fmt.Errorf("listing poddisruptionbudgets, %w", err)

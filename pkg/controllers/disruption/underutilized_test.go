@@ -1,18 +1,25 @@
 package disruption_test
 
 import (
+	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/joinerhq/joiner/internal/testenv"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/cluster"
+	"github.com/joinerhq/joiner/pkg/controllers/disruption"
 )
 
 // underutilizedPool edits a NodePool to WhenEmptyOrUnderutilized.
@@ -232,4 +239,44 @@ func TestUnderutilizedOnePerPass(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUnderutilizedRecheck: a PodDisruptionBudget that the cache has not seen yet stops the
+// deletion: the last check reads the API server.
+func TestUnderutilizedRecheck(t *testing.T) {
+	events := &testenv.Recorder{}
+	c, err := disruption.NewController(noPDBReader{Client: env.Client}, cluster.New(env.Client, false), clocktesting.NewFakeClock(time.Now()), events, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetAPIReader(env.Client)
+	newNodePool(t, "u-recheck", underutilizedPool)
+	nc, node := newNode(t, "u-recheck", "u-recheck", sized)
+	_, receiver := newNode(t, "u-recheck", "u-recheck-receiver", func(nc *v1.NodeClaim, n *corev1.Node) { sized(nc, n); doNotDisrupt(n) })
+	ready(t, receiver)
+	newPod(t, "u-recheck", node.Name, requesting("500m", "u-recheck"))
+	create(t, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "u-recheck", Namespace: "default"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "u-recheck"}}},
+	})
+	deleted, err := c.Disrupt(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(deleted) != 0 || deleting(t, nc) {
+		t.Errorf("deleted %v, want none: the API server has a PodDisruptionBudget allowing no disruption", deleted)
+	}
+}
+
+// noPDBReader hides every PodDisruptionBudget from lists, as a cache that is behind would.
+type noPDBReader struct{ client.Client }
+
+func (r noPDBReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if err := r.Client.List(ctx, list, opts...); err != nil {
+		return err
+	}
+	if pdbs, ok := list.(*policyv1.PodDisruptionBudgetList); ok {
+		pdbs.Items = nil
+	}
+	return nil
 }
