@@ -21,10 +21,26 @@ func emptyAllowed(nodePool *v1.NodePool) bool {
 	return d.ConsolidationPolicy == v1.ConsolidationPolicyWhenEmpty || d.ConsolidationPolicy == v1.ConsolidationPolicyWhenEmptyOrUnderutilized
 }
 
-// notCandidate returns why the node may not be removed as empty, or "" if it may: it must be a
-// Node with its NodeClaim, neither being deleted, initialized, Consolidatable, without the
-// do-not-disrupt annotation, and empty (see blockingPod).
+// underutilizedAllowed reports whether the NodePool lets consolidation remove nodes whose pods fit
+// elsewhere: only WhenEmptyOrUnderutilized does, unless consolidateAfter is Never.
+func underutilizedAllowed(nodePool *v1.NodePool) bool {
+	d := nodePool.Spec.Disruption
+	return d.ConsolidateAfter.Duration != nil && d.ConsolidationPolicy == v1.ConsolidationPolicyWhenEmptyOrUnderutilized
+}
+
+// notCandidate returns why the node may not be removed as empty, or "" if it may: it must be
+// disruptable (see notDisruptable) and empty (see blockingPod).
 func notCandidate(sn *cluster.StateNode) string {
+	if reason := notDisruptable(sn); reason != "" {
+		return reason
+	}
+	return blockingPod(sn.Pods)
+}
+
+// notDisruptable returns why consolidation may not touch the node at all, or "": it must be a
+// Node with its NodeClaim, neither being deleted, initialized, Consolidatable and without the
+// do-not-disrupt annotation.
+func notDisruptable(sn *cluster.StateNode) string {
 	switch {
 	case sn.NodeClaim == nil || sn.Node == nil:
 		return "not a registered node of a NodeClaim"
@@ -35,10 +51,7 @@ func notCandidate(sn *cluster.StateNode) string {
 	case !isTrue(sn.NodeClaim, v1.ConditionTypeConsolidatable):
 		return "not consolidatable"
 	}
-	if reason := doNotDisrupt(sn.Node, sn.NodeClaim); reason != "" {
-		return reason
-	}
-	return blockingPod(sn.Pods)
+	return doNotDisrupt(sn.Node, sn.NodeClaim)
 }
 
 // doNotDisrupt returns which of the objects carries karpenter.sh/do-not-disrupt=true, or "".

@@ -31,12 +31,14 @@ const DefaultInterval = 10 * time.Second
 
 // Label values of the metrics, as Karpenter writes them.
 const (
-	reasonEmpty       = "empty"
-	decisionDelete    = "delete"
-	consolidationType = "empty"
+	reasonEmpty         = "empty"
+	reasonUnderutilized = "underutilized"
+	decisionDelete      = "delete"
+	consolidationEmpty  = "empty"
+	consolidationSingle = "single"
 )
 
-// Controller removes empty nodes. Build it with NewController.
+// Controller removes empty nodes and nodes whose pods fit elsewhere. Build it with NewController.
 type Controller struct {
 	kube      client.Client
 	apiReader client.Reader
@@ -81,7 +83,7 @@ func (c *Controller) Start(ctx context.Context) error {
 	defer ticker.Stop()
 	for {
 		if _, err := c.Disrupt(ctx); err != nil {
-			logger.Error(err, "Disrupting empty nodes")
+			logger.Error(err, "Disrupting nodes")
 		}
 		select {
 		case <-ctx.Done():
@@ -94,21 +96,55 @@ func (c *Controller) Start(ctx context.Context) error {
 // pool is one NodePool's part of a pass.
 type pool struct {
 	nodePool *v1.NodePool
-	// nodes counts the NodePool's initialized nodes, disrupting those being deleted or not Ready.
-	nodes, disrupting int
-	candidates        []*cluster.StateNode
+	// nodes counts the NodePool's initialized nodes, disrupting those being deleted or not Ready,
+	// deleted those this pass deleted.
+	nodes, disrupting, deleted int
+	// candidates are empty; underutilized have pods to move.
+	candidates, underutilized []*cluster.StateNode
+}
+
+// method is what differs between the ways a node is disrupted.
+type method struct {
+	reason v1.DisruptionReason
+	// label is the metrics' reason, consolidationType their consolidation_type.
+	label, consolidationType string
+	// message goes on the DisruptionReason condition.
+	message string
+	// check returns why the candidate, read again from the API server, may no longer go, or "".
+	check func(ctx context.Context, fresh *cluster.StateNode) (string, error)
+}
+
+var empty = method{
+	reason: v1.DisruptionReasonEmpty, label: reasonEmpty, consolidationType: consolidationEmpty, message: "The node is empty",
+	check: func(_ context.Context, fresh *cluster.StateNode) (string, error) { return notCandidate(fresh), nil },
 }
 
 // Disrupt runs one pass: it finds the empty nodes that may go and deletes as many NodeClaims of
-// each NodePool as its budgets allow, returning their names. Errors of single nodes do not stop
-// the pass; they are joined in the error returned.
+// each NodePool as its Empty budgets allow, then deletes at most one node whose pods all fit on
+// the nodes that stay (see consolidate), returning the names of the NodeClaims deleted. Errors of
+// single nodes do not stop the pass; they are joined in the error returned.
 func (c *Controller) Disrupt(ctx context.Context) ([]string, error) {
-	pools, err := c.pools(ctx)
+	pools, nodes, err := c.pools(ctx)
 	if err != nil {
 		return nil, err
 	}
 	now := c.clock.Now()
+	deleted, gone, errs := c.removeEmpty(ctx, pools, now)
+	name, err := c.consolidate(ctx, pools, nodes, gone, now)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if name != "" {
+		deleted = append(deleted, name)
+	}
+	return deleted, errors.Join(errs...)
+}
+
+// removeEmpty deletes the empty candidates as the budgets allow. It returns the NodeClaims deleted,
+// the names of their nodes and the errors of single nodes.
+func (c *Controller) removeEmpty(ctx context.Context, pools []*pool, now time.Time) ([]string, map[string]bool, []error) {
 	var deleted []string
+	gone := map[string]bool{}
 	var errs []error
 	eligible := 0
 	for _, p := range pools {
@@ -131,30 +167,33 @@ func (c *Controller) Disrupt(ctx context.Context) ([]string, error) {
 			if left == 0 {
 				break
 			}
-			done, err := c.disrupt(ctx, p.nodePool, sn)
+			done, err := c.disrupt(ctx, p.nodePool, sn, empty)
 			if err != nil {
 				errs = append(errs, err)
 			}
 			if done {
 				deleted = append(deleted, sn.NodeClaim.Name)
+				gone[sn.Name()] = true
+				p.deleted++
 				left--
 			}
 		}
 	}
 	c.metrics.eligible.WithLabelValues(reasonEmpty).Set(float64(eligible))
-	return deleted, errors.Join(errs...)
+	return deleted, gone, errs
 }
 
-// pools returns, for each NodePool that allows removing empty nodes, its node counts and its
-// candidates, the longest quiet first.
-func (c *Controller) pools(ctx context.Context) ([]*pool, error) {
+// pools returns each NodePool with its node counts, its empty candidates (the longest quiet
+// first) and its underutilized candidates (not yet checked against PodDisruptionBudgets), and
+// every node of the view.
+func (c *Controller) pools(ctx context.Context) ([]*pool, []*cluster.StateNode, error) {
 	nodePools, err := c.cluster.NodePools(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	nodes, err := c.cluster.Nodes(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	byName := map[string]*pool{}
 	var out []*pool
@@ -173,8 +212,16 @@ func (c *Controller) pools(ctx context.Context) ([]*pool, error) {
 			p.disrupting++
 			continue
 		}
-		if emptyAllowed(p.nodePool) && notCandidate(sn) == "" {
-			p.candidates = append(p.candidates, sn)
+		if notDisruptable(sn) != "" {
+			continue
+		}
+		switch {
+		case blockingPod(sn.Pods) == "":
+			if emptyAllowed(p.nodePool) {
+				p.candidates = append(p.candidates, sn)
+			}
+		case underutilizedAllowed(p.nodePool) && len(reschedulable(sn.Pods)) > 0:
+			p.underutilized = append(p.underutilized, sn)
 		}
 	}
 	for _, p := range out {
@@ -185,7 +232,7 @@ func (c *Controller) pools(ctx context.Context) ([]*pool, error) {
 			return strings.Compare(a.NodeClaim.Name, b.NodeClaim.Name)
 		})
 	}
-	return out, nil
+	return out, nodes, nil
 }
 
 // quietSince is when the NodeClaim became Consolidatable.
@@ -196,10 +243,10 @@ func quietSince(sn *cluster.StateNode) time.Time {
 	return time.Time{}
 }
 
-// disrupt checks the candidate again against the API server (not the cache), records
+// disrupt checks the candidate again against the API server (not the cache) with m.check, records
 // DisruptionReason on its NodeClaim and deletes it; termination drains and removes the Node. It
 // reports whether the NodeClaim was deleted; a candidate that changed meanwhile is skipped.
-func (c *Controller) disrupt(ctx context.Context, nodePool *v1.NodePool, sn *cluster.StateNode) (bool, error) {
+func (c *Controller) disrupt(ctx context.Context, nodePool *v1.NodePool, sn *cluster.StateNode, m method) (bool, error) {
 	logger := log.FromContext(ctx).WithValues("nodeclaim", klog.KObj(sn.NodeClaim), "node", klog.KObj(sn.Node), "nodepool", klog.KObj(nodePool))
 	fresh, err := c.fresh(ctx, sn)
 	if err != nil {
@@ -208,17 +255,21 @@ func (c *Controller) disrupt(ctx context.Context, nodePool *v1.NodePool, sn *clu
 		}
 		return false, err
 	}
-	if reason := notCandidate(fresh); reason != "" {
+	reason, err := m.check(ctx, fresh)
+	if err != nil {
+		return false, err
+	}
+	if reason != "" {
 		logger.V(1).Info("Skipping candidate that changed", "reason", reason)
 		return false, nil
 	}
 	nodeClaim := fresh.NodeClaim
 	stored := nodeClaim.DeepCopy()
 	meta.SetStatusCondition(&nodeClaim.Status.Conditions, metav1.Condition{
-		Type: v1.ConditionTypeDisruptionReason, Status: metav1.ConditionTrue, Reason: string(v1.DisruptionReasonEmpty),
-		Message: "The node is empty", ObservedGeneration: nodeClaim.Generation, LastTransitionTime: metav1.NewTime(c.clock.Now()),
+		Type: v1.ConditionTypeDisruptionReason, Status: metav1.ConditionTrue, Reason: string(m.reason),
+		Message: m.message, ObservedGeneration: nodeClaim.Generation, LastTransitionTime: metav1.NewTime(c.clock.Now()),
 	})
-	logger.Info("Disrupting node", "reason", reasonEmpty)
+	logger.Info("Disrupting node", "reason", m.label)
 	// The optimistic lock makes the patch fail if the NodeClaim changed since it was checked (a pod
 	// event, the condition lost); the delete's precondition does the same between patch and delete.
 	if err := c.kube.Status().Patch(ctx, nodeClaim, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
@@ -236,10 +287,10 @@ func (c *Controller) disrupt(ctx context.Context, nodePool *v1.NodePool, sn *clu
 		}
 		return false, fmt.Errorf("deleting nodeclaim %s, %w", nodeClaim.Name, err)
 	}
-	c.recorder.Eventf(nodeClaim, nil, corev1.EventTypeNormal, "DisruptionTerminating", "Disrupt", "Disrupting NodeClaim: Empty")
-	c.recorder.Eventf(fresh.Node, nil, corev1.EventTypeNormal, "DisruptionTerminating", "Disrupt", "Disrupting Node: Empty")
-	c.metrics.nodeClaimsDisrupted.WithLabelValues(reasonEmpty, nodePool.Name, nodeClaim.Labels[v1.CapacityTypeLabelKey]).Inc()
-	c.metrics.decisions.WithLabelValues(decisionDelete, reasonEmpty, consolidationType).Inc()
+	c.recorder.Eventf(nodeClaim, nil, corev1.EventTypeNormal, "DisruptionTerminating", "Disrupt", "Disrupting NodeClaim: %s", m.reason)
+	c.recorder.Eventf(fresh.Node, nil, corev1.EventTypeNormal, "DisruptionTerminating", "Disrupt", "Disrupting Node: %s", m.reason)
+	c.metrics.nodeClaimsDisrupted.WithLabelValues(m.label, nodePool.Name, nodeClaim.Labels[v1.CapacityTypeLabelKey]).Inc()
+	c.metrics.decisions.WithLabelValues(decisionDelete, m.label, m.consolidationType).Inc()
 	return true, nil
 }
 
