@@ -1,10 +1,9 @@
 package disruption
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	joinermetrics "github.com/joinerhq/joiner/pkg/metrics"
 )
 
 // metrics are the controller's Prometheus collectors, named and labelled as Karpenter's.
@@ -33,27 +32,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"reason"}),
 	}
 	var err error
-	if m.nodeClaimsDisrupted, err = register(reg, m.nodeClaimsDisrupted); err != nil {
+	if m.nodeClaimsDisrupted, err = joinermetrics.Register(reg, m.nodeClaimsDisrupted); err != nil {
 		return nil, err
 	}
-	if m.decisions, err = register(reg, m.decisions); err != nil {
+	if m.decisions, err = joinermetrics.Register(reg, m.decisions); err != nil {
 		return nil, err
 	}
-	m.eligible, err = register(reg, m.eligible)
+	m.eligible, err = joinermetrics.Register(reg, m.eligible)
 	return m, err
-}
-
-// register registers c, or returns the collector already registered under its name.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	var already prometheus.AlreadyRegisteredError
-	if errors.As(err, &already) {
-		if existing, ok := already.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
-	if err != nil {
-		return c, fmt.Errorf("registering metric, %w", err)
-	}
-	return c, nil
 }

@@ -1,10 +1,9 @@
 package provisioning
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	joinermetrics "github.com/joinerhq/joiner/pkg/metrics"
 )
 
 // Metric label values.
@@ -47,33 +46,18 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"controller"}),
 	}
 	var err error
-	m.nodeClaimsCreated, err = register(reg, m.nodeClaimsCreated)
+	m.nodeClaimsCreated, err = joinermetrics.Register(reg, m.nodeClaimsCreated)
 	if err != nil {
 		return nil, err
 	}
-	m.schedulingDuration, err = register(reg, m.schedulingDuration)
+	m.schedulingDuration, err = joinermetrics.Register(reg, m.schedulingDuration)
 	if err != nil {
 		return nil, err
 	}
-	m.queueDepth, err = register(reg, m.queueDepth)
+	m.queueDepth, err = joinermetrics.Register(reg, m.queueDepth)
 	if err != nil {
 		return nil, err
 	}
-	m.unschedulable, err = register(reg, m.unschedulable)
+	m.unschedulable, err = joinermetrics.Register(reg, m.unschedulable)
 	return m, err
-}
-
-// register registers c, or returns the collector already registered under its name.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	var already prometheus.AlreadyRegisteredError
-	if errors.As(err, &already) {
-		if existing, ok := already.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
-	if err != nil {
-		return c, fmt.Errorf("registering metric, %w", err)
-	}
-	return c, nil
 }
