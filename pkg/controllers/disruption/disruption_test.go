@@ -293,7 +293,7 @@ func TestBudget(t *testing.T) {
 func TestRecheck(t *testing.T) {
 	events := &testenv.Recorder{}
 	// The view sees a stale cluster: the pod is filtered out as if the cache had not seen it yet.
-	stale := staleReader{Client: env.Client}
+	stale := behindReader{Client: env.Client, hide: withoutPods}
 	c, err := disruption.NewController(env.Client, cluster.New(stale, false), clocktesting.NewFakeClock(time.Now()), events, prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
@@ -310,17 +310,26 @@ func TestRecheck(t *testing.T) {
 	}
 }
 
-// staleReader hides every pod from lists, as a cache that is behind would.
-type staleReader struct{ client.Client }
+// behindReader lists what the API server has, less what hide removes,
+// as a cache that is behind would.
+type behindReader struct {
+	client.Client
+	hide func(client.ObjectList)
+}
 
-func (r staleReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+func (r behindReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	if err := r.Client.List(ctx, list, opts...); err != nil {
 		return err
 	}
+	r.hide(list)
+	return nil
+}
+
+// withoutPods hides every pod.
+func withoutPods(list client.ObjectList) {
 	if pods, ok := list.(*corev1.PodList); ok {
 		pods.Items = nil
 	}
-	return nil
 }
 
 func findCondition(nc *v1.NodeClaim, conditionType string) *metav1.Condition {
