@@ -42,7 +42,8 @@ var fastEmulator = []string{"--pending-for", "1s", "--boot-delay", "2s", "--shut
 // startStack starts the local stack with the emulator and the controller, and the sample
 // EC2NodeClass and aws-auth mapping; it is stopped when the test ends. The controller runs
 // without leader election: each test has one replica, and a killed leader's Lease would only
-// delay its successor by the lease duration.
+// delay its successor by the lease duration. Its batches wait 3s for more pods (1s by default), so
+// that a burst of pods on a loaded machine still reaches it as one batch.
 func startStack(t *testing.T) *localstack.Stack {
 	t.Helper()
 	ctx := context.WithoutCancel(t.Context())
@@ -51,7 +52,7 @@ func startStack(t *testing.T) *localstack.Stack {
 	stack, err := localstack.Start(ctx, localstack.Options{
 		AssetsDir: programs.assets, WorkDir: work, Out: &out,
 		EmulatorPath: programs.awsemu, EmulatorArgs: fastEmulator,
-		JoinerPath: programs.joiner, ControllerArgs: []string{"--leader-elect=false", "--log-level", "debug"},
+		JoinerPath: programs.joiner, ControllerArgs: []string{"--leader-elect=false", "--log-level", "debug", "--batch-idle-duration", "3s"},
 	})
 	if err != nil {
 		t.Fatalf("starting the local stack: %v\n%s", err, out.String())
@@ -350,7 +351,11 @@ func catalogueOf(ctx context.Context, stack *localstack.Stack, pools []*v1.NodeP
 					entry.Labels[key] = values[0]
 				}
 			}
+			// On-demand prices are the same in every zone; spot prices differ by zone, and the
+			// schema holds one per type: the lowest, which is all the plan of an on-demand
+			// NodePool can see of them (the order of types by their cheapest offering).
 			entry.Price = math.Inf(1)
+			spot := math.Inf(1)
 			for _, o := range it.Offerings {
 				if !o.Available {
 					continue
@@ -358,15 +363,21 @@ func catalogueOf(ctx context.Context, stack *localstack.Stack, pools []*v1.NodeP
 				if !slices.Contains(entry.Zones, o.Zone) {
 					entry.Zones = append(entry.Zones, o.Zone)
 				}
-				if o.CapacityType == v1.CapacityTypeOnDemand {
+				if !slices.Contains(entry.CapacityTypes, o.CapacityType) {
+					entry.CapacityTypes = append(entry.CapacityTypes, o.CapacityType)
+				}
+				switch o.CapacityType {
+				case v1.CapacityTypeOnDemand:
 					entry.Price = min(entry.Price, o.Price)
-					if !slices.Contains(entry.CapacityTypes, o.CapacityType) {
-						entry.CapacityTypes = append(entry.CapacityTypes, o.CapacityType)
-					}
+				case v1.CapacityTypeSpot:
+					spot = min(spot, o.Price)
 				}
 			}
 			if math.IsInf(entry.Price, 1) {
 				continue // the NodePools here are on-demand only
+			}
+			if !math.IsInf(spot, 1) {
+				entry.SpotPrice = &spot
 			}
 			file.InstanceTypes = append(file.InstanceTypes, entry)
 		}
