@@ -7,8 +7,11 @@ import (
 
 // Access entry types EKS knows.
 const (
-	AccessEntryStandard = "STANDARD"
-	AccessEntryEC2Linux = "EC2_LINUX"
+	AccessEntryStandard     = "STANDARD"
+	AccessEntryEC2Linux     = "EC2_LINUX"
+	AccessEntryEC2Windows   = "EC2_WINDOWS"
+	AccessEntryFargateLinux = "FARGATE_LINUX"
+	AccessEntryHybridLinux  = "HYBRID_LINUX"
 )
 
 // Cluster is an EKS cluster: what DescribeCluster reports and its access entries.
@@ -33,8 +36,19 @@ type AccessEntry struct {
 	Type             string
 	Username         string
 	KubernetesGroups []string
-	CreatedAt        time.Time
-	Tags             Tags
+	// AccessPolicies are the EKS access policies associated with the entry (STANDARD entries).
+	AccessPolicies []AccessPolicyAssociation
+	CreatedAt      time.Time
+	Tags           Tags
+}
+
+// AccessPolicyAssociation is an EKS access policy associated with an access entry, with its scope.
+type AccessPolicyAssociation struct {
+	PolicyARN string
+	// ScopeType is "cluster" or "namespace"; Namespaces is set for "namespace".
+	ScopeType    string
+	Namespaces   []string
+	AssociatedAt time.Time
 }
 
 // PutCluster creates the named cluster in the region if it does not exist and returns it.

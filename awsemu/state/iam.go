@@ -29,8 +29,10 @@ type Role struct {
 	Path                     string
 	AssumeRolePolicyDocument string
 	Policies                 map[string]string
-	CreatedAt                time.Time
-	Tags                     Tags
+	// ManagedPolicyARNs are the managed policies attached to the role, in attachment order.
+	ManagedPolicyARNs []string
+	CreatedAt         time.Time
+	Tags              Tags
 }
 
 // InstanceProfile is an IAM instance profile; AWS allows at most one role in it.
