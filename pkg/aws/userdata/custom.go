@@ -121,24 +121,16 @@ func nodeadmTaints(docs []map[string]any) (taints []corev1.Taint, source string,
 // bottlerocketNodeTaints reads settings.kubernetes.node-taints of Bottlerocket TOML; found is
 // false when the userData is not TOML with a settings.kubernetes table.
 func bottlerocketNodeTaints(userData string) (taints []corev1.Taint, found bool) {
-	doc, err := parseTOML(userData)
+	doc, err := parseBottlerocket(userData)
 	if err != nil {
 		return nil, false
 	}
-	settings := doc.get("settings")
-	if settings == nil || settings.table == nil {
+	k8s, found, err := doc.kubernetes(false)
+	if err != nil || !found {
 		return nil, false
 	}
-	k8s := settings.table.get("kubernetes")
-	if k8s == nil || k8s.table == nil {
-		return nil, false
-	}
-	if e := k8s.table.get("node-taints"); e != nil && e.table != nil {
-		for _, key := range e.table.keys {
-			for _, entry := range bottlerocketTaintValues(e.table.get(key)) {
-				taints = append(taints, bottlerocketTaint(key, entry))
-			}
-		}
+	if t, ok := k8s["node-taints"].(map[string]any); ok {
+		taints = nodeTaints(t)
 	}
 	return taints, true
 }
