@@ -64,8 +64,8 @@ func readBootstrapScript(script string) bootstrapScript {
 	var s bootstrapScript
 	// modelled are the lines of the calls and of the plain assignments the reader follows.
 	modelled := map[int]bool{}
-	for _, cmd := range readShell(script) {
-		if len(cmd.words) == 0 || isDeclaration(cmd.words[0].text) {
+	for _, cmd := range readShell(script).commands {
+		if len(cmd.words) == 0 && len(cmd.redirects) == 0 || len(cmd.words) > 0 && isDeclaration(cmd.words[0].text) {
 			markLines(modelled, cmd)
 			continue
 		}
@@ -78,7 +78,8 @@ func readBootstrapScript(script string) bootstrapScript {
 			s.calls = append(s.calls, newBootstrapCall(cmd, words[1:]))
 			continue
 		}
-		if s.modifiedAt == 0 && slices.ContainsFunc(words, func(w shellWord) bool { return path.Base(w.text) == "bootstrap.sh" }) {
+		namesBootstrap := func(w shellWord) bool { return path.Base(w.text) == "bootstrap.sh" }
+		if s.modifiedAt == 0 && (slices.ContainsFunc(words, namesBootstrap) || slices.ContainsFunc(cmd.redirects, namesBootstrap)) {
 			s.modifiedAt = cmd.line
 		}
 	}
@@ -293,4 +294,51 @@ func withTaint(args string, taints []corev1.Taint) string {
 	}
 	kept = append(kept, "--register-with-taints="+formatTaints(taints))
 	return strings.Join(kept, " ")
+}
+
+// systemdWords splits a value the way systemd splits an unbraced $VARIABLE in ExecStart: at
+// blanks, honouring double and single quotes, which it then removes. A %% becomes %. (systemd's
+// rules, not a shell's: no expansions, and a backslash outside quotes escapes the next
+// character.)
+func systemdWords(value string) []string {
+	var (
+		words  []string
+		cur    strings.Builder
+		inWord bool
+		quote  byte
+	)
+	for i := 0; i < len(value); i++ {
+		c := value[i]
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote == '"' && c == '\\' && i+1 < len(value):
+			i++
+			cur.WriteByte(value[i])
+		case quote != 0:
+			cur.WriteByte(c)
+		case c == '"' || c == '\'':
+			quote, inWord = c, true
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case c == '\\' && i+1 < len(value):
+			i++
+			cur.WriteByte(value[i])
+			inWord = true
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	for i, w := range words {
+		words[i] = strings.ReplaceAll(w, "%%", "%")
+	}
+	return words
 }
