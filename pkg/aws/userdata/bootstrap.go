@@ -44,6 +44,11 @@ type bootstrapCall struct {
 	// name.
 	positional []shellWord
 	env        map[string]shellVar
+	// conditional is true when the call is in a branch that may not run.
+	conditional bool
+	// uncertain is true when an argument is an unquoted value known only at boot, which bash may
+	// split into any number of words: the options after it may be read at the wrong positions.
+	uncertain bool
 }
 
 // bootstrapScript is what a shell script does with bootstrap.sh.
@@ -95,7 +100,8 @@ func markLines(lines map[int]bool, cmd shellCommand) {
 
 // newBootstrapCall reads a call's arguments as bootstrap.sh does.
 func newBootstrapCall(cmd shellCommand, args []shellWord) bootstrapCall {
-	call := bootstrapCall{line: cmd.line, options: map[string]shellWord{}, env: cmd.env}
+	call := bootstrapCall{line: cmd.line, options: map[string]shellWord{}, env: cmd.env, conditional: cmd.conditional,
+		uncertain: slices.ContainsFunc(args, func(w shellWord) bool { return w.unknownSplit })}
 	for i := 0; i < len(args); i++ {
 		if isBootstrapOption(args[i].text) {
 			if i+1 < len(args) {
