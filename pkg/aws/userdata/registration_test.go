@@ -113,16 +113,16 @@ func TestReadRegistrationUnknown(t *testing.T) {
 	const sh = "#!/bin/bash\n"
 	const taintFlag = "--register-with-taints=karpenter.sh/unregistered:NoExecute"
 	for name, userData := range map[string]string{
-		"command substitution":            sh + "/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$(cat /etc/args)\"\n",
-		"backquotes":                      sh + "/etc/eks/bootstrap.sh demo --kubelet-extra-args \"`cat /etc/args`\"\n",
-		"a variable never assigned":       sh + "/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$EXTRA\"\n",
-		"an unquoted unknown before":      sh + "/etc/eks/bootstrap.sh demo $(cat /etc/opts) --kubelet-extra-args '" + taintFlag + "'\n",
-		"set in one branch only":          sh + "ARGS='" + taintFlag + "'\nif grep -q gpu /etc/x; then ARGS='--v=2'; fi\n/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$ARGS\"\n",
-		"a call in a branch":              sh + "if [ -x /etc/eks/bootstrap.sh ]; then\n  /etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\nfi\n",
-		"a call after &&":                 sh + "yum install -y jq && /etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n",
-		"after source":                    sh + "ARGS='" + taintFlag + "'\nsource /etc/profile.d/custom.sh\n/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$ARGS\"\n",
-		"read from input":                 sh + "read -r ARGS < /etc/args\n/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$ARGS\"\n",
-		"the script edits bootstrap.sh":   sh + "sed -i 's/x/y/' /etc/eks/bootstrap.sh\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n",
+		"command substitution":             sh + "/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$(cat /etc/args)\"\n",
+		"backquotes":                       sh + "/etc/eks/bootstrap.sh demo --kubelet-extra-args \"`cat /etc/args`\"\n",
+		"a variable never assigned":        sh + "/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$EXTRA\"\n",
+		"an unquoted unknown before":       sh + "/etc/eks/bootstrap.sh demo $(cat /etc/opts) --kubelet-extra-args '" + taintFlag + "'\n",
+		"set in one branch only":           sh + "ARGS='" + taintFlag + "'\nif grep -q gpu /etc/x; then ARGS='--v=2'; fi\n/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$ARGS\"\n",
+		"a call in a branch":               sh + "if [ -x /etc/eks/bootstrap.sh ]; then\n  /etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\nfi\n",
+		"a call after &&":                  sh + "yum install -y jq && /etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n",
+		"after source":                     sh + "ARGS='" + taintFlag + "'\nsource /etc/profile.d/custom.sh\n/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$ARGS\"\n",
+		"read from input":                  sh + "read -r ARGS < /etc/args\n/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$ARGS\"\n",
+		"the script edits bootstrap.sh":    sh + "sed -i 's/x/y/' /etc/eks/bootstrap.sh\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n",
 		"the script rewrites bootstrap.sh": sh + "cat > /etc/eks/bootstrap.sh <<'EOF'\necho hi\nEOF\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n",
 	} {
 		t.Run(name, func(t *testing.T) {

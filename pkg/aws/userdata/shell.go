@@ -22,7 +22,7 @@ import (
 // The reading follows bash's order of execution as far as it is static: function bodies run
 // where the function is called, with its arguments as $1...; both branches of an if, case, && or
 // || may run (their commands are read, marked conditional, and a variable they set differently
-// becomes unknown); subshells and pipelines do not change the script's variables; an exit or
+// becomes unknown); the commands inside a command substitution are not read; subshells and pipelines do not change the script's variables; an exit or
 // exec outside any branch ends the script. A syntax error ends it too, as it ends bash: the
 // commands before it are read.
 
