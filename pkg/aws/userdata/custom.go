@@ -89,33 +89,11 @@ func CheckCustom(userData string) []Warning {
 // them (its last --register-with-taints flag, else config registerWithTaints). source names
 // which; found is false when no document sets either.
 func nodeadmTaints(docs []map[string]any) (taints []corev1.Taint, source string, found bool) {
-	var flags []string
-	var configTaints any
-	for _, doc := range docs {
-		if !isNodeConfig(doc) {
-			continue
-		}
-		spec, _ := doc["spec"].(map[string]any)
-		kubelet, _ := spec["kubelet"].(map[string]any)
-		if list, ok := kubelet["flags"].([]any); ok && len(list) > 0 {
-			flags = flags[:0]
-			for _, f := range list {
-				flags = append(flags, fmt.Sprint(f))
-			}
-		}
-		config, _ := kubelet["config"].(map[string]any)
-		if raw, ok := config["registerWithTaints"]; ok {
-			configTaints = raw
-		}
+	reg, taintSource := nodeadmRegistration(docs)
+	if taintSource == "" {
+		return nil, "", false
 	}
-	if value, ok := lastFlag(flags, "--register-with-taints"); ok {
-		taints, _ = parseTaints(value)
-		return taints, "the --register-with-taints kubelet flag", true
-	}
-	if configTaints != nil {
-		return taintsFromConfig(configTaints), "kubelet config registerWithTaints", true
-	}
-	return nil, "", false
+	return reg.Taints, taintSource, true
 }
 
 // bottlerocketNodeTaints reads settings.kubernetes.node-taints of Bottlerocket TOML; found is

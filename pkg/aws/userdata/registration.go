@@ -123,11 +123,15 @@ func al2023Registration(parts []part) (*Registration, error) {
 		}
 		docs = append(docs, ds...)
 	}
-	return nodeadmRegistration(docs), nil
+	reg, _ := nodeadmRegistration(docs)
+	return reg, nil
 }
 
-func nodeadmRegistration(docs []map[string]any) *Registration {
-	reg := &Registration{Starts: true, Source: "nodeadm NodeConfig"}
+// nodeadmRegistration merges NodeConfig documents as nodeadm does. taintSource says where the
+// taints come from: the --register-with-taints kubelet flag, kubelet config registerWithTaints,
+// or "" when neither is set.
+func nodeadmRegistration(docs []map[string]any) (reg *Registration, taintSource string) {
+	reg = &Registration{Starts: true, Source: "nodeadm NodeConfig"}
 	var configTaints any
 	for _, doc := range docs {
 		if !isNodeConfig(doc) {
@@ -147,10 +151,14 @@ func nodeadmRegistration(docs []map[string]any) *Registration {
 		}
 	}
 	reg.fromFlags()
-	if _, ok := lastFlag(reg.KubeletFlags, "--register-with-taints"); !ok && configTaints != nil {
-		reg.Taints = unionTaints(nil, taintsFromConfig(configTaints))
+	if _, ok := lastFlag(reg.KubeletFlags, "--register-with-taints"); ok {
+		return reg, "the --register-with-taints kubelet flag"
 	}
-	return reg
+	if configTaints != nil {
+		reg.Taints = unionTaints(nil, taintsFromConfig(configTaints))
+		return reg, "kubelet config registerWithTaints"
+	}
+	return reg, ""
 }
 
 // bottlerocketRegistration reads settings.kubernetes node-taints and node-labels.

@@ -83,11 +83,26 @@ type shellScript struct {
 // readShell reads a script's simple commands, in the order bash would run them.
 func readShell(script string) shellScript {
 	r := &shellReader{vars: map[string]shellVar{}, funcs: map[string]*syntax.Stmt{}}
-	err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Stmts(strings.NewReader(script), func(st *syntax.Stmt) bool {
-		r.stmt(st)
-		return !r.stopped
-	})
+	err := r.parse(script)
 	return shellScript{commands: r.out, parseErr: err}
+}
+
+// parse reads a script statement by statement, as bash does, until it stops or a syntax error.
+// It never breaks out of the parser's iterator: mvdan.cc/sh v3.14.1 may yield again after the loop
+// body returned false (a second syntax error), which panics (found by FuzzReadShell), so what
+// comes after a stop or the first error is skipped instead.
+func (r *shellReader) parse(script string) error {
+	var parseErr error
+	for st, err := range syntax.NewParser(syntax.Variant(syntax.LangBash)).StmtsSeq(strings.NewReader(script)) {
+		switch {
+		case parseErr != nil:
+		case err != nil:
+			parseErr = err
+		case !r.stopped:
+			r.stmt(st)
+		}
+	}
+	return parseErr
 }
 
 // shellReader walks the statements of one script.
@@ -353,10 +368,7 @@ func (r *shellReader) evalText(args []shellWord, child bool) {
 	}
 	r.nested++
 	r.depth++
-	err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Stmts(strings.NewReader(strings.Join(text, " ")), func(st *syntax.Stmt) bool {
-		r.stmt(st)
-		return !r.stopped
-	})
+	err := r.parse(strings.Join(text, " "))
 	r.depth--
 	r.nested--
 	if err != nil && !child {
