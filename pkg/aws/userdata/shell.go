@@ -278,8 +278,13 @@ func (r *shellReader) call(st *syntax.Stmt, ce *syntax.CallExpr) {
 			words = words[1:]
 		}
 	}
-	args := words[1:]
-	switch name := words[0].text; name {
+	r.builtin(words[0].text, words[1:])
+}
+
+// builtin follows what a command does to the reading: the builtins that change variables, the
+// script's flow or what it runs, and calls of the script's functions.
+func (r *shellReader) builtin(name string, args []shellWord) {
+	switch name {
 	case "source", ".":
 		r.makeOpaque()
 	case "eval":
@@ -288,17 +293,26 @@ func (r *shellReader) call(st *syntax.Stmt, ce *syntax.CallExpr) {
 		if len(args) >= 2 && args[0].text == "-c" {
 			r.subshell(func() { r.evalText(args[1:2], true) })
 		}
+	case "unset", "read", "mapfile", "readarray", "getopts", "printf", "set", "shift":
+		r.variableBuiltin(name, args)
+	case "exit":
+		r.stopped = r.stopped || r.cond == 0
+	case "exec":
+		r.stopped = r.stopped || len(args) > 0 && r.cond == 0
+	default:
+		if body, ok := r.funcs[name]; ok && r.depth < maxShellDepth {
+			r.callFunction(body, args)
+		}
+	}
+}
+
+// variableBuiltin follows the builtins that set or unset variables and positional parameters.
+func (r *shellReader) variableBuiltin(name string, args []shellWord) {
+	switch name {
 	case "unset":
 		for _, a := range args {
 			if !a.unknown && !strings.HasPrefix(a.text, "-") {
 				r.vars[a.text] = shellVar{unset: true}
-			}
-		}
-	case "read", "mapfile", "readarray", "getopts", "printf":
-		// They set variables from input the reading does not have.
-		for _, a := range args {
-			if !a.unknown && isName(a.text) {
-				r.assign(a.text, shellVar{value: unknownText, unknown: true})
 			}
 		}
 	case "set":
@@ -306,20 +320,14 @@ func (r *shellReader) call(st *syntax.Stmt, ce *syntax.CallExpr) {
 			r.params = args[1:]
 		}
 	case "shift":
-		if r.params != nil && len(r.params) > 0 {
+		if len(r.params) > 0 {
 			r.params = r.params[1:]
 		}
-	case "exit":
-		if r.cond == 0 {
-			r.stopped = true
-		}
-	case "exec":
-		if len(args) > 0 && r.cond == 0 {
-			r.stopped = true
-		}
-	default:
-		if body, ok := r.funcs[name]; ok && r.depth < maxShellDepth {
-			r.callFunction(body, args)
+	default: // read, mapfile, readarray, getopts, printf -v: values from input the reading does not have
+		for _, a := range args {
+			if !a.unknown && isName(a.text) {
+				r.assign(a.text, shellVar{value: unknownText, unknown: true})
+			}
 		}
 	}
 }
@@ -622,28 +630,10 @@ type readerEnv struct {
 func (e readerEnv) Get(name string) expand.Variable {
 	str := func(s string) expand.Variable { return expand.Variable{Set: true, Kind: expand.String, Str: s} }
 	r := e.r
-	if n, err := strconv.Atoi(name); err == nil {
-		if r.params == nil || n == 0 || n > len(r.params) {
-			return str(unknownText)
-		}
-		return str(r.params[n-1].text)
+	if v, positional := e.positional(name); positional {
+		return v
 	}
-	switch name {
-	case "@", "*":
-		if r.params == nil {
-			return expand.Variable{Set: true, Kind: expand.Indexed, List: []string{unknownText}}
-		}
-		list := make([]string, 0, len(r.params))
-		for _, p := range r.params {
-			list = append(list, p.text)
-		}
-		return expand.Variable{Set: true, Kind: expand.Indexed, List: list}
-	case "#":
-		if r.params == nil {
-			return str(unknownText)
-		}
-		return str(strconv.Itoa(len(r.params)))
-	case "IFS":
+	if name == "IFS" {
 		if v, ok := r.vars[name]; ok && !v.unknown && !v.unset {
 			return str(v.value)
 		}
@@ -661,6 +651,35 @@ func (e readerEnv) Get(name string) expand.Variable {
 		return expand.Variable{}
 	}
 	return str(unknownText)
+}
+
+// positional returns $1..., $@, $* and $#: the function's arguments, unknown outside one.
+func (e readerEnv) positional(name string) (expand.Variable, bool) {
+	str := func(s string) expand.Variable { return expand.Variable{Set: true, Kind: expand.String, Str: s} }
+	params := e.r.params
+	if n, err := strconv.Atoi(name); err == nil {
+		if params == nil || n == 0 || n > len(params) {
+			return str(unknownText), true
+		}
+		return str(params[n-1].text), true
+	}
+	switch name {
+	case "@", "*":
+		if params == nil {
+			return expand.Variable{Set: true, Kind: expand.Indexed, List: []string{unknownText}}, true
+		}
+		list := make([]string, 0, len(params))
+		for _, p := range params {
+			list = append(list, p.text)
+		}
+		return expand.Variable{Set: true, Kind: expand.Indexed, List: list}, true
+	case "#":
+		if params == nil {
+			return str(unknownText), true
+		}
+		return str(strconv.Itoa(len(params))), true
+	}
+	return expand.Variable{}, false
 }
 
 func (e readerEnv) Each(fn func(name string, vr expand.Variable) bool) {
