@@ -84,7 +84,8 @@ func readBootstrapScript(script string) bootstrapScript {
 			continue
 		}
 		namesBootstrap := func(w shellWord) bool { return path.Base(w.text) == "bootstrap.sh" }
-		if s.modifiedAt == 0 && (slices.ContainsFunc(words, namesBootstrap) || slices.ContainsFunc(cmd.redirects, namesBootstrap)) {
+		readsOnly := len(words) > 0 && readsFiles(words[0].text)
+		if s.modifiedAt == 0 && (!readsOnly && slices.ContainsFunc(words, namesBootstrap) || slices.ContainsFunc(cmd.redirects, namesBootstrap)) {
 			s.modifiedAt = cmd.line
 		}
 	}
@@ -134,6 +135,16 @@ func firstTaintMention(script string, modelled map[int]bool) int {
 // findBootstrapCalls returns every call of bootstrap.sh in a shell script.
 func findBootstrapCalls(script string) []bootstrapCall {
 	return readBootstrapScript(script).calls
+}
+
+// readsFiles reports whether a command only reads or tests the files it names (its
+// redirections aside), so naming bootstrap.sh does not change it.
+func readsFiles(name string) bool {
+	switch name {
+	case "[", "test", "ls", "stat", "cat", "grep", "head", "tail", "file", "md5sum", "sha256sum", "echo", "printf":
+		return true
+	}
+	return false
 }
 
 func isCommandPrefix(word string) bool {

@@ -2,6 +2,7 @@ package userdata
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,7 +14,9 @@ import (
 // finds it: no command is run, no AMI default is applied.
 type Registration struct {
 	// Starts is false when, as read, the userData starts no kubelet: an AL2 userData that never
-	// calls bootstrap.sh. AL2023 (nodeadm) and Bottlerocket always start one.
+	// calls bootstrap.sh. AL2023 (nodeadm) and Bottlerocket always start one. A bootstrap.sh call
+	// in a branch whose condition only the boot knows counts (Source says so): the node then
+	// registers as read, or not at all.
 	Starts bool
 	// Source says where the registration was read, with the userData line for a script.
 	Source string
@@ -71,6 +74,7 @@ func al2Registration(parts []part) *Registration {
 		}
 		s := readBootstrapScript(p.body)
 		for _, call := range s.calls {
+			earlier := *reg
 			reg.Starts = true
 			reg.Source = fmt.Sprintf("bootstrap.sh call on line %d of userData part %d", call.line, i+1)
 			reg.Unknown = ""
@@ -81,10 +85,14 @@ func al2Registration(parts []part) *Registration {
 				reg.Unknown = fmt.Sprintf("the kubelet arguments (%s) depend on values known only at boot (%s)", source, args.raw)
 			case call.uncertain:
 				reg.Unknown = "bootstrap.sh's arguments include an unquoted value known only at boot, which may be any number of words"
-			case call.conditional:
-				reg.Unknown = "the bootstrap.sh call runs only if a condition known at boot holds"
+			case call.conditional && earlier.Starts && (earlier.Unknown != "" || !slices.Equal(earlier.KubeletFlags, reg.KubeletFlags)):
+				reg.Unknown = fmt.Sprintf("the bootstrap.sh call on line %d of userData part %d runs only if a condition known at boot holds, and would replace the arguments of the earlier call (%s)",
+					call.line, i+1, earlier.Source)
 			case s.modifiedAt > 0:
 				reg.Unknown = fmt.Sprintf("the script changes bootstrap.sh itself (line %d)", s.modifiedAt)
+			case call.conditional:
+				// Either the call runs and the kubelet gets these flags, or no kubelet starts.
+				reg.Source += ", which runs only if a condition known at boot holds"
 			}
 		}
 	}

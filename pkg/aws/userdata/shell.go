@@ -20,8 +20,8 @@ import (
 // branch that may or may not run.
 //
 // The reading follows bash's order of execution as far as it is static: function bodies run
-// where the function is called, with its arguments as $1...; both branches of an if, case, && or
-// || may run (their commands are read, marked conditional, and a variable they set differently
+// where the function is called, with its arguments as $1...; a condition on known values picks
+// its branch, otherwise both branches of an if, case, && or || may run (their commands are read, marked conditional, and a variable they set differently
 // becomes unknown); the commands inside a command substitution are not read; subshells and pipelines do not change the script's variables; an exit or
 // exec outside any branch ends the script. A syntax error ends it too, as it ends bash: the
 // commands before it are read.
@@ -148,7 +148,12 @@ func (r *shellReader) stmt(st *syntax.Stmt) {
 		switch cmd.Op {
 		case syntax.AndStmt, syntax.OrStmt:
 			r.stmt(cmd.X)
-			r.alternatives(func() { r.stmt(cmd.Y) }, func() {})
+			switch x, known := r.status(cmd.X); {
+			case !known:
+				r.alternatives(func() { r.stmt(cmd.Y) }, func() {})
+			case x == (cmd.Op == syntax.AndStmt):
+				r.stmt(cmd.Y)
+			}
 		default: // pipelines: every part runs in a subshell
 			r.subshell(func() { r.stmt(cmd.X) })
 			r.subshell(func() { r.stmt(cmd.Y) })
@@ -187,10 +192,11 @@ func (r *shellReader) stmt(st *syntax.Stmt) {
 	}
 }
 
-// ifClause reads both branches of an if (the else branch may be empty), after its condition.
+// ifClause reads an if after its condition: the branch the condition picks when it is known
+// (shellcond.go), else both (the else branch may be empty).
 func (r *shellReader) ifClause(c *syntax.IfClause) {
 	r.stmts(c.Cond)
-	r.alternatives(func() { r.stmts(c.Then) }, func() {
+	elseBranch := func() {
 		switch {
 		case c.Else == nil:
 		case len(c.Else.Cond) == 0:
@@ -198,7 +204,15 @@ func (r *shellReader) ifClause(c *syntax.IfClause) {
 		default:
 			r.ifClause(c.Else)
 		}
-	})
+	}
+	switch ok, known := r.lastStatus(c.Cond); {
+	case !known:
+		r.alternatives(func() { r.stmts(c.Then) }, elseBranch)
+	case ok:
+		r.stmts(c.Then)
+	default:
+		elseBranch()
+	}
 }
 
 // alternatives reads branches of which one runs, each from the same variables; afterwards a
