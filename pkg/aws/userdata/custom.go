@@ -85,7 +85,7 @@ func CheckCustom(userData string) []Warning {
 }
 
 // nodeadmTaints returns the taints the kubelet registers with under NodeConfig documents, as
-// nodeadm merges them (in order, a later list replacing an earlier one) and the kubelet reads
+// nodeadm merges them (in order, kubelet flags appended) and the kubelet reads
 // them (its last --register-with-taints flag, else config registerWithTaints). source names
 // which; found is false when no document sets either.
 func nodeadmTaints(docs []map[string]any) (taints []corev1.Taint, source string, found bool) {

@@ -2,6 +2,7 @@ package userdata
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -103,22 +104,38 @@ func al2Registration(parts []part) *Registration {
 	return reg
 }
 
-// fromFlags sets Taints and Labels from KubeletFlags: the kubelet keeps the last
-// --register-with-taints and the last --node-labels.
+// fromFlags sets Taints and Labels from KubeletFlags as the kubelet's flag parsing does: each
+// --register-with-taints replaces the taints (the last one wins), each --node-labels adds its
+// labels (a later value wins on a key).
 func (reg *Registration) fromFlags() {
 	if value, ok := lastFlag(reg.KubeletFlags, "--register-with-taints"); ok {
 		taints, _ := parseTaints(value)
 		reg.Taints = unionTaints(nil, taints)
 	}
 	reg.Labels = map[string]string{}
-	if value, ok := lastFlag(reg.KubeletFlags, "--node-labels"); ok {
-		reg.Labels = parseLabels(value)
+	for _, value := range flagValues(reg.KubeletFlags, "--node-labels") {
+		maps.Copy(reg.Labels, parseLabels(value))
 	}
 }
 
-// al2023Registration merges the NodeConfig parts as nodeadm does: in order, a later document's
-// flags replacing an earlier one's, the kubelet's last --register-with-taints overriding config
-// registerWithTaints.
+// flagValues returns the value of every --name=value or --name value in words, in order.
+func flagValues(words []string, name string) []string {
+	var out []string
+	for i, w := range words {
+		switch {
+		case strings.HasPrefix(w, name+"="):
+			out = append(out, strings.TrimPrefix(w, name+"="))
+		case w == name && i+1 < len(words):
+			out = append(out, words[i+1])
+		}
+	}
+	return out
+}
+
+// al2023Registration merges the NodeConfig parts as nodeadm does: in order, each document's
+// kubelet flags appended to the earlier ones' (nodeadm appends this list and no other), a later
+// config registerWithTaints replacing an earlier one, and the kubelet's last
+// --register-with-taints overriding config registerWithTaints.
 func al2023Registration(parts []part) (*Registration, error) {
 	var docs []map[string]any
 	for i, p := range parts {
@@ -140,17 +157,19 @@ func al2023Registration(parts []part) (*Registration, error) {
 // or "" when neither is set.
 func nodeadmRegistration(docs []map[string]any) (reg *Registration, taintSource string) {
 	reg = &Registration{Starts: true, Source: "nodeadm NodeConfig"}
-	var configTaints any
+	var (
+		flags        []string
+		configTaints any
+	)
 	for _, doc := range docs {
 		if !isNodeConfig(doc) {
 			continue
 		}
 		spec, _ := doc["spec"].(map[string]any)
 		kubelet, _ := spec["kubelet"].(map[string]any)
-		if list, ok := kubelet["flags"].([]any); ok && len(list) > 0 {
-			reg.KubeletFlags = reg.KubeletFlags[:0]
+		if list, ok := kubelet["flags"].([]any); ok {
 			for _, f := range list {
-				reg.KubeletFlags = append(reg.KubeletFlags, fmt.Sprint(f))
+				flags = append(flags, fmt.Sprint(f))
 			}
 		}
 		config, _ := kubelet["config"].(map[string]any)
@@ -158,6 +177,9 @@ func nodeadmRegistration(docs []map[string]any) (reg *Registration, taintSource 
 			configTaints = raw
 		}
 	}
+	// nodeadm writes the flags into the kubelet's environment file as one value, which systemd
+	// splits into words, removing quotes.
+	reg.KubeletFlags = systemdWords(strings.Join(flags, " "))
 	reg.fromFlags()
 	if _, ok := lastFlag(reg.KubeletFlags, "--register-with-taints"); ok {
 		return reg, "the --register-with-taints kubelet flag"

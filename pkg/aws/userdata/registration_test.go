@@ -85,6 +85,14 @@ func TestReadRegistration(t *testing.T) {
 		{name: "AL2023 NodeConfig flags override config registerWithTaints", family: awsv1.AMIFamilyAL2023,
 			userData: mime("Content-Type: application/node.eks.aws\n\n---\napiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    config:\n      registerWithTaints:\n      - key: karpenter.sh/unregistered\n        effect: NoExecute\n    flags:\n    - --node-labels=a=b\n    - --register-with-taints=gpu=true:NoSchedule\n"),
 			want:     Registration{Starts: true, Taints: []corev1.Taint{gpu}, Labels: map[string]string{"a": "b"}, KubeletFlags: []string{"--node-labels=a=b", "--register-with-taints=gpu=true:NoSchedule"}}},
+		{name: "AL2023 every NodeConfig's flags are appended; labels add up, the last taints win", family: awsv1.AMIFamilyAL2023,
+			userData: mime("Content-Type: application/node.eks.aws\n\n---\napiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    flags:\n    - --register-with-taints=gpu=true:NoSchedule\n    - --node-labels=a=b,x=1\n",
+				"Content-Type: application/node.eks.aws\n\n---\napiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    flags:\n    - --node-labels=\"c=d,x=2\"\n    - "+taintFlag+"\n"),
+			want: Registration{Starts: true, Taints: []corev1.Taint{unregistered}, Labels: map[string]string{"a": "b", "c": "d", "x": "2"},
+				KubeletFlags: []string{"--register-with-taints=gpu=true:NoSchedule", "--node-labels=a=b,x=1", "--node-labels=c=d,x=2", taintFlag}}},
+		{name: "AL2 labels of every --node-labels add up", family: awsv1.AMIFamilyAL2,
+			userData: sh + "/etc/eks/bootstrap.sh demo --kubelet-extra-args '--node-labels=a=b --node-labels c=d " + taintFlag + "'\n",
+			want:     Registration{Starts: true, Taints: []corev1.Taint{unregistered}, Labels: map[string]string{"a": "b", "c": "d"}, KubeletFlags: []string{"--node-labels=a=b", "--node-labels", "c=d", taintFlag}}},
 		{name: "AL2023 config registerWithTaints alone", family: awsv1.AMIFamilyAL2023,
 			userData: "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    config:\n      registerWithTaints:\n      - key: karpenter.sh/unregistered\n        effect: NoExecute\n",
 			want:     Registration{Starts: true, Taints: []corev1.Taint{unregistered}, Labels: map[string]string{}}},
@@ -170,5 +178,21 @@ func TestReadRegistrationOfRenderedUserData(t *testing.T) {
 				t.Errorf("labels (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestCheckCustomNodeadmAppendsFlags: nodeadm appends the kubelet flags of every NodeConfig, so
+// a later NodeConfig without --register-with-taints does not drop an earlier one's.
+func TestCheckCustomNodeadmAppendsFlags(t *testing.T) {
+	doc := func(flags string) string {
+		return "---\napiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    flags:\n" + flags
+	}
+	withTaint := doc("    - --register-with-taints=karpenter.sh/unregistered:NoExecute\n") + doc("    - --v=2\n")
+	if got := CheckCustom(withTaint); len(got) != 0 {
+		t.Errorf("CheckCustom = %v, want nothing: the flags are appended and the taint stays", got)
+	}
+	overridden := doc("    - --register-with-taints=karpenter.sh/unregistered:NoExecute\n") + doc("    - --register-with-taints=gpu=true:NoSchedule\n")
+	if diff := cmp.Diff([]finding{{SeverityProblem, "UnregisteredTaintMissing"}}, findings(CheckCustom(overridden))); diff != "" {
+		t.Errorf("a later --register-with-taints replaces the taints (-want +got):\n%s", diff)
 	}
 }
