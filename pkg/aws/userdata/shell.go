@@ -114,6 +114,9 @@ type shellReader struct {
 	// locals holds, for each function call being read, the values its `local` declarations
 	// hide, restored when it returns.
 	locals []map[string]*shellVar
+	// funcConds holds, for each function call being read, the branch depth it was called at: a
+	// return at that depth ends it.
+	funcConds []int
 	// opaque is true after a `source` or an unknown `eval`: variables the script never assigned
 	// may have been set.
 	opaque bool
@@ -311,6 +314,12 @@ func (r *shellReader) builtin(name string, args []shellWord) {
 		r.variableBuiltin(name, args)
 	case "exit":
 		r.stopped = r.stopped || r.cond == 0
+	case "return":
+		// return ends the function being read (and is an error outside one, which bash reports
+		// and goes on after).
+		if n := len(r.funcConds); n > 0 && r.cond == r.funcConds[n-1] {
+			r.stopped = true
+		}
 	case "exec":
 		r.stopped = r.stopped || len(args) > 0 && r.cond == 0
 	default:
@@ -352,10 +361,12 @@ func (r *shellReader) callFunction(body *syntax.Stmt, args []shellWord) {
 	params := r.params
 	r.params = append([]shellWord{}, args...)
 	r.locals = append(r.locals, map[string]*shellVar{})
+	r.funcConds = append(r.funcConds, r.cond)
 	r.depth++
 	stopped := r.stopped
 	r.stmt(body)
 	r.depth--
+	r.funcConds = r.funcConds[:len(r.funcConds)-1]
 	for name, old := range r.locals[len(r.locals)-1] {
 		if old == nil {
 			delete(r.vars, name)
@@ -365,7 +376,8 @@ func (r *shellReader) callFunction(body *syntax.Stmt, args []shellWord) {
 	}
 	r.locals = r.locals[:len(r.locals)-1]
 	r.params = params
-	// A return ends the function, not the script; exit is not told apart from it here.
+	// A return ends the function, not the script. An exit inside it is not told apart from a
+	// return here: the script is read on.
 	r.stopped = stopped
 }
 
@@ -516,6 +528,10 @@ func (r *shellReader) redirects(st *syntax.Stmt) []shellWord {
 // fields expands a word as a command argument: it may become several words, or none.
 func (r *shellReader) fields(w *syntax.Word) []shellWord {
 	unknown, unquotedUnknown := r.wordUnknown(w)
+	if hasGlob(w) {
+		// Pathname expansion depends on the files on the instance.
+		unknown, unquotedUnknown = true, true
+	}
 	raw := wordSource(w)
 	values, err := expand.Fields(r.expandConfig(w), w)
 	if err != nil {
@@ -702,6 +718,29 @@ func (e readerEnv) Each(fn func(name string, vr expand.Variable) bool) {
 			return
 		}
 	}
+}
+
+// hasGlob reports whether a word has an unquoted glob pattern (*, ? or [...]), which bash
+// replaces with the names of the files it matches.
+func hasGlob(w *syntax.Word) bool {
+	for _, part := range w.Parts {
+		lit, ok := part.(*syntax.Lit)
+		if !ok {
+			continue
+		}
+		bracket := false
+		for i := 0; i < len(lit.Value); i++ {
+			switch c := lit.Value[i]; {
+			case c == '\\':
+				i++ // an escaped character is literal
+			case c == '*' || c == '?' || c == ']' && bracket:
+				return true
+			case c == '[':
+				bracket = true
+			}
+		}
+	}
+	return false
 }
 
 // wordSource is a word as written.

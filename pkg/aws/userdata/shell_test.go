@@ -53,6 +53,10 @@ func TestReadShell(t *testing.T) {
 		{name: "exit in a branch does not", script: "if grep -q a /f; then exit 1; fi\necho b\n", want: [][]string{{"grep", "-q", "a", "/f"}, {"exit", "1"}, {"echo", "b"}}},
 		{name: "a branch that cannot run is not read", script: "if false; then exit 1; fi\necho b\n", want: [][]string{{"false"}, {"echo", "b"}}},
 		{name: "a syntax error ends the script where bash stops", script: "echo a\necho b )\necho c\n", want: [][]string{{"echo", "a"}}},
+		{name: "return ends the function", script: "f() { echo in; return 0; echo after; }\nf\necho end\n", want: [][]string{{"f"}, {"echo", "in"}, {"return", "0"}, {"echo", "end"}}},
+		{name: "a return in a branch may not", script: "f() { if grep -q a /f; then return 1; fi; echo maybe; }\nf\n", want: [][]string{{"f"}, {"grep", "-q", "a", "/f"}, {"return", "1"}, {"echo", "maybe"}}},
+		{name: "globs depend on the files", script: "echo *.sh 'a*' x\\?\n", want: [][]string{{"echo", "?", "a*", "x?"}}},
+		{name: "brace expansion", script: "echo a{b,c}d\n", want: [][]string{{"echo", "abd", "acd"}}},
 		{name: "comments", script: "# echo no\necho yes # not this\n", want: [][]string{{"echo", "yes"}}},
 	}
 	for _, tt := range tests {
