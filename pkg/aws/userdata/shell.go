@@ -148,19 +148,7 @@ func (r *shellReader) stmt(st *syntax.Stmt) {
 	case *syntax.DeclClause:
 		r.decl(st, cmd)
 	case *syntax.BinaryCmd:
-		switch cmd.Op {
-		case syntax.AndStmt, syntax.OrStmt:
-			r.stmt(cmd.X)
-			switch x, known := r.status(cmd.X); {
-			case !known:
-				r.alternatives(func() { r.stmt(cmd.Y) }, func() {})
-			case x == (cmd.Op == syntax.AndStmt):
-				r.stmt(cmd.Y)
-			}
-		default: // pipelines: every part runs in a subshell
-			r.subshell(func() { r.stmt(cmd.X) })
-			r.subshell(func() { r.stmt(cmd.Y) })
-		}
+		r.binaryCmd(cmd)
 	case *syntax.Block:
 		r.stmts(cmd.Stmts)
 	case *syntax.Subshell:
@@ -192,6 +180,24 @@ func (r *shellReader) stmt(st *syntax.Stmt) {
 		}
 	case *syntax.CoprocClause:
 		r.subshell(func() { r.stmt(cmd.Stmt) })
+	}
+}
+
+// binaryCmd reads X && Y and X || Y (Y runs as X's status says, or may run when it is not
+// known) and pipelines (every part runs in a subshell).
+func (r *shellReader) binaryCmd(cmd *syntax.BinaryCmd) {
+	switch cmd.Op {
+	case syntax.AndStmt, syntax.OrStmt:
+		r.stmt(cmd.X)
+		switch x, known := r.status(cmd.X); {
+		case !known:
+			r.alternatives(func() { r.stmt(cmd.Y) }, func() {})
+		case x == (cmd.Op == syntax.AndStmt):
+			r.stmt(cmd.Y)
+		}
+	default:
+		r.subshell(func() { r.stmt(cmd.X) })
+		r.subshell(func() { r.stmt(cmd.Y) })
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 )
 
 // shellCall is a command as a test states it: its words, or "?" for an unknown word.
@@ -102,5 +104,8 @@ func FuzzReadShell(f *testing.F) {
 			}
 		}
 		_ = CheckBootstrapScript(script)
+		if reg, err := ReadRegistration(awsv1.AMIFamilyAL2, script); err == nil && !reg.Starts && (len(reg.Taints) > 0 || len(reg.KubeletFlags) > 0) {
+			t.Fatalf("a registration without a kubelet has taints or flags: %v", reg)
+		}
 	})
 }
