@@ -3,6 +3,7 @@ package userdata
 import (
 	"io"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -71,6 +72,8 @@ type shellCommand struct {
 	// nested is true when the command was read from text the script builds (eval, bash -c):
 	// its lines are the outer command's.
 	nested bool
+	// callers are the lines of the function calls the command runs inside, outermost first.
+	callers []int
 }
 
 // shellScript is what a static reading of a script found.
@@ -78,13 +81,21 @@ type shellScript struct {
 	commands []shellCommand
 	// parseErr is the syntax error that ends the script, if any.
 	parseErr error
+	// dead are the lines of statements that never run: branches a known condition skips,
+	// functions never called, what follows an exit.
+	dead map[int]bool
 }
 
 // readShell reads a script's simple commands, in the order bash would run them.
 func readShell(script string) shellScript {
-	r := &shellReader{vars: map[string]shellVar{}, funcs: map[string]*syntax.Stmt{}}
+	r := &shellReader{vars: map[string]shellVar{}, funcs: map[string]*syntax.Stmt{}, called: map[string]bool{}, dead: map[int]bool{}}
 	err := r.parse(script)
-	return shellScript{commands: r.out, parseErr: err}
+	for name, body := range r.funcs {
+		if !r.called[name] {
+			r.markDead(body)
+		}
+	}
+	return shellScript{commands: r.out, parseErr: err, dead: r.dead}
 }
 
 // parse reads a script statement by statement, as bash does, until it stops or a syntax error.
@@ -100,6 +111,8 @@ func (r *shellReader) parse(script string) error {
 			parseErr = err
 		case !r.stopped:
 			r.stmt(st)
+		default:
+			r.markDead(st)
 		}
 	}
 	return parseErr
@@ -109,6 +122,11 @@ func (r *shellReader) parse(script string) error {
 type shellReader struct {
 	vars  map[string]shellVar
 	funcs map[string]*syntax.Stmt
+	// called are the functions the reading called.
+	called map[string]bool
+	// callers are the lines of the function calls being read.
+	callers []int
+	dead    map[int]bool
 	// params are the positional parameters inside a function call; nil outside (unknown).
 	params []shellWord
 	// locals holds, for each function call being read, the values its `local` declarations
@@ -133,9 +151,31 @@ type shellReader struct {
 func (r *shellReader) stmts(list []*syntax.Stmt) {
 	for _, st := range list {
 		if r.stopped {
-			return
+			r.markDead(st)
+			continue
 		}
 		r.stmt(st)
+	}
+}
+
+// markDead records the lines of statements that never run.
+func (r *shellReader) markDead(nodes ...syntax.Node) {
+	if r.nested > 0 {
+		return // their lines are the outer command's
+	}
+	for _, n := range nodes {
+		if n == nil {
+			continue
+		}
+		for l := int(n.Pos().Line()); l <= int(n.End().Line()); l++ {
+			r.dead[l] = true
+		}
+	}
+}
+
+func (r *shellReader) markDeadList(list []*syntax.Stmt) {
+	for _, st := range list {
+		r.markDead(st)
 	}
 }
 
@@ -194,6 +234,8 @@ func (r *shellReader) binaryCmd(cmd *syntax.BinaryCmd) {
 			r.alternatives(func() { r.stmt(cmd.Y) }, func() {})
 		case x == (cmd.Op == syntax.AndStmt):
 			r.stmt(cmd.Y)
+		default:
+			r.markDead(cmd.Y)
 		}
 	default:
 		r.subshell(func() { r.stmt(cmd.X) })
@@ -219,7 +261,11 @@ func (r *shellReader) ifClause(c *syntax.IfClause) {
 		r.alternatives(func() { r.stmts(c.Then) }, elseBranch)
 	case ok:
 		r.stmts(c.Then)
+		if c.Else != nil {
+			r.markDead(c.Else)
+		}
 	default:
+		r.markDeadList(c.Then)
 		elseBranch()
 	}
 }
@@ -330,6 +376,7 @@ func (r *shellReader) builtin(name string, args []shellWord) {
 		r.stopped = r.stopped || len(args) > 0 && r.cond == 0
 	default:
 		if body, ok := r.funcs[name]; ok && r.depth < maxShellDepth {
+			r.called[name] = true
 			r.callFunction(body, args)
 		}
 	}
@@ -368,11 +415,13 @@ func (r *shellReader) callFunction(body *syntax.Stmt, args []shellWord) {
 	r.params = append([]shellWord{}, args...)
 	r.locals = append(r.locals, map[string]*shellVar{})
 	r.funcConds = append(r.funcConds, r.cond)
+	r.callers = append(r.callers, r.out[len(r.out)-1].line) // the call, recorded just before
 	r.depth++
 	stopped := r.stopped
 	r.stmt(body)
 	r.depth--
 	r.funcConds = r.funcConds[:len(r.funcConds)-1]
+	r.callers = r.callers[:len(r.callers)-1]
 	for name, old := range r.locals[len(r.locals)-1] {
 		if old == nil {
 			delete(r.vars, name)
@@ -508,7 +557,7 @@ func (r *shellReader) record(st *syntax.Stmt, words, redirects []shellWord, assi
 	cmd := shellCommand{
 		line: int(st.Pos().Line()), endLine: int(st.End().Line()),
 		assignments: assignments, words: words, redirects: redirects, env: env,
-		conditional: r.cond > 0, nested: r.nested > 0,
+		conditional: r.cond > 0, nested: r.nested > 0, callers: slices.Clone(r.callers),
 	}
 	if r.nested > 0 {
 		cmd.line, cmd.endLine = r.nestedLine[0], r.nestedLine[1]
