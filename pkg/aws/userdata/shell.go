@@ -205,11 +205,7 @@ func (r *shellReader) stmt(st *syntax.Stmt) {
 			r.stmts(cmd.Do)
 		}, func() {})
 	case *syntax.CaseClause:
-		branches := []func(){func() {}}
-		for _, item := range cmd.Items {
-			branches = append(branches, func() { r.stmts(item.Stmts) })
-		}
-		r.alternatives(branches...)
+		r.caseClause(cmd)
 	case *syntax.FuncDecl:
 		if cmd.Name != nil {
 			r.funcs[cmd.Name.Value] = cmd.Body
@@ -221,6 +217,67 @@ func (r *shellReader) stmt(st *syntax.Stmt) {
 	case *syntax.CoprocClause:
 		r.subshell(func() { r.stmt(cmd.Stmt) })
 	}
+}
+
+// caseClause reads the item a known word matches, when every pattern before it is a known
+// literal (or *), else every item as one that may run.
+func (r *shellReader) caseClause(c *syntax.CaseClause) {
+	if i, known := r.caseMatch(c); known {
+		for j, item := range c.Items {
+			if j == i {
+				r.stmts(item.Stmts)
+			} else {
+				r.markDeadList(item.Stmts)
+			}
+		}
+		return
+	}
+	branches := []func(){func() {}}
+	for _, item := range c.Items {
+		branches = append(branches, func() { r.stmts(item.Stmts) })
+	}
+	r.alternatives(branches...)
+}
+
+// caseMatch returns the index of the item a case's word matches (-1 for none), when it is known.
+func (r *shellReader) caseMatch(c *syntax.CaseClause) (int, bool) {
+	word := r.literal(c.Word)
+	if word.unknown {
+		return 0, false
+	}
+	for i, item := range c.Items {
+		if item.Op != syntax.Break {
+			return 0, false // ;& and ;;& run more than one item
+		}
+		for _, p := range item.Patterns {
+			if lit := p.Lit(); lit == "*" {
+				return i, true
+			}
+			if hasGlob(p) {
+				return 0, false
+			}
+			pattern := r.literal(p)
+			if pattern.unknown || strings.ContainsAny(pattern.text, "*?[") && !isQuotedWord(p) {
+				return 0, false
+			}
+			if pattern.text == word.text {
+				return i, true
+			}
+		}
+	}
+	return -1, true
+}
+
+// isQuotedWord reports whether a word is one quoted string, whose glob characters are literal.
+func isQuotedWord(w *syntax.Word) bool {
+	if len(w.Parts) != 1 {
+		return false
+	}
+	switch w.Parts[0].(type) {
+	case *syntax.SglQuoted, *syntax.DblQuoted:
+		return true
+	}
+	return false
 }
 
 // binaryCmd reads X && Y and X || Y (Y runs as X's status says, or may run when it is not
