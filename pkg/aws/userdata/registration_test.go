@@ -1,7 +1,6 @@
 package userdata
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -16,15 +15,7 @@ func TestReadRegistration(t *testing.T) {
 	unregistered := corev1.Taint{Key: "karpenter.sh/unregistered", Effect: corev1.TaintEffectNoExecute}
 	gpu := corev1.Taint{Key: "gpu", Value: "true", Effect: corev1.TaintEffectNoSchedule}
 	const taintFlag = "--register-with-taints=karpenter.sh/unregistered:NoExecute"
-	mime := func(parts ...string) string {
-		var b strings.Builder
-		b.WriteString("MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"BOUNDARY\"\n\n")
-		for _, p := range parts {
-			b.WriteString("--BOUNDARY\n" + p + "\n")
-		}
-		b.WriteString("--BOUNDARY--\n")
-		return b.String()
-	}
+	mime := mimeDocument
 	tests := []struct {
 		name     string
 		family   string
