@@ -24,6 +24,11 @@ const DefaultVisibilityTimeout = 30 * time.Second
 // MaxWaitTime is the longest long poll SQS allows (WaitTimeSeconds 20).
 const MaxWaitTime = 20 * time.Second
 
+// observeEvery is how often a waiting long poll reads the world again: the world sends the
+// events of instance lifecycles (a spot instance reclaimed, a state change) when it is next
+// read, and a long poll must not sleep through them.
+const observeEvery = time.Second
+
 // Handler serves SQS over a State.
 type Handler struct {
 	state *state.State
@@ -58,7 +63,8 @@ func digest(s string) string {
 
 // Serve answers one SQS request from the caller in call. A ReceiveMessage with WaitTimeSeconds
 // that finds nothing visible waits, on the clock and outside the world's lock, until a message is
-// sent to the queue, an in-flight one becomes visible again, the wait ends or the caller goes.
+// sent to the queue, an in-flight one becomes visible again, the wait ends or the caller goes,
+// reading the world again every observeEvery meanwhile.
 func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) {
 	var in request
 	if err := wire.DecodeJSON(r, &in); err != nil {
@@ -91,6 +97,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) 
 			if next, ok := q.NextVisible(world.Now); ok {
 				wait = min(wait, next.Sub(world.Now))
 			}
+			wait = min(wait, observeEvery)
 			wake = q.Arrivals()
 			return nil
 		})
