@@ -346,3 +346,27 @@ func TestSharedMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMissingQueue: a queue that does not exist is an error naming the fix, and the loop waits
+// ErrorBackoff on its clock before trying again, returning when its context ends.
+func TestMissingQueue(t *testing.T) {
+	w := newWorld(t)
+	clk := clocktesting.NewFakeClock(time.Now())
+	c, err := interruption.NewController(env.Client, interruption.NewQueue(w.sqs, "nope"), w.aws.Unavailable, clk, nil, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Poll(t.Context()); err == nil || !strings.Contains(err.Error(), "interruption queue nope does not exist") {
+		t.Fatalf("Poll = %v, want an error saying the queue does not exist", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- c.Start(ctx) }()
+	poll(t, "the loop waiting ErrorBackoff", clk.HasWaiters)
+	clk.Step(interruption.ErrorBackoff)
+	poll(t, "the loop waiting again after another failure", clk.HasWaiters)
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Start = %v, want nil once its context ends", err)
+	}
+}
