@@ -25,17 +25,23 @@ import (
 const spotInterruptionNotice = 2 * time.Minute
 
 // TestSpotInterruption runs the controller with the emulator's interruption queue
-// (--interruption-queue demo). A Deployment guarded by a PodDisruptionBudget runs on a spot node;
-// the emulator warns that the instance will be reclaimed: before it is (two minutes later) the
-// node is cordoned, its pods are Running and Ready on a replacement, the interrupted NodeClaim and
-// instance are gone, and the replacement comes from another spot pool.
+// (--interruption-queue demo). A Deployment guarded by a PodDisruptionBudget runs one pod per
+// spot node; the emulator warns that one node's instance will be reclaimed: before it is (two
+// minutes later) the node is cordoned, its pod is Running and Ready on a replacement node, the
+// interrupted NodeClaim and instance are gone, and the replacement comes from another spot pool.
 func TestSpotInterruption(t *testing.T) {
 	stack := startStack(t, "--interruption-queue", localstack.DefaultClusterName)
 	ctx := t.Context()
 	namespace(t, ctx, stack, "spot")
 	np := nodePool("spot", 1, "")
 	np.Spec.Template.Spec.Requirements[0].Values = []string{v1.CapacityTypeSpot}
-	app := deployment("spot", "app", 3, "500m", "512Mi")
+	app := deployment("spot", "app", 2, "500m", "512Mi", func(spec *corev1.PodSpec) {
+		spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "app"}}, TopologyKey: corev1.LabelHostname,
+			}},
+		}}
+	})
 	pdb := &policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "spot"},
 		Spec: policyv1.PodDisruptionBudgetSpec{
@@ -46,19 +52,17 @@ func TestSpotInterruption(t *testing.T) {
 	if err := stack.Apply(ctx, np, app, pdb); err != nil {
 		t.Fatal(err)
 	}
-	var victim v1.NodeClaim
-	eventually(t, 3*time.Minute, "the pods Running on one spot node", func(ctx context.Context) (bool, string, error) {
+	var initial []v1.NodeClaim
+	eventually(t, 3*time.Minute, "the pods Running, one per spot node", func(ctx context.Context) (bool, string, error) {
 		ready, nodes, err := appPods(ctx, stack.Client)
 		var claims v1.NodeClaimList
 		if err == nil {
 			err = stack.Client.List(ctx, &claims, client.MatchingLabels{v1.NodePoolLabelKey: "spot"})
 		}
-		if err != nil || len(claims.Items) != 1 {
-			return false, fmt.Sprintf("%d nodeclaims", len(claims.Items)), err
-		}
-		victim = claims.Items[0]
-		return ready == 3 && len(nodes) == 1, fmt.Sprintf("%d/3 Ready on %v", ready, nodes), nil
+		initial = claims.Items
+		return ready == 2 && len(nodes) == 2 && len(claims.Items) == 2, fmt.Sprintf("%d/2 Ready on %v, %d nodeclaims", ready, nodes, len(claims.Items)), err
 	})
+	victim := initial[0]
 	victimPool := offering(victim)
 	if victimPool[2] != v1.CapacityTypeSpot {
 		t.Fatalf("the NodePool launched %v, want spot", victimPool)
@@ -99,16 +103,24 @@ func TestSpotInterruption(t *testing.T) {
 			return false, "", err
 		}
 		victimLive := slices.ContainsFunc(instances, func(i localstack.Instance) bool { return i.ID == victimInstance })
-		replacements = slices.DeleteFunc(claims.Items, func(c v1.NodeClaim) bool { return c.Name == victim.Name })
-		victimClaim := len(claims.Items) != len(replacements)
+		victimClaim := slices.ContainsFunc(claims.Items, func(c v1.NodeClaim) bool { return c.Name == victim.Name })
+		replacements = slices.DeleteFunc(claims.Items, func(c v1.NodeClaim) bool {
+			return slices.ContainsFunc(initial, func(i v1.NodeClaim) bool { return i.Name == c.Name })
+		})
 		onVictim := slices.Contains(nodes, victim.Status.NodeName)
-		return ready == 3 && !onVictim && !victimClaim && !victimLive && len(replacements) > 0,
-			fmt.Sprintf("%d/3 Ready on %v; victim nodeclaim %v, instance live %v; %d replacements", ready, nodes, victimClaim, victimLive, len(replacements)), nil
+		return ready == 2 && !onVictim && !victimClaim && !victimLive && len(replacements) > 0,
+			fmt.Sprintf("%d/2 Ready on %v; victim nodeclaim %v, instance live %v; %d replacements", ready, nodes, victimClaim, victimLive, len(replacements)), nil
 	})
 	t.Logf("replaced %s after %s", victim.Name, time.Since(warned).Round(time.Second))
 	if time.Since(warned) >= spotInterruptionNotice {
 		t.Errorf("the replacement took %s, longer than the interruption notice", time.Since(warned))
 	}
+	t.Logf("replacements: %v", func() (out [][3]string) {
+		for _, r := range replacements {
+			out = append(out, offering(r))
+		}
+		return out
+	}())
 	if !watch.cordoned() {
 		t.Errorf("node %s was never seen cordoned (karpenter.sh/disrupted:NoSchedule) before it went", victim.Status.NodeName)
 	}
