@@ -240,23 +240,7 @@ func hasEvent(t *testing.T, kind, name, reason string) bool {
 func TestSpotInterruption(t *testing.T) {
 	w := newWorld(t)
 	ctx := t.Context()
-	reg := prometheus.NewRegistry()
-	t.Cleanup(func() {
-		if t.Failed() {
-			dump(t, reg)
-		}
-	})
-	err := env.StartManager(ctx, func(ctx context.Context, mgr manager.Manager) error {
-		c, err := interruption.NewController(mgr.GetClient(), interruption.NewQueue(w.sqs, "demo"), w.aws.Unavailable, w.clock,
-			mgr.GetEventRecorder("karpenter"), reg)
-		if err != nil {
-			return err
-		}
-		return c.Register(ctx, mgr)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := w.start(t)
 	url, err := w.sqs.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("demo")})
 	if err != nil {
 		t.Fatal(err)
@@ -285,6 +269,48 @@ func TestSpotInterruption(t *testing.T) {
 	})
 
 	w.event(t, victim, state.EventSpotInterruption)
+	checkInterrupted(t, w, reg, victim, probe)
+
+	next := w.launch(t, "next")
+	if p := pool(victim); pool(next) == p {
+		t.Errorf("the launch after the interruption chose the interrupted offering %+v again", p)
+	}
+	if next.Labels[v1.CapacityTypeLabelKey] != v1.CapacityTypeSpot {
+		t.Errorf("the launch after the interruption is %s, want spot in another zone", next.Labels[v1.CapacityTypeLabelKey])
+	}
+	checkReclaimed(t, w, reg, victim)
+}
+
+// start runs the controller on the emulator's queue "demo" in a manager, and returns the
+// registry of its metrics.
+func (w *world) start(t *testing.T) *prometheus.Registry {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	t.Cleanup(func() {
+		if t.Failed() {
+			dump(t, reg)
+		}
+	})
+	err := env.StartManager(t.Context(), func(ctx context.Context, mgr manager.Manager) error {
+		c, err := interruption.NewController(mgr.GetClient(), interruption.NewQueue(w.sqs, "demo"), w.aws.Unavailable, w.clock,
+			mgr.GetEventRecorder("karpenter"), reg)
+		if err != nil {
+			return err
+		}
+		return c.Register(ctx, mgr)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// checkInterrupted waits for the victim's spot interruption to be handled: the NodeClaim deleted
+// with events on it and its Node, its offering unavailable, and the probe (only recommended to
+// rebalance) kept.
+func checkInterrupted(t *testing.T, w *world, reg *prometheus.Registry, victim, probe *v1.NodeClaim) {
+	t.Helper()
+	ctx := t.Context()
 	poll(t, "the victim NodeClaim deleted", func() bool {
 		got := &v1.NodeClaim{}
 		return env.Client.Get(ctx, client.ObjectKeyFromObject(victim), got) == nil && got.DeletionTimestamp != nil
@@ -305,17 +331,13 @@ func TestSpotInterruption(t *testing.T) {
 	if n := counter(t, reg, "karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "spot_interrupted", "nodepool": "spot", "capacity_type": "spot"}); n != 1 {
 		t.Errorf("karpenter_nodeclaims_disrupted_total{reason=spot_interrupted} = %v, want 1", n)
 	}
+}
 
-	next := w.launch(t, "next")
-	if pool(next) == p {
-		t.Errorf("the launch after the interruption chose the interrupted offering %+v again", p)
-	}
-	if next.Labels[v1.CapacityTypeLabelKey] != v1.CapacityTypeSpot {
-		t.Errorf("the launch after the interruption is %s, want spot in another zone", next.Labels[v1.CapacityTypeLabelKey])
-	}
-
-	// Two minutes later the emulator reclaims the instance: its state changes are handled, and the
-	// NodeClaim already being deleted is left as it is.
+// checkReclaimed lets the emulator reclaim the victim's instance two minutes after the warning:
+// its state changes are handled and deleted, and the NodeClaim already being deleted is left as
+// it is.
+func checkReclaimed(t *testing.T, w *world, reg *prometheus.Registry, victim *v1.NodeClaim) {
+	t.Helper()
 	w.clock.Step(state.SpotInterruptionNotice)
 	poll(t, "the reclaimed instance's state changes handled", func() bool {
 		return counter(t, reg, "karpenter_interruption_received_messages_total", map[string]string{"message_type": "instance_terminated"}) >= 1
@@ -330,7 +352,7 @@ func TestSpotInterruption(t *testing.T) {
 	if n := counter(t, reg, "karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "instance_terminated"}); n != 0 {
 		t.Errorf("the NodeClaim already being deleted was deleted again on the state change (%v)", n)
 	}
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(victim), &v1.NodeClaim{}); apierrors.IsNotFound(err) {
+	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(victim), &v1.NodeClaim{}); apierrors.IsNotFound(err) {
 		t.Error("the victim NodeClaim went without its finalizer being released")
 	}
 }
