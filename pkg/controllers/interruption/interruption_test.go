@@ -204,6 +204,21 @@ func counter(t *testing.T, reg *prometheus.Registry, name string, labels map[str
 	return 0
 }
 
+// histogramCount is the sample count of an unlabelled histogram in reg.
+func histogramCount(t *testing.T, reg *prometheus.Registry, name string) uint64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == name && len(f.GetMetric()) == 1 {
+			return f.GetMetric()[0].GetHistogram().GetSampleCount()
+		}
+	}
+	return 0
+}
+
 func matches(m *dto.Metric, labels map[string]string) bool {
 	n := 0
 	for _, l := range m.GetLabel() {
@@ -349,6 +364,9 @@ func checkReclaimed(t *testing.T, w *world, reg *prometheus.Registry, victim *v1
 		}
 		return received == counter(t, reg, "karpenter_interruption_deleted_messages_total", nil)
 	})
+	if n, want := histogramCount(t, reg, "karpenter_interruption_message_queue_duration_seconds"), counter(t, reg, "karpenter_interruption_deleted_messages_total", nil); float64(n) != want {
+		t.Errorf("karpenter_interruption_message_queue_duration_seconds has %d samples, want one per message deleted (%v)", n, want)
+	}
 	if n := counter(t, reg, "karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "instance_terminated"}); n != 0 {
 		t.Errorf("the NodeClaim already being deleted was deleted again on the state change (%v)", n)
 	}
