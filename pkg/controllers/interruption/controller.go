@@ -146,11 +146,19 @@ func (c *Controller) handle(ctx context.Context, raw sqstypes.Message, claims ma
 // act records the message on the NodeClaim and its Node and, for everything but a rebalance
 // recommendation, deletes the NodeClaim: termination then cordons and drains the Node within
 // PodDisruptionBudgets, and provisioning launches capacity for the evicted pods. An interrupted
-// spot offering is marked unavailable first, so that the replacement avoids it.
+// spot offering is marked unavailable first, so that the replacement avoids it. A NodeClaim
+// already being deleted is not deleted again, and its instance stopping or terminating is only
+// logged: that is what its deletion does.
 func (c *Controller) act(ctx context.Context, msg Message, nodeClaim *v1.NodeClaim, node *corev1.Node) error {
 	logger := log.FromContext(ctx).WithValues("nodeclaim", klog.KObj(nodeClaim))
 	if node != nil {
 		logger = logger.WithValues("node", klog.KObj(node))
+	}
+	deleting := !nodeClaim.DeletionTimestamp.IsZero()
+	if deleting && (msg.Kind == KindInstanceStopped || msg.Kind == KindInstanceTerminated) {
+		// Most likely Joiner's own termination of the instance: nothing to tell.
+		logger.V(1).Info("Instance of a deleting NodeClaim changed state", "state", msg.State)
+		return nil
 	}
 	eventType, reason, note := notice(msg.Kind)
 	c.event(nodeClaim, node, eventType, reason, note)
@@ -159,7 +167,7 @@ func (c *Controller) act(ctx context.Context, msg Message, nodeClaim *v1.NodeCla
 		logger.Info("Marking the interrupted spot offering unavailable", "instanceType", instanceType, "zone", zone)
 		c.unavailable.MarkUnavailable(instanceType, zone, v1.CapacityTypeSpot)
 	}
-	if msg.Kind == KindRebalanceRecommendation || !nodeClaim.DeletionTimestamp.IsZero() {
+	if msg.Kind == KindRebalanceRecommendation || deleting {
 		return nil
 	}
 	logger.Info("Deleting the NodeClaim of an interrupted instance")

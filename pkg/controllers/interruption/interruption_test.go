@@ -251,7 +251,8 @@ func hasEvent(t *testing.T, kind, name, reason string) bool {
 // malformed message and the instances' own state changes are deleted without effect; a
 // rebalance recommendation only records an event; a spot interruption warning gets the
 // NodeClaim deleted, and the next launch avoids that spot offering while the earlier one would
-// have taken it; the emulator reclaiming the instance two minutes later changes nothing more.
+// have taken it; the emulator reclaiming the instance two minutes later changes nothing more; a
+// scheduled change deletes the NodeClaim it names.
 func TestSpotInterruption(t *testing.T) {
 	w := newWorld(t)
 	ctx := t.Context()
@@ -294,6 +295,17 @@ func TestSpotInterruption(t *testing.T) {
 		t.Errorf("the launch after the interruption is %s, want spot in another zone", next.Labels[v1.CapacityTypeLabelKey])
 	}
 	checkReclaimed(t, w, reg, victim)
+
+	// AWS Health schedules the retirement of the probe's instance: it goes too.
+	w.event(t, probe, state.EventScheduledChange)
+	poll(t, "the probe NodeClaim deleted on a scheduled change", func() bool {
+		got := &v1.NodeClaim{}
+		return env.Client.Get(ctx, client.ObjectKeyFromObject(probe), got) == nil && got.DeletionTimestamp != nil &&
+			hasEvent(t, "NodeClaim", "probe", "InstanceUnhealthy") && hasEvent(t, "Node", "probe", "InstanceUnhealthy")
+	})
+	if n := counter(t, reg, "karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "scheduled_change"}); n != 1 {
+		t.Errorf("karpenter_nodeclaims_disrupted_total{reason=scheduled_change} = %v, want 1", n)
+	}
 }
 
 // start runs the controller on the emulator's queue "demo" in a manager, and returns the
@@ -369,6 +381,9 @@ func checkReclaimed(t *testing.T, w *world, reg *prometheus.Registry, victim *v1
 	}
 	if n := counter(t, reg, "karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "instance_terminated"}); n != 0 {
 		t.Errorf("the NodeClaim already being deleted was deleted again on the state change (%v)", n)
+	}
+	if hasEvent(t, "NodeClaim", "victim", "InstanceTerminating") {
+		t.Error("the reclaim of an instance whose NodeClaim is being deleted was reported as an InstanceTerminating event")
 	}
 	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(victim), &v1.NodeClaim{}); apierrors.IsNotFound(err) {
 		t.Error("the victim NodeClaim went without its finalizer being released")
