@@ -197,7 +197,8 @@ func get(t *testing.T, url string) string {
 }
 
 // TestAWSControllers: with the AWS provider, New adds the controllers that call it directly, and
-// with an interruption queue too the interruption controller; without it, none of them.
+// with an interruption queue too the interruption controller (sharing
+// karpenter_nodeclaims_disrupted_total with disruption in one registry); without it, none of them.
 func TestAWSControllers(t *testing.T) {
 	opts := operator.Options{ClusterName: "test", LogLevel: "info", MetricsBindAddress: "0", HealthProbeBindAddress: "0",
 		BatchIdleDuration: time.Second, BatchMaxDuration: 10 * time.Second,

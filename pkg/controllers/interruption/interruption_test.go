@@ -30,7 +30,6 @@ import (
 	"github.com/joinerhq/joiner/pkg/aws/provider"
 	"github.com/joinerhq/joiner/pkg/aws/sdk"
 	"github.com/joinerhq/joiner/pkg/aws/userdata"
-	"github.com/joinerhq/joiner/pkg/controllers/disruption"
 	"github.com/joinerhq/joiner/pkg/controllers/interruption"
 )
 
@@ -387,18 +386,6 @@ func checkReclaimed(t *testing.T, w *world, reg *prometheus.Registry, victim *v1
 	}
 	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(victim), &v1.NodeClaim{}); apierrors.IsNotFound(err) {
 		t.Error("the victim NodeClaim went without its finalizer being released")
-	}
-}
-
-// TestSharedMetrics: the interruption and disruption controllers register in one registry, as
-// the operator does, sharing karpenter_nodeclaims_disrupted_total.
-func TestSharedMetrics(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	if _, err := disruption.NewController(env.Client, nil, clocktesting.NewFakeClock(time.Now()), nil, reg); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := interruption.NewController(env.Client, interruption.NewQueue(nil, "q"), nil, clocktesting.NewFakeClock(time.Now()), nil, reg); err != nil {
-		t.Fatal(err)
 	}
 }
 
