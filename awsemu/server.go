@@ -42,7 +42,7 @@ type Server struct {
 
 // New returns a Server over st whose injected latency waits on clk.
 func New(st *state.State, clk clock.Clock) *Server {
-	return &Server{clock: clk, state: st, ec2: ec2.New(st), iam: iam.New(st), sts: sts.New(st), ssm: ssm.New(st), eks: eks.New(st), pricing: pricing.New(st), sqs: sqs.New(st), inspect: inspect.New(st)}
+	return &Server{clock: clk, state: st, ec2: ec2.New(st), iam: iam.New(st), sts: sts.New(st), ssm: ssm.New(st), eks: eks.New(st), pricing: pricing.New(st), sqs: sqs.New(st, clk), inspect: inspect.New(st)}
 }
 
 // NewState returns a world over the embedded catalogue, seeded with seed. Its instances boot

@@ -119,3 +119,67 @@ func TestSQSVisibilityTimeout(t *testing.T) {
 	_, err = client.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: url.QueueUrl, ReceiptHandle: aws.String("garbage")})
 	wantCode(t, err, "ReceiptHandleIsInvalid", "a malformed receipt handle")
 }
+
+// TestSQSLongPolling: a receive with WaitTimeSeconds and nothing visible waits on the emulator's
+// clock, answering as soon as a message is sent or an in-flight one becomes visible again, and
+// empty once the wait ends.
+func TestSQSLongPolling(t *testing.T) {
+	e := newEnv(t)
+	client := sqs.NewFromConfig(e.config("us-west-2", "AKIDJOINERCONTROLLER"))
+	ctx := t.Context()
+	url, err := client.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("demo")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		out *sqs.ReceiveMessageOutput
+		err error
+	}
+	poll := func(wait, visibility int32) <-chan result {
+		done := make(chan result, 1)
+		go func() {
+			out, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url.QueueUrl, WaitTimeSeconds: wait, VisibilityTimeout: visibility})
+			done <- result{out, err}
+		}()
+		deadline := time.Now().Add(10 * time.Second)
+		for !e.clock.HasWaiters() {
+			if time.Now().After(deadline) {
+				t.Fatal("the long poll never waited on the clock")
+			}
+			select {
+			case r := <-done:
+				t.Fatalf("answered before anything arrived: %+v %v", r.out, r.err)
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		return done
+	}
+
+	waiting := poll(20, 10)
+	if _, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: url.QueueUrl, MessageBody: aws.String(`{"n":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	r := <-waiting
+	if r.err != nil || len(r.out.Messages) != 1 || *r.out.Messages[0].Body != `{"n":1}` {
+		t.Fatalf("a message sent during the wait: %+v %v", r.out, r.err)
+	}
+
+	// The message is in flight for 10s: a 20s poll gets it back when it becomes visible again.
+	waiting = poll(20, 10)
+	e.clock.Step(10 * time.Second)
+	if r = <-waiting; r.err != nil || len(r.out.Messages) != 1 {
+		t.Fatalf("a message visible again during the wait: %+v %v", r.out, r.err)
+	}
+	if _, err := client.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: url.QueueUrl, ReceiptHandle: r.out.Messages[0].ReceiptHandle}); err != nil {
+		t.Fatal(err)
+	}
+
+	waiting = poll(5, 0)
+	e.clock.Step(5 * time.Second)
+	if r := <-waiting; r.err != nil || len(r.out.Messages) != 0 {
+		t.Fatalf("after the wait with nothing sent: %+v %v", r.out, r.err)
+	}
+
+	_, err = client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url.QueueUrl, WaitTimeSeconds: 21})
+	wantCode(t, err, "InvalidParameterValue", "WaitTimeSeconds over 20")
+}

@@ -1,12 +1,15 @@
 package sqs
 
 import (
+	"context"
 	"crypto/md5" // SQS's own body digest is MD5, and the SDK checks it
 	"encoding/hex"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/utils/clock"
 
 	"github.com/joinerhq/joiner/awsemu/authz"
 	"github.com/joinerhq/joiner/awsemu/policy"
@@ -18,13 +21,22 @@ import (
 // otherwise.
 const DefaultVisibilityTimeout = 30 * time.Second
 
+// MaxWaitTime is the longest long poll SQS allows (WaitTimeSeconds 20).
+const MaxWaitTime = 20 * time.Second
+
+// observeEvery is how often a waiting long poll reads the world again: the world sends the
+// events of instance lifecycles (a spot instance reclaimed, a state change) when it is next
+// read, and a long poll must not sleep through them.
+const observeEvery = time.Second
+
 // Handler serves SQS over a State.
 type Handler struct {
 	state *state.State
+	clock clock.Clock
 }
 
-// New returns the SQS handler over st.
-func New(st *state.State) *Handler { return &Handler{state: st} }
+// New returns the SQS handler over st; long polls wait on clk.
+func New(st *state.State, clk clock.Clock) *Handler { return &Handler{state: st, clock: clk} }
 
 type request struct {
 	QueueName           string `json:"QueueName"`
@@ -33,6 +45,7 @@ type request struct {
 	ReceiptHandle       string `json:"ReceiptHandle"`
 	MaxNumberOfMessages int    `json:"MaxNumberOfMessages"`
 	VisibilityTimeout   *int   `json:"VisibilityTimeout"`
+	WaitTimeSeconds     int    `json:"WaitTimeSeconds"`
 }
 
 type message struct {
@@ -48,43 +61,97 @@ func digest(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Serve answers one SQS request from the caller in call.
+// Serve answers one SQS request from the caller in call. A ReceiveMessage with WaitTimeSeconds
+// that finds nothing visible waits, on the clock and outside the world's lock, until a message is
+// sent to the queue, an in-flight one becomes visible again, the wait ends or the caller goes,
+// reading the world again every observeEvery meanwhile.
 func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) {
-	var out any
-	err := h.state.Update(func(world *state.World) error {
-		p, err := authz.Identify(world, call.AccessKey)
-		if err != nil {
-			return wire.NewError(http.StatusBadRequest, "InvalidClientTokenId", "The security token included in the request is invalid.")
-		}
-		region, err := world.Region(call.Region)
-		if err != nil {
-			return wire.NewError(http.StatusBadRequest, "InvalidAddress", "%v", err)
-		}
-		var in request
-		if err := wire.DecodeJSON(r, &in); err != nil {
-			return err
-		}
-		op := wire.Target(r)
-		name := in.QueueName
-		if in.QueueURL != "" {
-			name = in.QueueURL[strings.LastIndex(in.QueueURL, "/")+1:]
-		}
-		queueARN := "arn:aws:sqs:" + region.Name + ":" + world.AccountID + ":" + name
-		if err := authz.Authorize(world, p, authz.IAM, policy.Request{Action: "sqs:" + op, Resource: queueARN}); err != nil {
-			return wire.NewError(http.StatusBadRequest, "AccessDenied", "%s", wire.AsError(err).Message)
-		}
-		q := region.Queues[name]
-		if q == nil {
-			return wire.NewError(http.StatusBadRequest, "QueueDoesNotExist", "The specified queue does not exist.")
-		}
-		out, err = serve(world, op, q, in, "http://"+r.Host+"/"+world.AccountID+"/"+name)
-		return err
-	})
-	if err != nil {
+	var in request
+	if err := wire.DecodeJSON(r, &in); err != nil {
 		wire.WriteJSONError(w, call.RequestID, err)
 		return
 	}
-	wire.WriteJSON(w, call.RequestID, out)
+	op := wire.Target(r)
+	var deadline time.Time
+	for {
+		var out any
+		var wake <-chan struct{}
+		var wait time.Duration
+		err := h.state.Update(func(world *state.World) error {
+			q, url, err := h.queue(world, call, r, op, in)
+			if err != nil {
+				return err
+			}
+			if out, err = serve(world, op, q, in, url); err != nil {
+				return err
+			}
+			if op != "ReceiveMessage" || in.WaitTimeSeconds == 0 || len(out.(map[string][]message)["Messages"]) > 0 {
+				return nil
+			}
+			if deadline.IsZero() {
+				deadline = world.Now.Add(time.Duration(in.WaitTimeSeconds) * time.Second)
+			}
+			if wait = deadline.Sub(world.Now); wait <= 0 {
+				return nil
+			}
+			if next, ok := q.NextVisible(world.Now); ok {
+				wait = min(wait, next.Sub(world.Now))
+			}
+			wait = min(wait, observeEvery)
+			wake = q.Arrivals()
+			return nil
+		})
+		if err != nil {
+			wire.WriteJSONError(w, call.RequestID, err)
+			return
+		}
+		if wake == nil {
+			wire.WriteJSON(w, call.RequestID, out)
+			return
+		}
+		if !h.wait(r.Context(), wake, wait) {
+			return
+		}
+	}
+}
+
+// wait waits for wake or for d on the clock; it reports false when ctx ended first. The timer
+// is stopped either way, so that a fake clock is left with no waiter.
+func (h *Handler) wait(ctx context.Context, wake <-chan struct{}, d time.Duration) bool {
+	timer := h.clock.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-wake:
+	case <-timer.C():
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// queue authorizes the call and returns its queue and the queue's URL.
+func (h *Handler) queue(world *state.World, call wire.Call, r *http.Request, op string, in request) (*state.Queue, string, error) {
+	p, err := authz.Identify(world, call.AccessKey)
+	if err != nil {
+		return nil, "", wire.NewError(http.StatusBadRequest, "InvalidClientTokenId", "The security token included in the request is invalid.")
+	}
+	region, err := world.Region(call.Region)
+	if err != nil {
+		return nil, "", wire.NewError(http.StatusBadRequest, "InvalidAddress", "%v", err)
+	}
+	name := in.QueueName
+	if in.QueueURL != "" {
+		name = in.QueueURL[strings.LastIndex(in.QueueURL, "/")+1:]
+	}
+	queueARN := "arn:aws:sqs:" + region.Name + ":" + world.AccountID + ":" + name
+	if err := authz.Authorize(world, p, authz.IAM, policy.Request{Action: "sqs:" + op, Resource: queueARN}); err != nil {
+		return nil, "", wire.NewError(http.StatusBadRequest, "AccessDenied", "%s", wire.AsError(err).Message)
+	}
+	q := region.Queues[name]
+	if q == nil {
+		return nil, "", wire.NewError(http.StatusBadRequest, "QueueDoesNotExist", "The specified queue does not exist.")
+	}
+	return q, "http://" + r.Host + "/" + world.AccountID + "/" + name, nil
 }
 
 func serve(w *state.World, op string, q *state.Queue, in request, url string) (any, error) {
@@ -95,6 +162,10 @@ func serve(w *state.World, op string, q *state.Queue, in request, url string) (a
 		m := w.Send(q, in.MessageBody)
 		return map[string]string{"MessageId": m.ID, "MD5OfMessageBody": digest(m.Body)}, nil
 	case "ReceiveMessage":
+		if in.WaitTimeSeconds < 0 || time.Duration(in.WaitTimeSeconds)*time.Second > MaxWaitTime {
+			return nil, wire.NewError(http.StatusBadRequest, "InvalidParameterValue",
+				"Value %d for parameter WaitTimeSeconds is invalid. Reason: Must be >= 0 and <= 20, if provided.", in.WaitTimeSeconds)
+		}
 		return receive(w, q, in), nil
 	case "DeleteMessage":
 		if !strings.HasPrefix(in.ReceiptHandle, "rh-") {

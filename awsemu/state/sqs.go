@@ -10,6 +10,30 @@ import (
 type Queue struct {
 	Name     string
 	Messages []*Message
+
+	// arrived is closed by the next Send; nil until Arrivals asks for it.
+	arrived chan struct{}
+}
+
+// Arrivals returns a channel that the next Send to the queue closes, for long polling to wait
+// on outside the world's lock.
+func (q *Queue) Arrivals() <-chan struct{} {
+	if q.arrived == nil {
+		q.arrived = make(chan struct{})
+	}
+	return q.arrived
+}
+
+// NextVisible returns when the earliest in-flight message becomes visible again, or false when
+// no message is in flight at now.
+func (q *Queue) NextVisible(now time.Time) (time.Time, bool) {
+	var next time.Time
+	for _, m := range q.Messages {
+		if m.VisibleAt.After(now) && (next.IsZero() || m.VisibleAt.Before(next)) {
+			next = m.VisibleAt
+		}
+	}
+	return next, !next.IsZero()
 }
 
 // Message is one SQS message.
@@ -32,10 +56,15 @@ func (w *World) PutQueue(r *Region, name string) *Queue {
 	return q
 }
 
-// Send appends a message to the queue, visible at once.
+// Send appends a message to the queue, visible at once, and wakes the receives waiting on
+// Arrivals.
 func (w *World) Send(q *Queue, body string) *Message {
 	m := &Message{ID: uuid(w), Body: body, SentAt: w.Now, VisibleAt: w.Now}
 	q.Messages = append(q.Messages, m)
+	if q.arrived != nil {
+		close(q.arrived)
+		q.arrived = nil
+	}
 	return m
 }
 

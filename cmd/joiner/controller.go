@@ -62,6 +62,8 @@ Every flag defaults to the environment variable named in brackets.`,
 				if err := awsOpts.validate(); err != nil {
 					return err
 				}
+			} else if opts.InterruptionQueue != "" {
+				return errors.New("--interruption-queue needs --cloud-provider aws: unset it (INTERRUPTION_QUEUE) to run the fake provider")
 			}
 			if err := opts.Validate(); err != nil {
 				return err
@@ -88,6 +90,7 @@ Every flag defaults to the environment variable named in brackets.`,
 				Registry:          op.Registry,
 				BatchIdleDuration: opts.BatchIdleDuration,
 				BatchMaxDuration:  opts.BatchMaxDuration,
+				InterruptionQueue: opts.InterruptionQueue,
 			}
 			if cloudProvider == cloudProviderAWS {
 				awsOpts.ClusterEndpoint = opts.ClusterEndpoint

@@ -22,6 +22,7 @@ func TestControllerRefusesWhatCannotRun(t *testing.T) {
 		{name: "aws bad service CIDR", args: []string{"controller", "--cluster-name=c", "--aws-region=us-west-2", "--service-cidr=10.100"}, wantErr: `service CIDR "10.100" is not a CIDR`},
 		{name: "unknown provider", args: []string{"controller", "--cluster-name=c", "--cloud-provider=gcp"}, wantErr: `"gcp" is not a provider`},
 		{name: "cluster name required", args: []string{"controller", "--cloud-provider=fake", "--cluster-name="}, wantErr: "--cluster-name (CLUSTER_NAME) is required"},
+		{name: "interruption queue needs aws", args: []string{"controller", "--cloud-provider=fake", "--cluster-name=c", "--interruption-queue=q"}, wantErr: "--interruption-queue needs --cloud-provider aws"},
 		{name: "bad log level", args: []string{"controller", "--cloud-provider=fake", "--cluster-name=c", "--log-level=loud"}, wantErr: "not a level"},
 	}
 	for _, tt := range tests {

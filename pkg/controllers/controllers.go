@@ -20,6 +20,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/controllers/aws/housekeeping"
 	"github.com/joinerhq/joiner/pkg/controllers/aws/instancegc"
 	"github.com/joinerhq/joiner/pkg/controllers/disruption"
+	"github.com/joinerhq/joiner/pkg/controllers/interruption"
 	podmetrics "github.com/joinerhq/joiner/pkg/controllers/metrics/pod"
 	"github.com/joinerhq/joiner/pkg/controllers/node/termination"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/consolidatable"
@@ -53,6 +54,9 @@ type Dependencies struct {
 	// AWS, when set, is the AWS provider CloudProvider comes from: it adds the controllers that
 	// call it directly (EC2NodeClass status, prices and launch templates, leaked instances).
 	AWS *provider.AWS
+	// InterruptionQueue, with AWS, names the SQS queue of EC2 interruption events the interruption
+	// controller reads; empty: no interruption handling.
+	InterruptionQueue string
 }
 
 // New returns every controller of the operator, built on mgr's client and cache. It registers
@@ -98,6 +102,14 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 			housekeeping.NewController(deps.AWS.Prices, deps.AWS.LaunchTemplates, deps.Clock),
 			instancegc.NewController(mgr.GetClient(), deps.AWS.Instances, deps.Clock),
 		)
+		if deps.InterruptionQueue != "" {
+			queue := interruption.NewQueue(deps.AWS.SQS, deps.InterruptionQueue)
+			interrupt, err := interruption.NewController(mgr.GetClient(), queue, deps.AWS.Unavailable, deps.Clock, recorder, deps.Registry)
+			if err != nil {
+				return nil, err
+			}
+			controllers = append(controllers, interrupt)
+		}
 	}
 	return controllers, nil
 }

@@ -196,21 +196,25 @@ func get(t *testing.T, url string) string {
 	return body
 }
 
-// TestAWSControllers: with the AWS provider, New adds the controllers that call it directly;
-// without it, none of them.
+// TestAWSControllers: with the AWS provider, New adds the controllers that call it directly, and
+// with an interruption queue too the interruption controller (sharing
+// karpenter_nodeclaims_disrupted_total with disruption in one registry); without it, none of them.
 func TestAWSControllers(t *testing.T) {
 	opts := operator.Options{ClusterName: "test", LogLevel: "info", MetricsBindAddress: "0", HealthProbeBindAddress: "0",
 		BatchIdleDuration: time.Second, BatchMaxDuration: 10 * time.Second,
 		KubeClientQPS: operator.DefaultKubeClientQPS, KubeClientBurst: operator.DefaultKubeClientBurst}
 	awsNames := []string{"ec2nodeclass.status", "aws.housekeeping", "aws.instancegc"}
-	for _, withAWS := range []bool{false, true} {
+	for _, tc := range []struct {
+		withAWS bool
+		queue   string
+	}{{false, ""}, {true, ""}, {true, "demo"}} {
 		op, err := operator.New(env.Config, env.Scheme, opts, prometheus.NewRegistry(), logr.Discard())
 		if err != nil {
 			t.Fatal(err)
 		}
 		deps := controllers.Dependencies{Clock: clock.RealClock{}, CloudProvider: &fake.CloudProvider{}, Registry: op.Registry,
-			BatchIdleDuration: opts.BatchIdleDuration, BatchMaxDuration: opts.BatchMaxDuration}
-		if withAWS {
+			BatchIdleDuration: opts.BatchIdleDuration, BatchMaxDuration: opts.BatchMaxDuration, InterruptionQueue: tc.queue}
+		if tc.withAWS {
 			deps.AWS = provider.Build(op.Manager.GetClient(), sdk.NewClients(awssdk.Config{Region: "us-west-2"}),
 				provider.Options{Region: "us-west-2", KubernetesVersion: "1.33"}, clock.RealClock{})
 		}
@@ -223,9 +227,12 @@ func TestAWSControllers(t *testing.T) {
 			names = append(names, c.Name())
 		}
 		for _, name := range awsNames {
-			if slices.Contains(names, name) != withAWS {
-				t.Errorf("with AWS %v: controllers %v", withAWS, names)
+			if slices.Contains(names, name) != tc.withAWS {
+				t.Errorf("with AWS %v: controllers %v", tc.withAWS, names)
 			}
+		}
+		if slices.Contains(names, "interruption") != (tc.queue != "") {
+			t.Errorf("with interruption queue %q: controllers %v", tc.queue, names)
 		}
 	}
 }

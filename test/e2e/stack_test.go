@@ -43,8 +43,9 @@ var fastEmulator = []string{"--pending-for", "1s", "--boot-delay", "2s", "--shut
 // EC2NodeClass and aws-auth mapping; it is stopped when the test ends. The controller runs
 // without leader election: each test has one replica, and a killed leader's Lease would only
 // delay its successor by the lease duration. Its batches wait 3s for more pods (1s by default), so
-// that a burst of pods on a loaded machine still reaches it as one batch.
-func startStack(t *testing.T) *localstack.Stack {
+// that a burst of pods on a loaded machine still reaches it as one batch. controllerArgs are added
+// to the controller's flags.
+func startStack(t *testing.T, controllerArgs ...string) *localstack.Stack {
 	t.Helper()
 	ctx := context.WithoutCancel(t.Context())
 	work := t.TempDir()
@@ -52,7 +53,7 @@ func startStack(t *testing.T) *localstack.Stack {
 	stack, err := localstack.Start(ctx, localstack.Options{
 		AssetsDir: programs.assets, WorkDir: work, Out: &out,
 		EmulatorPath: programs.awsemu, EmulatorArgs: fastEmulator,
-		JoinerPath: programs.joiner, ControllerArgs: []string{"--leader-elect=false", "--log-level", "debug", "--batch-idle-duration", "3s"},
+		JoinerPath: programs.joiner, ControllerArgs: append([]string{"--leader-elect=false", "--log-level", "debug", "--batch-idle-duration", "3s"}, controllerArgs...),
 	})
 	if err != nil {
 		t.Fatalf("starting the local stack: %v\n%s", err, out.String())

@@ -8,12 +8,13 @@ import (
 )
 
 // UnavailableTTL is how long an offering stays unavailable after EC2 reported insufficient
-// capacity for it.
+// capacity for it, or interrupted a spot instance of it.
 const UnavailableTTL = 3 * time.Minute
 
 // UnavailableOfferings remembers offerings (instance type, zone, capacity type) that EC2 recently
-// had no capacity for, so that GetInstanceTypes marks them unavailable and the next launch tries
-// another. Entries expire after UnavailableTTL. It is safe for concurrent use; the zero value is
+// had no capacity for, or reclaimed a spot instance of (pkg/controllers/interruption), so that
+// GetInstanceTypes marks them unavailable and the next launch tries another. Entries expire
+// after UnavailableTTL. It is safe for concurrent use; the zero value is
 // not: use NewUnavailableOfferings.
 type UnavailableOfferings struct {
 	clock   clock.PassiveClock
@@ -30,7 +31,8 @@ func NewUnavailableOfferings(clk clock.PassiveClock) *UnavailableOfferings {
 	return &UnavailableOfferings{clock: clk, expires: map[offeringKey]time.Time{}}
 }
 
-// MarkUnavailable records an insufficient-capacity error for the offering.
+// MarkUnavailable records an insufficient-capacity error or a spot interruption for the
+// offering.
 func (u *UnavailableOfferings) MarkUnavailable(instanceType, zone, capacityType string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -41,8 +42,10 @@ type AWS struct {
 	Instances *instance.Provider
 	// Prices are refreshed by GetInstanceTypes, or by a controller on a timer.
 	Prices *pricing.Provider
-	// Unavailable is the unavailable-offerings cache launches feed.
+	// Unavailable is the unavailable-offerings cache launches and spot interruptions feed.
 	Unavailable *instancetype.UnavailableOfferings
+	// SQS reads the interruption queue.
+	SQS *sqs.Client
 }
 
 // Build wires the AWS provider over the SDK clients. kube reads EC2NodeClasses.
@@ -65,5 +68,6 @@ func Build(kube client.Reader, clients *sdk.Clients, o Options, clk clock.Passiv
 		Instances:        instances,
 		Prices:           prices,
 		Unavailable:      unavailable,
+		SQS:              clients.SQS,
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 )
@@ -112,6 +113,8 @@ type Clients struct {
 	STS     *sts.Client
 	SSM     *ssm.Client
 	Pricing *pricing.Client
+	// SQS reads the interruption queue.
+	SQS *sqs.Client
 }
 
 // NewClients builds the clients. The Price List API is served from a few regions only; its client
@@ -122,6 +125,7 @@ func NewClients(cfg aws.Config) *Clients {
 		IAM: iam.NewFromConfig(cfg),
 		STS: sts.NewFromConfig(cfg),
 		SSM: ssm.NewFromConfig(cfg),
+		SQS: sqs.NewFromConfig(cfg),
 		Pricing: pricing.NewFromConfig(cfg, func(o *pricing.Options) {
 			o.Region = PricingRegion(cfg.Region)
 		}),
