@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/joinerhq/joiner/pkg/agenttaint"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
@@ -192,15 +193,17 @@ func toSchedulingType(it *cloudprovider.InstanceType) *scheduling.InstanceType {
 }
 
 // toSchedulingNode converts a node of the cluster view. A Node not initialized yet is seen without
-// its starting taints and startup taints; an in-flight NodeClaim is seen with the labels its
-// requirements pin, the allocatable it launched with (or, before launch, the requests it was made
-// for) and, for limits, its capacity (or, before launch, the largest capacity among its options).
+// its starting taints and startup taints, and no Node with the agent taints of pkg/agenttaint; an
+// in-flight NodeClaim is seen with the labels its requirements pin, the allocatable it launched
+// with (or, before launch, the requests it was made for) and, for limits, its capacity (or, before launch, the largest capacity among its options).
 func toSchedulingNode(sn *cluster.StateNode, types map[string]*scheduling.InstanceType) *scheduling.Node {
 	n := &scheduling.Node{Name: sn.Name(), NodePool: sn.NodePool(), Pods: sn.Pods}
 	nc := sn.NodeClaim
 	if sn.Node != nil {
 		n.Labels = sn.Node.Labels
-		n.Taints = sn.Node.Spec.Taints
+		// Agent taints go when their agent starts: a node carrying one is not held to be
+		// unusable, or every node joining with Cilium's taint would cause another launch.
+		n.Taints = agenttaint.Without(sn.Node.Spec.Taints)
 		n.Allocatable = sn.Node.Status.Allocatable
 		n.Capacity = sn.Node.Status.Capacity
 		if !sn.Initialized() {
