@@ -20,6 +20,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/controllers/aws/housekeeping"
 	"github.com/joinerhq/joiner/pkg/controllers/aws/instancegc"
 	"github.com/joinerhq/joiner/pkg/controllers/disruption"
+	nodeclaimmetrics "github.com/joinerhq/joiner/pkg/controllers/metrics/nodeclaim"
 	podmetrics "github.com/joinerhq/joiner/pkg/controllers/metrics/pod"
 	"github.com/joinerhq/joiner/pkg/controllers/node/termination"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/consolidatable"
@@ -72,6 +73,10 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 	if err != nil {
 		return nil, err
 	}
+	claimMetrics, err := nodeclaimmetrics.NewController(deps.Registry)
+	if err != nil {
+		return nil, err
+	}
 	recorder := mgr.GetEventRecorder("karpenter")
 	disrupt, err := disruption.NewController(mgr.GetClient(), view, deps.Clock, recorder, deps.Registry)
 	if err != nil {
@@ -86,6 +91,8 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 		termination.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
 		garbagecollection.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
 		pods,
+		// Launched, registered, initialized and failed joins, counted from NodeClaim transitions.
+		claimMetrics,
 		// Empty-node consolidation: podevents records when pods come and go, consolidatable marks
 		// NodeClaims quiet for consolidateAfter, disruption deletes the empty ones within budgets.
 		podevents.NewController(mgr.GetClient(), deps.Clock),
