@@ -73,7 +73,7 @@ func TestTransitions(t *testing.T) {
 			want: map[string]float64{"karpenter_nodeclaims_launched_total{nodepool=default}": 1}},
 		{name: "no transition, no count", old: claim("default", launched), new: claim("default", launched), want: map[string]float64{}},
 		{name: "register and initialize at once", old: claim("a", launched),
-			new: claim("a", launched, cond(v1.ConditionTypeRegistered, T, "Registered"), cond(v1.ConditionTypeInitialized, T, "Initialized")),
+			new:  claim("a", launched, cond(v1.ConditionTypeRegistered, T, "Registered"), cond(v1.ConditionTypeInitialized, T, "Initialized")),
 			want: map[string]float64{"karpenter_nodeclaims_registered_total{nodepool=a}": 1, "karpenter_nodeclaims_initialized_total{nodepool=a}": 1}},
 		{name: "registration fails with a reason", old: claim("a", launched, cond(v1.ConditionTypeRegistered, U, "NodeNotFound")),
 			new:  claim("a", launched, cond(v1.ConditionTypeRegistered, F, "UnregisteredTaintNotFound")),
