@@ -191,7 +191,7 @@ func (c *Controller) provision(ctx context.Context) error {
 	if len(pods) == 0 {
 		return nil
 	}
-	b, err := c.newBatch(ctx, pods)
+	b, err := newBatch(ctx, c.cluster, c.cloud, pods)
 	if err != nil {
 		return err
 	}
