@@ -137,7 +137,7 @@ func TestPod(t *testing.T) {
 			text: []string{"the pod requires kubernetes.io/arch In [arm64]; the NodePool offers kubernetes.io/arch=amd64"},
 		},
 		{
-			name: "taints: the operator's hold, agent taints do not",
+			name:  "taints: the operator's hold, agent taints do not",
 			pools: []*v1.NodePool{nodePool("ci", nil, taints(dedicated)), nodePool("cilium", nil, taints(cilium))},
 			pod:   pod("1"),
 			want:  []string{"ci: TaintNotTolerated", "cilium: fits"},
