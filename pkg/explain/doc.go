@@ -7,8 +7,9 @@
 //     its time and reason, and the events about it) and its diagnosis, from whatever conditions
 //     it carries.
 //
-// It computes reports from data the caller read (a scheduling.Input as provisioning builds it, a
-// NodeClaim and its events); it must not read a cluster or call a cloud itself, and it must not
+// Pod and NodeClaim compute reports from data already read (a scheduling.Input as provisioning
+// builds it, a NodeClaim and its events); ReadPod and ReadNodeClaim read that data through the
+// client and cloud provider the caller gives. The package must not write anything, and must not
 // decide anything the controllers act on. Its per-NodePool analysis is its own, independent of
 // the solver's first failing check, so that every problem is named, not only the first.
 package explain
