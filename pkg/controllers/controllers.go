@@ -29,6 +29,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/podevents"
 	nodeclassstatus "github.com/joinerhq/joiner/pkg/controllers/nodeclass/status"
 	nodepoolstatus "github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
+	"github.com/joinerhq/joiner/pkg/controllers/nodepool/startuptaints"
 	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
 )
 
@@ -85,6 +86,8 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 	controllers := []Controller{
 		prov,
 		nodepoolstatus.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock),
+		// Advice to declare agent taints (Cilium's, the EBS CSI driver's...) in startupTaints.
+		startuptaints.NewController(mgr.GetClient(), recorder),
 		// Lifecycle and termination each rely on the other for deletion: lifecycle finalizes
 		// NodeClaims (Node deleted, instance deleted), termination drains Nodes.
 		lifecycle.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
