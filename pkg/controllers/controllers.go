@@ -28,8 +28,8 @@ import (
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/lifecycle"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/podevents"
 	nodeclassstatus "github.com/joinerhq/joiner/pkg/controllers/nodeclass/status"
-	nodepoolstatus "github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
 	"github.com/joinerhq/joiner/pkg/controllers/nodepool/startuptaints"
+	nodepoolstatus "github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
 	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
 )
 
