@@ -464,6 +464,57 @@ func TestRegisteredNodeNotInitializedTakesPods(t *testing.T) {
 	}
 }
 
+// TestInitializedNodeWithAgentTaintTakesPods: a node initialized while Cilium's agent taint, which
+// the NodePool does not declare, is still on it must not cause another launch (each new node
+// would join with the same taint: a loop).
+func TestInitializedNodeWithAgentTaintTakesPods(t *testing.T) {
+	reset(t)
+	h := newHarness(t)
+	np := nodePool("default")
+	create(t, np)
+	nc := &v1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "default-cilium", Labels: map[string]string{v1.NodePoolLabelKey: "default"}},
+		Spec: v1.NodeClaimSpec{
+			Requirements: []v1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelInstanceTypeStable, Operator: v1.NodeSelectorOpIn, Values: []string{"large.8x"}}},
+			NodeClassRef: np.Spec.Template.Spec.NodeClassRef,
+		},
+	}
+	create(t, nc)
+	nc.Status.ProviderID = "fake:///test-zone-a/i-3"
+	if err := env.Client.Status().Update(t.Context(), nc); err != nil {
+		t.Fatal(err)
+	}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-3", Labels: map[string]string{v1.NodePoolLabelKey: "default", corev1.LabelInstanceTypeStable: "large.8x",
+			v1.NodeRegisteredLabelKey: "true", v1.NodeInitializedLabelKey: "true"}},
+		Spec: corev1.NodeSpec{ProviderID: "fake:///test-zone-a/i-3", Taints: []corev1.Taint{
+			{Key: "node.cilium.io/agent-not-ready", Value: "true", Effect: corev1.TaintEffectNoExecute},
+		}},
+	}
+	create(t, node)
+	// The API server adds the not-ready taint at creation; the node is Ready now and only
+	// Cilium's taint is left.
+	node.Spec.Taints = []corev1.Taint{{Key: "node.cilium.io/agent-not-ready", Value: "true", Effect: corev1.TaintEffectNoExecute}}
+	if err := env.Client.Update(t.Context(), node); err != nil {
+		t.Fatal(err)
+	}
+	node.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi"), corev1.ResourcePods: resource.MustParse("110")}
+	node.Status.Capacity = node.Status.Allocatable
+	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	if err := env.Client.Status().Update(t.Context(), node); err != nil {
+		t.Fatal(err)
+	}
+	create(t, pendingPod("a", "1", "1Gi"))
+	h.runBatch(t)
+
+	if n := len(nodeClaims(t)); n != 1 {
+		t.Errorf("got %d NodeClaims, want only the existing one: an agent taint goes when its agent starts", n)
+	}
+	if failed := h.events.byReason(provisioning.ReasonFailedScheduling); len(failed) != 0 {
+		t.Errorf("FailedScheduling events = %+v, want none: the pod fits the node", failed)
+	}
+}
+
 func TestLimitsCountNodeClaimsBeingDeleted(t *testing.T) {
 	reset(t)
 	h := newHarness(t)
