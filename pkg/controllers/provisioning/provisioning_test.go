@@ -346,6 +346,32 @@ func TestFailedSchedulingNamesEachNodePool(t *testing.T) {
 	}
 }
 
+// TestPodsWaitingOnANodePoolWhoseNodesDoNotJoin: pods nominated to a NodePool whose
+// NodeRegistrationHealthy is False are told which cause holds them; pods of a healthy NodePool are
+// not.
+func TestPodsWaitingOnANodePoolWhoseNodesDoNotJoin(t *testing.T) {
+	reset(t)
+	h := newHarness(t)
+	broken := nodePool("broken")
+	create(t, broken, nodePool("default"))
+	meta.SetStatusCondition(&broken.Status.Conditions, metav1.Condition{Type: v1.ConditionTypeNodeRegistrationHealthy, Status: metav1.ConditionFalse,
+		Reason: "NodeRoleNotAuthorized", Message: "role KarpenterNodeRole-demo is not mapped in aws-auth"})
+	if err := env.Client.Status().Update(t.Context(), broken); err != nil {
+		t.Fatal(err)
+	}
+	create(t, pendingPod("held", "1", "1Gi", func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"example.com/team": "broken"} }),
+		pendingPod("free", "1", "1Gi", func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"example.com/team": "default"} }))
+	h.runBatch(t)
+
+	warned := h.events.byReason(provisioning.ReasonNodePoolNotJoining)
+	if len(warned) != 1 || warned[0].Regarding != "held" || warned[0].Related != "broken" {
+		t.Fatalf("%s events = %+v, want one on pod held, related to nodepool broken", provisioning.ReasonNodePoolNotJoining, warned)
+	}
+	if want := "Pod waits on nodepool broken, whose nodes fail to join: NodeRoleNotAuthorized: role KarpenterNodeRole-demo is not mapped in aws-auth"; warned[0].Note != want {
+		t.Errorf("note = %q, want %q", warned[0].Note, want)
+	}
+}
+
 func TestDaemonSetOverhead(t *testing.T) {
 	reset(t)
 	h := newHarness(t)
