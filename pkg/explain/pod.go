@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/joinerhq/joiner/pkg/agenttaint"
@@ -24,6 +26,9 @@ const (
 	ProblemInvalid     = "InvalidRequirements"
 	ProblemNoType      = "NoInstanceTypeFits"
 	ProblemLimit       = "LimitExceeded"
+	// WarningNodesNotJoining and WarningAgentTaint are warnings, not problems.
+	WarningNodesNotJoining = "NodesNotJoining"
+	WarningAgentTaint      = "AgentTaintNotDeclared"
 )
 
 // MaxTypesShown is how many fitting instance types a report lists per NodePool, cheapest first.
@@ -52,6 +57,9 @@ type NodePoolReport struct {
 	Fits bool   `json:"fits"`
 	// Problems are every reason the pod does not fit; empty when it fits.
 	Problems []Problem `json:"problems,omitempty"`
+	// Warnings do not keep the pod off the NodePool but matter to it: nodes of the NodePool that
+	// fail to join (NodeRegistrationHealthy=False), agent taints it does not declare.
+	Warnings []Problem `json:"warnings,omitempty"`
 	// Labels are, for every label the pod's node selection asks for, what the NodePool offers.
 	Labels []LabelOffer `json:"labels,omitempty"`
 	// InstanceTypes are the cheapest types that would hold the pod (at most MaxTypesShown);
@@ -134,6 +142,7 @@ func Pod(in *scheduling.Input, all []*v1.NodePool, excluded []scheduling.Reason,
 			}
 		}
 		pr := explainPool(in, np, pod, terms, requests, ok)
+		pr.Warnings = poolWarnings(stored[name], np)
 		if unavailable != nil {
 			pr.Problems = append([]Problem{*unavailable}, pr.Problems...)
 		}
@@ -141,6 +150,21 @@ func Pod(in *scheduling.Input, all []*v1.NodePool, excluded []scheduling.Reason,
 		r.NodePools = append(r.NodePools, pr)
 	}
 	return r, nil
+}
+
+// poolWarnings reads what matters to a pod waiting on the NodePool from its stored object (status
+// included; nil when only the input has it) and its template.
+func poolWarnings(stored, np *v1.NodePool) []Problem {
+	var out []Problem
+	if stored != nil {
+		if c := meta.FindStatusCondition(stored.Status.Conditions, v1.ConditionTypeNodeRegistrationHealthy); c != nil && c.Status == metav1.ConditionFalse {
+			out = append(out, Problem{Kind: WarningNodesNotJoining, Message: fmt.Sprintf("the NodePool's nodes fail to join: %s: %s", c.Reason, c.Message)})
+		}
+	}
+	if ts := agenttaint.Undeclared(np.Spec.Template.Spec.Taints, np.Spec.Template.Spec.StartupTaints); len(ts) > 0 {
+		out = append(out, Problem{Kind: WarningAgentTaint, Message: agenttaint.Advice(np.Name, "in its spec.template.spec.taints (move it to startupTaints)", ts)})
+	}
+	return out
 }
 
 // simulate runs the solver on the pod alone and says where it goes, with the reasons that hold

@@ -141,7 +141,17 @@ func TestPod(t *testing.T) {
 			pools: []*v1.NodePool{nodePool("ci", nil, taints(dedicated)), nodePool("cilium", nil, taints(cilium))},
 			pod:   pod("1"),
 			want:  []string{"ci: TaintNotTolerated", "cilium: fits"},
-			text:  []string{"does not tolerate the NodePool's taint dedicated=ci:NoSchedule"},
+			text: []string{"does not tolerate the NodePool's taint dedicated=ci:NoSchedule",
+				"! AgentTaintNotDeclared: Agent taint node.cilium.io/agent-not-ready=true:NoExecute (Cilium)", "      - key: node.cilium.io/agent-not-ready"},
+		},
+		{
+			name: "nodes that do not join are a warning, not a misfit",
+			pools: []*v1.NodePool{nodePool("default", nil, func(np *v1.NodePool) {
+				np.Status.Conditions = []metav1.Condition{{Type: v1.ConditionTypeNodeRegistrationHealthy, Status: metav1.ConditionFalse, Reason: "NodeRoleNotAuthorized", Message: "map the node role"}}
+			})},
+			pod:  pod("1"),
+			want: []string{"default: fits"},
+			text: []string{"! NodesNotJoining: the NodePool's nodes fail to join: NodeRoleNotAuthorized: map the node role"},
 		},
 		{
 			name: "too big for every type", pools: []*v1.NodePool{defaultPool},

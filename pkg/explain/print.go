@@ -35,6 +35,9 @@ func (r *PodReport) WriteText(w io.Writer) error {
 		for _, p := range np.Problems {
 			fmt.Fprintf(&b, "  - %s: %s\n", p.Kind, p.Message)
 		}
+		for _, p := range np.Warnings {
+			fmt.Fprintf(&b, "  ! %s: %s\n", p.Kind, strings.ReplaceAll(p.Message, "\n", "\n      "))
+		}
 		for _, l := range np.Labels {
 			mark := "ok"
 			if !l.Satisfied {
