@@ -225,6 +225,17 @@ type candidate struct {
 	labels map[string]string
 }
 
+// poolView is one NodePool as the analysis sees it: its requirements, the labels its nodes get
+// from the template, and the (type, offering) pairs it can launch.
+type poolView struct {
+	in         *scheduling.Input
+	np         *v1.NodePool
+	reqs       scheduling.Requirements
+	labels     map[string]string
+	candidates []candidate
+	withTypes  bool
+}
+
 // explainPool checks every constraint of the pod against one NodePool. withTypes is false for a
 // NodePool that cannot launch now: its labels and taints are still checked, with no types.
 func explainPool(in *scheduling.Input, np *v1.NodePool, pod *corev1.Pod, terms []scheduling.Requirements, requests corev1.ResourceList, withTypes bool) NodePoolReport {
@@ -240,14 +251,13 @@ func explainPool(in *scheduling.Input, np *v1.NodePool, pod *corev1.Pod, terms [
 		pr.Problems = append(pr.Problems, Problem{Kind: ProblemInvalid, Message: err.Error()})
 		return pr
 	}
-	labels := maps.Clone(np.Spec.Template.Labels)
-	if labels == nil {
-		labels = map[string]string{}
+	v := &poolView{in: in, np: np, reqs: poolReqs, labels: maps.Clone(np.Spec.Template.Labels), withTypes: withTypes}
+	if v.labels == nil {
+		v.labels = map[string]string{}
 	}
-	labels[v1.NodePoolLabelKey] = np.Name
-	var candidates []candidate
+	v.labels[v1.NodePoolLabelKey] = np.Name
 	if withTypes {
-		candidates = poolCandidates(in, poolReqs, labels)
+		v.candidates = poolCandidates(in, poolReqs, v.labels)
 	}
 	fitting := map[string]TypeFit{}
 	var termProblems [][]Problem
@@ -256,38 +266,10 @@ func explainPool(in *scheduling.Input, np *v1.NodePool, pod *corev1.Pod, terms [
 		if len(terms) > 1 {
 			termNo = i + 1
 		}
-		var problems []Problem
-		for _, key := range slices.Sorted(maps.Keys(term)) {
-			offer := offered(key, labels, poolReqs, candidates, withTypes, isTypeKey(in, key))
-			offer.Term, offer.PodRequires = termNo, term[key].String()
-			offer.Satisfied = satisfies(term[key], offer, poolReqs[key])
-			pr.Labels = append(pr.Labels, offer)
-			if !offer.Satisfied {
-				problems = append(problems, Problem{Kind: ProblemLabel, Message: labelMessage(termNo, offer)})
-			}
-		}
+		offers, problems := v.labelOffers(term, termNo)
+		pr.Labels = append(pr.Labels, offers...)
 		if len(problems) == 0 && withTypes {
-			matched := 0
-			need := daemonOverhead(in, np, poolReqs, labels)
-			addList(need, requests)
-			for _, c := range candidates {
-				if !term.Matches(c.labels) {
-					continue
-				}
-				matched++
-				if !fits(need, c.it.Allocatable) {
-					continue
-				}
-				if cur, ok := fitting[c.it.Name]; !ok || c.offer.Price < cur.Price {
-					fitting[c.it.Name] = TypeFit{Name: c.it.Name, Zone: c.offer.Zone, CapacityType: c.offer.CapacityType, Price: c.offer.Price}
-				}
-			}
-			switch {
-			case matched == 0:
-				problems = append(problems, Problem{Kind: ProblemNoType, Message: termPrefix(termNo) + "no instance type with an available offering meets the pod's and the NodePool's requirements together"})
-			case len(fitting) == 0:
-				problems = append(problems, Problem{Kind: ProblemNoType, Message: termPrefix(termNo) + fmt.Sprintf("no compatible instance type has room for the pod's requests plus DaemonSet overhead (%s)", formatList(need))})
-			}
+			problems = v.fitTypes(term, termNo, requests, fitting)
 		}
 		termProblems = append(termProblems, problems)
 	}
@@ -307,6 +289,50 @@ func explainPool(in *scheduling.Input, np *v1.NodePool, pod *corev1.Pod, terms [
 		}
 	}
 	return pr
+}
+
+// labelOffers compares each label of one node-selection term with what the NodePool offers.
+func (v *poolView) labelOffers(term scheduling.Requirements, termNo int) ([]LabelOffer, []Problem) {
+	var offers []LabelOffer
+	var problems []Problem
+	for _, key := range slices.Sorted(maps.Keys(term)) {
+		offer := offered(key, v.labels, v.reqs, v.candidates, v.withTypes, isTypeKey(v.in, key))
+		offer.Term, offer.PodRequires = termNo, term[key].String()
+		offer.Satisfied = satisfies(term[key], offer, v.reqs[key])
+		offers = append(offers, offer)
+		if !offer.Satisfied {
+			problems = append(problems, Problem{Kind: ProblemLabel, Message: labelMessage(termNo, offer)})
+		}
+	}
+	return offers, problems
+}
+
+// fitTypes adds to fitting the instance types that meet the term and hold the pod with the
+// DaemonSet overhead, at their cheapest allowed offering, and says why there are none.
+func (v *poolView) fitTypes(term scheduling.Requirements, termNo int, requests corev1.ResourceList, fitting map[string]TypeFit) []Problem {
+	matched, found := 0, 0
+	need := daemonOverhead(v.in, v.np, v.reqs, v.labels)
+	addList(need, requests)
+	for _, c := range v.candidates {
+		if !term.Matches(c.labels) {
+			continue
+		}
+		matched++
+		if !fits(need, c.it.Allocatable) {
+			continue
+		}
+		found++
+		if cur, ok := fitting[c.it.Name]; !ok || c.offer.Price < cur.Price {
+			fitting[c.it.Name] = TypeFit{Name: c.it.Name, Zone: c.offer.Zone, CapacityType: c.offer.CapacityType, Price: c.offer.Price}
+		}
+	}
+	switch {
+	case matched == 0:
+		return []Problem{{Kind: ProblemNoType, Message: termPrefix(termNo) + "no instance type with an available offering meets the pod's and the NodePool's requirements together"}}
+	case found == 0:
+		return []Problem{{Kind: ProblemNoType, Message: termPrefix(termNo) + fmt.Sprintf("no compatible instance type has room for the pod's requests plus DaemonSet overhead (%s)", formatList(need))}}
+	}
+	return nil
 }
 
 func termPrefix(termNo int) string {

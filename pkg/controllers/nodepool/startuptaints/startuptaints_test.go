@@ -47,23 +47,14 @@ func TestAdvice(t *testing.T) {
 	cilium := corev1.Taint{Key: "node.cilium.io/agent-not-ready", Value: "true", Effect: corev1.TaintEffectNoExecute}
 	ebs := corev1.Taint{Key: "ebs.csi.aws.com/agent-not-ready", Effect: corev1.TaintEffectNoExecute}
 	own := corev1.Taint{Key: "dedicated", Value: "ci", Effect: corev1.TaintEffectNoSchedule}
-	for _, o := range []interface {
-		GetName() string
-	}{
+	for _, o := range []client.Object{
 		nodePool("in-taints", []corev1.Taint{own, cilium}, nil),
 		nodePool("on-node", nil, nil),
 		nodePool("declared", nil, []corev1.Taint{cilium}),
 		node("on-node-1", "on-node", ebs, own),
 		node("declared-1", "declared", cilium),
 	} {
-		var err error
-		switch obj := o.(type) {
-		case *v1.NodePool:
-			err = env.Client.Create(ctx, obj)
-		case *corev1.Node:
-			err = env.Client.Create(ctx, obj)
-		}
-		if err != nil {
+		if err := env.Client.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
 	}
