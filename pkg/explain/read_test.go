@@ -4,8 +4,10 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -134,12 +136,23 @@ func TestReadNodeClaimFromTheAPIServer(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = env.Client.Delete(ctx, e) })
 	}
+	// The controllers record through events.k8s.io/v1: those are read too.
+	newAPI := &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: "default-xyz-launched", Namespace: "default"},
+		Regarding:  corev1.ObjectReference{Kind: "NodeClaim", Name: "default-xyz", UID: nc.UID, APIVersion: v1.SchemeGroupVersion.String()},
+		EventTime:  metav1.NewMicroTime(time.Now().Add(-time.Minute)), ReportingController: "karpenter", ReportingInstance: "test",
+		Action: "Launch", Type: corev1.EventTypeNormal, Reason: "Launched", Note: "Launched=True: Instance launched",
+	}
+	if err := env.Client.Create(ctx, newAPI); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, newAPI) })
 	r, err := explain.ReadNodeClaim(ctx, env.Client, "default-xyz")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Events) != 1 || r.Events[0].Reason != "UnregisteredTaintNotFound" {
-		t.Errorf("events = %+v, want only the NodeClaim's own", r.Events)
+	if len(r.Events) != 2 || r.Events[0].Reason != "Launched" || r.Events[1].Reason != "UnregisteredTaintNotFound" {
+		t.Errorf("events = %+v, want the NodeClaim's own two, oldest first", r.Events)
 	}
 	if len(r.Diagnosis) != 1 || !strings.Contains(r.Diagnosis[0], "Registered=False UnregisteredTaintNotFound: Node ip-10-0-0-1 joined without the taint") {
 		t.Errorf("diagnosis = %v", r.Diagnosis)
