@@ -110,12 +110,16 @@ func Pod(in *scheduling.Input, all []*v1.NodePool, excluded []scheduling.Reason,
 	if err != nil {
 		r.PodProblems = append(r.PodProblems, err.Error())
 	}
-	outcome, podReasons, err := simulate(in, pod)
+	outcome, solverReasons, err := simulate(in, pod)
 	if err != nil {
 		return nil, err
 	}
 	r.Outcome = outcome
-	r.PodProblems = append(r.PodProblems, podReasons...)
+	for _, reason := range solverReasons {
+		if reason.NodePool == "" {
+			r.PodProblems = append(r.PodProblems, fmt.Sprintf("%s: %s", reason.Code, reason.Message))
+		}
+	}
 	inputPools := map[string]*v1.NodePool{}
 	for _, np := range in.NodePools {
 		inputPools[np.Name] = np
@@ -143,6 +147,15 @@ func Pod(in *scheduling.Input, all []*v1.NodePool, excluded []scheduling.Reason,
 		}
 		pr := explainPool(in, np, pod, terms, requests, ok)
 		pr.Warnings = poolWarnings(stored[name], np)
+		if len(pr.Problems) == 0 {
+			// What this analysis does not model (pod affinity, topology spread) the simulation
+			// does: its reason stands when nothing else was found.
+			for _, reason := range solverReasons {
+				if reason.NodePool == name {
+					pr.Problems = append(pr.Problems, Problem{Kind: string(reason.Code), Message: "the scheduling simulation: " + reason.Message})
+				}
+			}
+		}
 		if unavailable != nil {
 			pr.Problems = append([]Problem{*unavailable}, pr.Problems...)
 		}
@@ -167,9 +180,9 @@ func poolWarnings(stored, np *v1.NodePool) []Problem {
 	return out
 }
 
-// simulate runs the solver on the pod alone and says where it goes, with the reasons that hold
-// against every NodePool when it goes nowhere.
-func simulate(in *scheduling.Input, pod *corev1.Pod) (string, []string, error) {
+// simulate runs the solver on the pod alone and says where it goes, with the solver's reasons
+// (per NodePool, and "" for the pod itself) when it goes nowhere.
+func simulate(in *scheduling.Input, pod *corev1.Pod) (string, []scheduling.Reason, error) {
 	if pod.Spec.NodeName != "" {
 		return "bound to node " + pod.Spec.NodeName, nil, nil
 	}
@@ -181,21 +194,17 @@ func simulate(in *scheduling.Input, pod *corev1.Pod) (string, []string, error) {
 	}
 	switch {
 	case len(plan.Placements) > 0:
-		return "fits on existing node " + plan.Placements[0].Node + " (kube-scheduler should bind it; no launch needed)", nil, nil
+		return "fits on node " + plan.Placements[0].Node + " (an existing node, or a NodeClaim already launching): no new launch needed", nil, nil
 	case len(plan.NodeClaims) > 0:
 		nc := plan.NodeClaims[0]
 		return fmt.Sprintf("would launch a NodeClaim of NodePool %s: %s in %s (%s) at $%.4f/h, %d instance-type options",
 			nc.NodePool, nc.Launch.InstanceType, nc.Launch.Zone, nc.Launch.CapacityType, nc.Launch.Price, len(nc.InstanceTypes)), nil, nil
 	}
-	var podReasons []string
+	var reasons []scheduling.Reason
 	for _, u := range plan.Unschedulable {
-		for _, reason := range u.Reasons {
-			if reason.NodePool == "" {
-				podReasons = append(podReasons, fmt.Sprintf("%s: %s", reason.Code, reason.Message))
-			}
-		}
+		reasons = append(reasons, u.Reasons...)
 	}
-	return "unschedulable: no existing node and no NodePool can take it (see each NodePool below)", podReasons, nil
+	return "unschedulable: no existing node and no NodePool can take it (see each NodePool below)", reasons, nil
 }
 
 // podTerms returns the pod's node selection as alternatives: its nodeSelector ANDed with each

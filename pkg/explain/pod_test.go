@@ -154,6 +154,17 @@ func TestPod(t *testing.T) {
 			text: []string{"! NodesNotJoining: the NodePool's nodes fail to join: NodeRoleNotAuthorized: map the node role"},
 		},
 		{
+			name:  "what the analysis does not model, the simulation reports",
+			pools: []*v1.NodePool{defaultPool},
+			pod: pod("1", func(p *corev1.Pod) {
+				p.Spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+					LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}, TopologyKey: corev1.LabelHostname}}}}
+			}),
+			want:    []string{"default: TopologyOrAffinity"},
+			outcome: "unschedulable",
+			text:    []string{"the scheduling simulation: "},
+		},
+		{
 			name: "too big for every type", pools: []*v1.NodePool{defaultPool},
 			pod:  pod("16"),
 			want: []string{"default: NoInstanceTypeFits"},
