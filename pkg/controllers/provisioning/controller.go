@@ -207,7 +207,7 @@ func (c *Controller) provision(ctx context.Context) error {
 	for _, p := range plan.Placements {
 		if nc, ok := b.starting[p.Node]; ok {
 			c.nominate(p.Pod, nc)
-			c.waitingOn(p.Pod, b.nodePools[nc.Labels[v1.NodePoolLabelKey]])
+			c.waitingOn(p.Pod, b.nodePools[nc.Labels[v1.NodePoolLabelKey]], nc)
 		}
 	}
 	for _, u := range plan.Unschedulable {

@@ -29,8 +29,9 @@ const NodePoolHashVersion = "v1"
 const (
 	ReasonNominated        = "Nominated"
 	ReasonFailedScheduling = "FailedScheduling"
-	// ReasonNodePoolNotJoining is the Warning on a pod nominated to a NodePool whose
-	// NodeRegistrationHealthy condition is False: its nodes fail to join, and the event says why.
+	// ReasonNodePoolNotJoining is the Warning on a pod nominated to a NodeClaim whose Registered
+	// condition is False, or of a NodePool whose NodeRegistrationHealthy is False: the node fails
+	// to join, and the event says why.
 	ReasonNodePoolNotJoining = "NodePoolNodesNotJoining"
 )
 
@@ -126,7 +127,7 @@ func (c *Controller) createAll(ctx context.Context, b *batch, planned []scheduli
 		c.metrics.nodeClaimsCreated.WithLabelValues(np.Name, reasonLabel).Inc()
 		for _, pod := range p.Pods {
 			c.nominate(pod, nc)
-			c.waitingOn(pod, np)
+			c.waitingOn(pod, np, nil)
 		}
 	}
 	return errors.Join(errs...)
@@ -136,9 +137,17 @@ func (c *Controller) nominate(pod *corev1.Pod, nc *v1.NodeClaim) {
 	c.recorder.Eventf(pod, nc, corev1.EventTypeNormal, ReasonNominated, "Nominate", "Pod should schedule on nodeclaim %s", nc.Name)
 }
 
-// waitingOn warns a pod nominated to a NodeClaim of np when np's nodes fail to join
-// (NodeRegistrationHealthy=False), naming the cause that holds it.
-func (c *Controller) waitingOn(pod *corev1.Pod, np *v1.NodePool) {
+// waitingOn warns a pod nominated to nodeClaim (nil for one being created) of np when the node
+// fails to join, naming the cause that holds the pod: the NodeClaim's own Registered=False, else
+// np's NodeRegistrationHealthy=False.
+func (c *Controller) waitingOn(pod *corev1.Pod, np *v1.NodePool, nodeClaim *v1.NodeClaim) {
+	if nodeClaim != nil {
+		if cond := meta.FindStatusCondition(nodeClaim.Status.Conditions, v1.ConditionTypeRegistered); cond != nil && cond.Status == metav1.ConditionFalse {
+			c.recorder.Eventf(pod, nodeClaim, corev1.EventTypeWarning, ReasonNodePoolNotJoining, "Nominate",
+				"Pod waits on nodeclaim %s, whose node fails to join: %s: %s", nodeClaim.Name, cond.Reason, cond.Message)
+			return
+		}
+	}
 	if np == nil {
 		return
 	}

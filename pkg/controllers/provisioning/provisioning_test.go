@@ -370,6 +370,29 @@ func TestPodsWaitingOnANodePoolWhoseNodesDoNotJoin(t *testing.T) {
 	if want := "Pod waits on nodepool broken, whose nodes fail to join: NodeRoleNotAuthorized: role KarpenterNodeRole-demo is not mapped in aws-auth"; warned[0].Note != want {
 		t.Errorf("note = %q, want %q", warned[0].Note, want)
 	}
+
+	// The NodeClaim launched for held has a certain cause of its own: the next batch names it.
+	var held v1.NodeClaim
+	for _, nc := range nodeClaims(t) {
+		if nc.Labels[v1.NodePoolLabelKey] == "broken" {
+			held = nc
+		}
+	}
+	held.Status.ProviderID = "fake:///test-zone-a/i-held"
+	held.Status.Conditions = []metav1.Condition{
+		{Type: v1.ConditionTypeLaunched, Status: metav1.ConditionTrue, Reason: "Launched", LastTransitionTime: metav1.Now()},
+		{Type: v1.ConditionTypeRegistered, Status: metav1.ConditionFalse, Reason: "UnregisteredTaintMissing", Message: "fix the userData", LastTransitionTime: metav1.Now()},
+	}
+	if err := env.Client.Status().Update(t.Context(), &held); err != nil {
+		t.Fatal(err)
+	}
+	before := len(warned)
+	h.runBatch(t)
+	warned = h.events.byReason(provisioning.ReasonNodePoolNotJoining)[before:]
+	want := "Pod waits on nodeclaim " + held.Name + ", whose node fails to join: UnregisteredTaintMissing: fix the userData"
+	if len(warned) != 1 || warned[0].Regarding != "held" || warned[0].Note != want {
+		t.Errorf("%s events = %+v, want one on pod held: %q", provisioning.ReasonNodePoolNotJoining, warned, want)
+	}
 }
 
 func TestDaemonSetOverhead(t *testing.T) {
