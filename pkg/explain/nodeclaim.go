@@ -33,11 +33,22 @@ type NodeClaimReport struct {
 	// Timeline holds Created, then Launched, Registered, Initialized and Ready, then every other
 	// condition the NodeClaim carries, each with its status, time, reason and message.
 	Timeline []Step `json:"timeline"`
+	// Node is the Node with the NodeClaim's providerID, when one joined.
+	Node *NodeState `json:"node,omitempty"`
 	// Events about the NodeClaim, oldest first.
 	Events []Event `json:"events,omitempty"`
 	// Diagnosis is what holds the NodeClaim now, from its conditions: the first lifecycle
 	// condition not True, and every other condition that is False.
 	Diagnosis []string `json:"diagnosis"`
+}
+
+// NodeState is what the NodeClaim's Node shows: whether it is Ready and the taints it carries.
+type NodeState struct {
+	Name  string `json:"name"`
+	Ready string `json:"ready"`
+	// ReadyMessage is the kubelet's message on its Ready condition.
+	ReadyMessage string   `json:"readyMessage,omitempty"`
+	Taints       []string `json:"taints,omitempty"`
 }
 
 // Step is one condition of the timeline.
@@ -59,10 +70,23 @@ type Event struct {
 	Count  int32     `json:"count,omitempty"`
 }
 
-// NodeClaim builds the report of the NodeClaim named name from nc (nil when it no longer exists)
-// and the events whose subject it is (core/v1 view of events of either API).
-func NodeClaim(name string, nc *v1.NodeClaim, events []corev1.Event) *NodeClaimReport {
+// NodeClaim builds the report of the NodeClaim named name from nc (nil when it no longer exists),
+// its Node (nil when none joined) and the events whose subject it is (core/v1 view of events of
+// either API).
+func NodeClaim(name string, nc *v1.NodeClaim, node *corev1.Node, events []corev1.Event) *NodeClaimReport {
 	r := &NodeClaimReport{Name: name}
+	if node != nil {
+		ns := &NodeState{Name: node.Name, Ready: string(corev1.ConditionUnknown)}
+		for _, c := range node.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				ns.Ready, ns.ReadyMessage = string(c.Status), c.Message
+			}
+		}
+		for _, t := range node.Spec.Taints {
+			ns.Taints = append(ns.Taints, t.ToString())
+		}
+		r.Node = ns
+	}
 	for i := range events {
 		e := &events[i]
 		if nc != nil && e.InvolvedObject.UID != "" && e.InvolvedObject.UID != nc.UID {
@@ -170,6 +194,13 @@ func (r *NodeClaimReport) WriteText(w io.Writer) error {
 		if kv[1] != "" {
 			fmt.Fprintf(&b, "  %s: %s\n", kv[0], kv[1])
 		}
+	}
+	if r.Node != nil {
+		fmt.Fprintf(&b, "  node %s: Ready=%s", r.Node.Name, r.Node.Ready)
+		if r.Node.ReadyMessage != "" {
+			fmt.Fprintf(&b, " (%s)", r.Node.ReadyMessage)
+		}
+		fmt.Fprintf(&b, ", taints: %s\n", cmp.Or(strings.Join(r.Node.Taints, ", "), "none"))
 	}
 	if len(r.Timeline) > 0 {
 		b.WriteString("\nTimeline:\n")

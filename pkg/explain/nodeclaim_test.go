@@ -35,6 +35,7 @@ func TestNodeClaim(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		nc        *v1.NodeClaim
+		node      *corev1.Node
 		events    []corev1.Event
 		diagnosis []string
 		timeline  []string // "Type Status Reason"
@@ -56,7 +57,11 @@ func TestNodeClaim(t *testing.T) {
 			name: "a certain cause, and conditions the lifecycle does not own yet",
 			nc: claim(launched, cond(v1.ConditionTypeRegistered, metav1.ConditionFalse, 40, "NodeRoleNotAuthorized", "map the role"),
 				cond("Drifted", metav1.ConditionFalse, 5, "NotDrifted", "")),
+			node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-1"},
+				Spec:   corev1.NodeSpec{Taints: []corev1.Taint{{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}}},
+				Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Message: "container runtime network not ready"}}}},
 			diagnosis: []string{"Registered=False NodeRoleNotAuthorized: map the role", "Drifted=False NotDrifted: "},
+			text:      []string{"node ip-10-0-0-1: Ready=False (container runtime network not ready), taints: node.kubernetes.io/not-ready:NoSchedule"},
 			timeline:  []string{"Created True ", "Launched True Launched", "Registered False NodeRoleNotAuthorized", "Initialized (not reported) ", "Ready (not reported) ", "Drifted False NotDrifted"},
 		},
 		{
@@ -75,7 +80,7 @@ func TestNodeClaim(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := explain.NodeClaim("default-abc", tc.nc, tc.events)
+			r := explain.NodeClaim("default-abc", tc.nc, tc.node, tc.events)
 			if diff := cmp.Diff(tc.diagnosis, r.Diagnosis); diff != "" {
 				t.Errorf("diagnosis (-want +got):\n%s", diff)
 			}

@@ -55,5 +55,37 @@ func ReadNodeClaim(ctx context.Context, kube client.Reader, name string) (*NodeC
 	if nc == nil && len(events.Items) == 0 {
 		return nil, fmt.Errorf("nodeclaim %s not found, and no event names it: check the name (kubectl get nodeclaims)", name)
 	}
-	return NodeClaim(name, nc, events.Items), nil
+	node, err := nodeOf(ctx, kube, nc)
+	if err != nil {
+		return nil, err
+	}
+	return NodeClaim(name, nc, node, events.Items), nil
+}
+
+// nodeOf returns the Node whose providerID is the NodeClaim's, or nil.
+func nodeOf(ctx context.Context, kube client.Reader, nc *v1.NodeClaim) (*corev1.Node, error) {
+	if nc == nil || nc.Status.ProviderID == "" {
+		return nil, nil
+	}
+	if nc.Status.NodeName != "" {
+		node := &corev1.Node{}
+		err := kube.Get(ctx, types.NamespacedName{Name: nc.Status.NodeName}, node)
+		if err == nil && node.Spec.ProviderID == nc.Status.ProviderID {
+			return node, nil
+		}
+		if client.IgnoreNotFound(err) != nil {
+			return nil, fmt.Errorf("reading node %s, %w", nc.Status.NodeName, err)
+		}
+	}
+	// Before registration the NodeClaim does not name its Node: look for the providerID.
+	nodes := &corev1.NodeList{}
+	if err := kube.List(ctx, nodes); err != nil {
+		return nil, fmt.Errorf("listing nodes, %w", err)
+	}
+	for i := range nodes.Items {
+		if nodes.Items[i].Spec.ProviderID == nc.Status.ProviderID {
+			return &nodes.Items[i], nil
+		}
+	}
+	return nil, nil
 }

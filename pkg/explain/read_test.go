@@ -136,6 +136,12 @@ func TestReadNodeClaimFromTheAPIServer(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = env.Client.Delete(ctx, e) })
 	}
+	// The Node joined (without the taint): it is found by providerID before registration names it.
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-1"}, Spec: corev1.NodeSpec{ProviderID: "aws:///us-west-2a/i-0abc"}}
+	if err := env.Client.Create(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, node) })
 	// The controllers record through events.k8s.io/v1: those are read too.
 	newAPI := &eventsv1.Event{
 		ObjectMeta: metav1.ObjectMeta{Name: "default-xyz-launched", Namespace: "default"},
@@ -153,6 +159,9 @@ func TestReadNodeClaimFromTheAPIServer(t *testing.T) {
 	}
 	if len(r.Events) != 2 || r.Events[0].Reason != "Launched" || r.Events[1].Reason != "UnregisteredTaintNotFound" {
 		t.Errorf("events = %+v, want the NodeClaim's own two, oldest first", r.Events)
+	}
+	if r.Node == nil || r.Node.Name != "ip-10-0-0-1" {
+		t.Errorf("node = %+v, want ip-10-0-0-1 found by providerID", r.Node)
 	}
 	if len(r.Diagnosis) != 1 || !strings.Contains(r.Diagnosis[0], "Registered=False UnregisteredTaintNotFound: Node ip-10-0-0-1 joined without the taint") {
 		t.Errorf("diagnosis = %v", r.Diagnosis)
