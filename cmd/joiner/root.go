@@ -17,6 +17,7 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newVersionCommand(), newDevCommand(), newSimulateCommand(), newRenderUserDataCommand(), newControllerCommand())
+	root.AddCommand(newExplainCommand())
 	return root
 }
 
