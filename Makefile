@@ -10,6 +10,10 @@ BIN        := $(CURDIR)/bin
 TOOLS_MOD  := hack/tools/go.mod
 CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT  := $(BIN)/golangci-lint
+HELM           := $(BIN)/helm
+CHART          := charts/joiner
+# The values helm lint and helm template render the chart with in make verify.
+CHART_VALUES   := --set settings.clusterName=demo --kube-version $(K8S_VERSION)
 # Two cores on every machine of this project: one test binary per core.
 GO_TEST_FLAGS ?= -p 2 -count=1 -timeout 30m
 
@@ -34,8 +38,8 @@ build: ## Build bin/joiner and the AWS emulator bin/awsemu.
 ##@ Testing
 
 .PHONY: test
-test: testenv ## Run every test against the real control plane (builds it on first use).
-	KUBEBUILDER_ASSETS="$$(hack/install-testenv.sh $(BIN)/testenv)" go test $(GO_TEST_FLAGS) ./...
+test: testenv $(HELM) ## Run every test against the real control plane (builds it on first use).
+	HELM=$(HELM) KUBEBUILDER_ASSETS="$$(hack/install-testenv.sh $(BIN)/testenv)" go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: testenv
 testenv: ## Build etcd, kube-apiserver, kube-scheduler and kube-controller-manager into bin/testenv.
@@ -48,6 +52,7 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, CRDs and the emulator's
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./pkg/apis/...
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:dir=config/crd/bases
 	go run ./hack/crdpatch config/crd/bases/karpenter.sh_nodepools.yaml
+	rm -f $(CHART)/crds/*.yaml && cp config/crd/bases/*.yaml $(CHART)/crds/
 	go run ./awsemu/catalog/gen -out awsemu/catalog/catalog.json
 
 .PHONY: tidy
@@ -63,8 +68,13 @@ vet:
 lint: $(GOLANGCI_LINT) ## Run golangci-lint with .golangci.yml.
 	$(GOLANGCI_LINT) run ./...
 
+.PHONY: chart
+chart: $(HELM) ## Lint the Helm chart and render it (helm lint, helm template).
+	$(HELM) lint --strict $(CHART) $(CHART_VALUES)
+	$(HELM) template joiner $(CHART) --namespace kube-system --include-crds $(CHART_VALUES) >/dev/null
+
 .PHONY: verify
-verify: generate tidy vet lint ## Regenerate, tidy, vet and lint; fail if anything changed.
+verify: generate tidy vet lint chart ## Regenerate, tidy, vet, lint and check the chart; fail if anything changed.
 	@if [ -n "$$(git status --porcelain)" ]; then \
 		echo "verify: the tree changed; commit the result of make generate / make tidy:"; \
 		git status --porcelain; git --no-pager diff --stat; exit 1; fi
@@ -73,6 +83,12 @@ verify: generate tidy vet lint ## Regenerate, tidy, vet and lint; fail if anythi
 
 $(CONTROLLER_GEN): $(TOOLS_MOD)
 	go build -modfile=$(TOOLS_MOD) -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
+
+.PHONY: helm
+helm: $(HELM) ## Build the pinned helm into bin/helm.
+
+$(HELM): $(TOOLS_MOD)
+	go build -modfile=$(TOOLS_MOD) -o $@ helm.sh/helm/v3/cmd/helm
 
 $(GOLANGCI_LINT): $(TOOLS_MOD)
 	go build -modfile=$(TOOLS_MOD) -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
