@@ -75,51 +75,8 @@ func TestImage(t *testing.T) {
 	if got, err := img.Digest(); err != nil || got.String() != digest {
 		t.Errorf("digest read back = %v (%v), want %s", got, err, digest)
 	}
-	if mt, _ := img.MediaType(); mt != types.OCIManifestSchema1 {
-		t.Errorf("manifest media type = %s, want OCI", mt)
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := cfg.Config
-	if !slices.Equal(c.Entrypoint, []string{"/joiner"}) || !slices.Equal(c.Cmd, []string{"controller"}) || c.User != "65532:65532" {
-		t.Errorf("config entrypoint %v cmd %v user %q, want [/joiner] [controller] 65532:65532", c.Entrypoint, c.Cmd, c.User)
-	}
-	if cfg.OS != "linux" || cfg.Architecture != runtime.GOARCH || !cfg.Created.Equal(time.Unix(0, 0)) {
-		t.Errorf("config os %s arch %s created %v", cfg.OS, cfg.Architecture, cfg.Created)
-	}
-
-	layers, err := img.Layers()
-	if err != nil || len(layers) != 1 {
-		t.Fatalf("layers %d (%v), want 1", len(layers), err)
-	}
-	rc, err := layers[0].Uncompressed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	files := map[string]*tar.Header{}
-	var certs []byte
-	tr := tar.NewReader(rc)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[h.Name] = h
-		if !h.ModTime.Equal(time.Unix(0, 0)) {
-			t.Errorf("%s has time %v, want the epoch", h.Name, h.ModTime)
-		}
-		if h.Name == "etc/ssl/certs/ca-certificates.crt" {
-			if certs, err = io.ReadAll(tr); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	checkConfig(t, img)
+	files, certs := layerFiles(t, img)
 	want := map[string]int64{"joiner": 0o755, "etc/passwd": 0o644, "etc/group": 0o644, "etc/ssl/certs/ca-certificates.crt": 0o644, "tmp/": 0o1777, "home/nonroot/": 0o700}
 	for f, mode := range want {
 		if h := files[f]; h == nil || h.Mode != mode {
@@ -204,4 +161,62 @@ func readBack(t *testing.T, archive string) v1.Image {
 		t.Fatalf("reading the image back: %v", err)
 	}
 	return img
+}
+
+// layerFiles returns the headers of the image's one layer by name, and the CA bundle's content;
+// every entry must carry the epoch as its time.
+func layerFiles(t *testing.T, img v1.Image) (map[string]*tar.Header, []byte) {
+	t.Helper()
+	layers, err := img.Layers()
+	if err != nil || len(layers) != 1 {
+		t.Fatalf("layers %d (%v), want 1", len(layers), err)
+	}
+	rc, err := layers[0].Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	files := map[string]*tar.Header{}
+	var certs []byte
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[h.Name] = h
+		if !h.ModTime.Equal(time.Unix(0, 0)) {
+			t.Errorf("%s has time %v, want the epoch", h.Name, h.ModTime)
+		}
+		if h.Name == "etc/ssl/certs/ca-certificates.crt" {
+			if certs, err = io.ReadAll(tr); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return files, certs
+}
+
+// checkConfig checks the manifest's media type and the config: entrypoint, command, user,
+// platform and the fixed creation time.
+func checkConfig(t *testing.T, img v1.Image) {
+	t.Helper()
+	if mt, _ := img.MediaType(); mt != types.OCIManifestSchema1 {
+		t.Errorf("manifest media type = %s, want OCI", mt)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cfg.Config
+	if !slices.Equal(c.Entrypoint, []string{"/joiner"}) || !slices.Equal(c.Cmd, []string{"controller"}) || c.User != "65532:65532" {
+		t.Errorf("config entrypoint %v cmd %v user %q, want [/joiner] [controller] 65532:65532", c.Entrypoint, c.Cmd, c.User)
+	}
+	if cfg.OS != "linux" || cfg.Architecture != runtime.GOARCH || !cfg.Created.Equal(time.Unix(0, 0)) {
+		t.Errorf("config os %s arch %s created %v", cfg.OS, cfg.Architecture, cfg.Created)
+	}
+
 }

@@ -20,7 +20,6 @@ import (
 // the local stack, not the controller, and are not read.
 func sdkCalls(t *testing.T, roots ...string) []string {
 	t.Helper()
-	const sdk = "github.com/aws/aws-sdk-go-v2/service/"
 	found := map[string]bool{}
 	fset := token.NewFileSet()
 	for _, root := range roots {
@@ -34,40 +33,11 @@ func sdkCalls(t *testing.T, roots ...string) []string {
 			if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || filepath.Base(path) == "dev.go" {
 				return nil
 			}
-			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-			if err != nil {
-				return err
+			calls, err := fileCalls(fset, path)
+			for _, c := range calls {
+				found[c] = true
 			}
-			services := map[string]string{} // local name -> service
-			for _, imp := range f.Imports {
-				p, _ := strconv.Unquote(imp.Path.Value)
-				svc, ok := strings.CutPrefix(p, sdk)
-				if !ok || strings.Contains(svc, "/") {
-					continue
-				}
-				local := svc
-				if imp.Name != nil {
-					local = imp.Name.Name
-				}
-				services[local] = svc
-			}
-			ast.Inspect(f, func(n ast.Node) bool {
-				sel, ok := n.(*ast.SelectorExpr)
-				if !ok {
-					return true
-				}
-				x, ok := sel.X.(*ast.Ident)
-				if !ok {
-					return true
-				}
-				if svc, ok := services[x.Name]; ok {
-					if op, ok := strings.CutSuffix(sel.Sel.Name, "Input"); ok && op != "" {
-						found[svc+":"+op] = true
-					}
-				}
-				return true
-			})
-			return nil
+			return err
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -79,6 +49,42 @@ func sdkCalls(t *testing.T, roots ...string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// fileCalls returns the "service:Operation" of every <service>.<Operation>Input one file names.
+func fileCalls(fset *token.FileSet, path string) ([]string, error) {
+	const sdk = "github.com/aws/aws-sdk-go-v2/service/"
+	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	services := map[string]string{} // local name -> service
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		svc, ok := strings.CutPrefix(p, sdk)
+		if !ok || strings.Contains(svc, "/") {
+			continue
+		}
+		local := svc
+		if imp.Name != nil {
+			local = imp.Name.Name
+		}
+		services[local] = svc
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		if x, ok := sel.X.(*ast.Ident); ok && services[x.Name] != "" {
+			if op, ok := strings.CutSuffix(sel.Sel.Name, "Input"); ok && op != "" {
+				out = append(out, services[x.Name]+":"+op)
+			}
+		}
+		return true
+	})
+	return out, nil
 }
 
 // TestCallsFollowTheCode fails when the controller's code calls an AWS operation that Calls does
