@@ -16,7 +16,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,31 +39,17 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env)) }
 
 // asChart renders the chart, applies its RBAC and returns a client and config acting as its
 // ServiceAccount, read back from the kubeconfig Kubeconfig wrote.
-func asChart(t *testing.T) (client.Client, string) {
+func asChart(t *testing.T, admin client.Client, adminConfig *rest.Config) (client.Client, string) {
 	t.Helper()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	helm := os.Getenv("HELM")
-	if helm == "" {
-		helm = filepath.Join(root, "bin", "helm")
-	}
-	if _, err := os.Stat(helm); err != nil {
-		t.Fatalf("no helm at %s: build it with `make helm` or set $HELM", helm)
-	}
-	docs, err := chartrbac.Render(t.Context(), helm, filepath.Join(root, "charts", "joiner"), "joiner", "kube-system", "settings.clusterName=test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns, name, err := chartrbac.Apply(t.Context(), env.Client, docs)
+	docs := renderChart(t)
+	ns, name, err := chartrbac.Apply(t.Context(), admin, docs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ns != "kube-system" || name != "joiner" {
 		t.Fatalf("ServiceAccount %s/%s, want kube-system/joiner", ns, name)
 	}
-	cfg, err := chartrbac.Config(t.Context(), env.Config, ns, name, time.Hour)
+	cfg, err := chartrbac.Config(t.Context(), adminConfig, ns, name, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,10 +68,31 @@ func asChart(t *testing.T) (client.Client, string) {
 	return c, path
 }
 
+// renderChart renders charts/joiner with the pinned helm.
+func renderChart(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	helm := os.Getenv("HELM")
+	if helm == "" {
+		helm = filepath.Join(root, "bin", "helm")
+	}
+	if _, err := os.Stat(helm); err != nil {
+		t.Fatalf("no helm at %s: build it with `make helm` or set $HELM", helm)
+	}
+	docs, err := chartrbac.Render(t.Context(), helm, filepath.Join(root, "charts", "joiner"), "joiner", "kube-system", "settings.clusterName=test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return docs
+}
+
 // TestServiceAccountIsLimited: the ServiceAccount can do what the chart grants and nothing
 // next to it.
 func TestServiceAccountIsLimited(t *testing.T) {
-	c, _ := asChart(t)
+	c, _ := asChart(t, env.Client, env.Config)
 	ctx := t.Context()
 	tests := []struct {
 		name    string
@@ -119,12 +128,14 @@ func TestServiceAccountIsLimited(t *testing.T) {
 	}
 }
 
-// TestOperatorRunsAsTheChart runs the whole operator with the fake cloud provider as the chart's
-// ServiceAccount: its caches sync (list and watch on every type it reads), it takes the Lease,
-// creates a NodeClaim for a pending pod, patches the NodePool's status and records events.
-// A permission the chart lacks stops one of these.
-func TestOperatorRunsAsTheChart(t *testing.T) {
-	_, kubeconfig := asChart(t)
+// runOperator runs the whole operator with the fake cloud provider from kubeconfig (the chart's
+// ServiceAccount) through the pending-pod scenario; admin creates the objects and checks the
+// results: the caches sync (list and watch on every type it reads), it takes the Lease, creates
+// a NodeClaim for a pending pod, patches the NodePool's status and records events. A permission
+// the chart lacks stops one of these. controller-runtime allows one run per test binary
+// (controller names are global).
+func runOperator(t *testing.T, admin client.Client, kubeconfig string) {
+	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +197,7 @@ func TestOperatorRunsAsTheChart(t *testing.T) {
 			}}},
 		},
 	} {
-		if err := env.Client.Create(ctx, o); err != nil {
+		if err := admin.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -196,28 +207,28 @@ func TestOperatorRunsAsTheChart(t *testing.T) {
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
 		}}}},
 	}
-	if err := env.Client.Create(ctx, pod); err != nil {
+	if err := admin.Create(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
 	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
-	if err := env.Client.Status().Update(ctx, pod); err != nil {
+	if err := admin.Status().Update(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
 
 	poll(t, "the leader Lease kube-system/joiner-leader-election", func() bool {
-		return env.Client.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "joiner-leader-election"}, &coordinationv1.Lease{}) == nil
+		return admin.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "joiner-leader-election"}, &coordinationv1.Lease{}) == nil
 	})
 	poll(t, "a NodeClaim created by the ServiceAccount", func() bool {
 		var claims v1.NodeClaimList
-		return env.Client.List(ctx, &claims) == nil && len(claims.Items) == 1
+		return admin.List(ctx, &claims) == nil && len(claims.Items) == 1
 	})
 	poll(t, "NodePool status.nodes = 1 (status patch)", func() bool {
 		np := &v1.NodePool{}
-		return env.Client.Get(ctx, client.ObjectKey{Name: "default"}, np) == nil && np.Status.Nodes != nil && *np.Status.Nodes == 1
+		return admin.Get(ctx, client.ObjectKey{Name: "default"}, np) == nil && np.Status.Nodes != nil && *np.Status.Nodes == 1
 	})
 	poll(t, "an event about the pod (events.k8s.io create)", func() bool {
 		var events eventsv1.EventList
-		if env.Client.List(ctx, &events, client.InNamespace("default")) != nil {
+		if admin.List(ctx, &events, client.InNamespace("default")) != nil {
 			return false
 		}
 		for _, e := range events.Items {
