@@ -18,7 +18,7 @@ GOLANGCI_LINT  := $(BIN)/golangci-lint
 HELM           := $(BIN)/helm
 CHART          := charts/joiner
 # The values helm lint and helm template render the chart with in make verify.
-CHART_VALUES   := --set settings.clusterName=demo --kube-version $(K8S_VERSION)
+CHART_VALUES   := --set settings.clusterName=demo --set settings.region=us-west-2 --kube-version $(K8S_VERSION)
 # Two cores on every machine of this project: one test binary per core.
 GO_TEST_FLAGS ?= -p 2 -count=1 -timeout 30m
 

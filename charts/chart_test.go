@@ -122,7 +122,7 @@ func TestChartCRDsAreTheGenerated(t *testing.T) {
 // TestRBACHasNoWildcards checks the chart's ClusterRole and Role: every rule names its API
 // groups, resources and verbs; the Lease rule is bound to the Lease's name.
 func TestRBACHasNoWildcards(t *testing.T) {
-	for _, d := range render(t, "settings.clusterName=demo") {
+	for _, d := range render(t, "settings.clusterName=demo", "settings.region=us-west-2") {
 		if d.GetKind() != "ClusterRole" && d.GetKind() != "Role" {
 			continue
 		}
@@ -202,7 +202,7 @@ func TestChartValues(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if msg := tt.check(render(t, append([]string{"settings.clusterName=demo"}, tt.set...)...)); msg != "" {
+			if msg := tt.check(render(t, append([]string{"settings.clusterName=demo", "settings.region=us-west-2"}, tt.set...)...)); msg != "" {
 				t.Error(msg)
 			}
 		})
@@ -216,5 +216,10 @@ func TestChartRequiresTheClusterName(t *testing.T) {
 	out, err := exec.CommandContext(ctx, helm(t), "template", "joiner", "joiner", "--kube-version", "1.33.0").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "settings.clusterName is required") {
 		t.Errorf("helm template without settings.clusterName: err %v, output %s", err, out)
+	}
+	// Without IRSA nothing injects AWS_REGION (EKS Pod Identity does not): the region is required.
+	out, err = exec.CommandContext(ctx, helm(t), "template", "joiner", "joiner", "--kube-version", "1.33.0", "--set", "settings.clusterName=demo").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "settings.region is required") {
+		t.Errorf("helm template without settings.region or IRSA: err %v, output %s", err, out)
 	}
 }

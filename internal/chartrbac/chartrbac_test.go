@@ -82,7 +82,7 @@ func renderChart(t *testing.T) []*unstructured.Unstructured {
 	if _, err := os.Stat(helm); err != nil {
 		t.Fatalf("no helm at %s: build it with `make helm` or set $HELM", helm)
 	}
-	docs, err := chartrbac.Render(t.Context(), helm, filepath.Join(root, "charts", "joiner"), "joiner", "kube-system", "settings.clusterName=test")
+	docs, err := chartrbac.Render(t.Context(), helm, filepath.Join(root, "charts", "joiner"), "joiner", "kube-system", "settings.clusterName=test", "settings.region=us-west-2")
 	if err != nil {
 		t.Fatal(err)
 	}
