@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// Calls maps every AWS API operation the controller calls ("ec2:CreateFleet", service prefix
+// callActions maps every AWS API operation the controller calls ("ec2:CreateFleet", service prefix
 // and operation name as the SDK names them) to the IAM actions AWS authorizes for it. An
 // operation that creates tagged resources also needs ec2:CreateTags (or iam:TagInstanceProfile),
 // and one that hands a role to EC2 needs iam:PassRole.
