@@ -18,6 +18,7 @@ func newRootCommand() *cobra.Command {
 	}
 	root.AddCommand(newVersionCommand(), newDevCommand(), newSimulateCommand(), newRenderUserDataCommand(), newControllerCommand())
 	root.AddCommand(newExplainCommand())
+	root.AddCommand(newVersionCommand(), newDevCommand(), newSimulateCommand(), newRenderUserDataCommand(), newControllerCommand(), newIAMPolicyCommand())
 	return root
 }
 
