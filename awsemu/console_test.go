@@ -42,7 +42,7 @@ func TestAdminIsAllowedEverything(t *testing.T) {
 	e := newEnv(t)
 	// Even a world whose roles all deny everything leaves the administrator in.
 	e.setControllerPolicy(t, `{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Action":"*","Resource":"*"}]}`)
-	a := e.admin("us-west-2")
+	a := e.admin(e.region)
 	id, err := a.sts.GetCallerIdentity(t.Context(), &sts.GetCallerIdentityInput{})
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +266,7 @@ func TestPutRolePolicyEnforcedOnTheNextCall(t *testing.T) {
 func TestAccessEntryWrites(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
-	a := e.admin("us-west-2")
+	a := e.admin(e.region)
 	trust := `{"Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`
 	for _, in := range []*iam.CreateRoleInput{
 		{RoleName: aws.String("Ops"), AssumeRolePolicyDocument: aws.String(trust)},
@@ -283,9 +283,9 @@ func TestAccessEntryWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := created.AccessEntry; *e.Type != "STANDARD" || *e.Username != "arn:aws:sts::111122223333:assumed-role/Ops/{{SessionName}}" ||
-		!slices.Equal(e.KubernetesGroups, []string{"ops"}) || !strings.HasPrefix(*e.AccessEntryArn, "arn:aws:eks:us-west-2:111122223333:access-entry/demo/role/111122223333/Ops/") {
-		t.Errorf("created: %+v", e)
+	if ae := created.AccessEntry; *ae.Type != "STANDARD" || *ae.Username != "arn:aws:sts::111122223333:assumed-role/Ops/{{SessionName}}" ||
+		!slices.Equal(ae.KubernetesGroups, []string{"ops"}) || !strings.HasPrefix(*ae.AccessEntryArn, "arn:aws:eks:"+e.region+":111122223333:access-entry/demo/role/111122223333/Ops/") {
+		t.Errorf("created: %+v", ae)
 	}
 	updated, err := a.eks.UpdateAccessEntry(ctx, &eks.UpdateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String(ops),
 		Username: aws.String("ops-admin"), KubernetesGroups: []string{"ops", "viewers"}})
@@ -394,7 +394,7 @@ func TestAccessEntryWrites(t *testing.T) {
 			return err
 		}},
 		{"the controller may not create entries", "AccessDeniedException", func() error {
-			_, err := eks.NewFromConfig(e.config("us-west-2", state.DefaultSeed().ControllerAccessKey)).CreateAccessEntry(ctx,
+			_, err := eks.NewFromConfig(e.config(e.region, state.DefaultSeed().ControllerAccessKey)).CreateAccessEntry(ctx,
 				&eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:role/JoinerControllerRole")})
 			return err
 		}},
@@ -418,7 +418,7 @@ func TestAccessEntryWrites(t *testing.T) {
 
 	// A CONFIG_MAP cluster has no access entries to manage.
 	_ = e.state.Update(func(w *state.World) error {
-		w.Regions["us-west-2"].Clusters["demo"].AuthenticationMode = "CONFIG_MAP"
+		w.Regions[e.region].Clusters["demo"].AuthenticationMode = "CONFIG_MAP"
 		return nil
 	})
 	_, err = a.eks.ListAccessEntries(ctx, &eks.ListAccessEntriesInput{ClusterName: cluster})
@@ -432,12 +432,12 @@ func TestCreateAccessEntryLetsARefusedKubeletJoin(t *testing.T) {
 	e := newEnv(t)
 	f := e.fixture(t)
 	ctx := t.Context()
-	a := e.admin("us-west-2")
+	a := e.admin(e.region)
 	cluster := aws.String("demo")
 	if _, err := a.eks.DeleteAccessEntry(ctx, &eks.DeleteAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String(nodeRoleARN)}); err != nil {
 		t.Fatal(err)
 	}
-	id := e.runAL2(t, f.subnets["us-west-2a"], ec2types.InstanceTypeT3Medium, "/etc/eks/bootstrap.sh demo")
+	id := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeT3Medium, "/etc/eks/bootstrap.sh demo")
 	e.boot(t)
 	if i := e.instance(id); i.BootReason != boot.ReasonUnauthorized || i.BootRetryAt == nil || !strings.Contains(e.console(t, id), `err="Unauthorized"`) {
 		t.Fatalf("unmapped: reason %q retry at %v\n%s", i.BootReason, i.BootRetryAt, e.console(t, id))
@@ -494,7 +494,7 @@ func TestAuthenticationModes(t *testing.T) {
 			e := newEnv(t)
 			f := e.fixture(t)
 			_ = e.state.Update(func(w *state.World) error {
-				r := w.Regions["us-west-2"]
+				r := w.Regions[e.region]
 				c := r.Clusters["demo"]
 				c.AuthenticationMode, c.AccessEntries = tt.mode, map[string]*state.AccessEntry{}
 				if tt.entry != "" {
@@ -503,7 +503,7 @@ func TestAuthenticationModes(t *testing.T) {
 				return nil
 			})
 			e.api.ConfigMapFound, e.api.MapRoles = tt.mapRoles != "", tt.mapRoles
-			id := e.runAL2(t, f.subnets["us-west-2a"], ec2types.InstanceTypeT3Medium, "/etc/eks/bootstrap.sh demo")
+			id := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeT3Medium, "/etc/eks/bootstrap.sh demo")
 			e.boot(t)
 			i := e.instance(id)
 			if (i.BootPhase == state.BootJoined) != (tt.want == "") || i.BootReason != tt.want {
