@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -325,4 +326,51 @@ set -ex
 			t.Errorf("boot reason %q retry at %v", i.BootReason, i.BootRetryAt)
 		}
 	})
+}
+
+// TestKubeletsJoinOnceTheRoleIsMapped: a kubelet refused by the API server retries, and its next
+// retry joins once its role is mapped, by either fix an operator makes to the live cluster.
+func TestKubeletsJoinOnceTheRoleIsMapped(t *testing.T) {
+	fixes := []struct {
+		name string
+		fix  func(t *testing.T, e *env)
+	}{
+		{"aws-auth edited", func(t *testing.T, e *env) {
+			cm := &corev1.ConfigMap{}
+			if err := kube(t).Get(t.Context(), client.ObjectKey{Namespace: metav1.NamespaceSystem, Name: "aws-auth"}, cm); err != nil {
+				t.Fatal(err)
+			}
+			cm.Data["mapRoles"] += "- rolearn: " + nodeRoleARN + "\n  username: system:node:{{EC2PrivateDNSName}}\n  groups: [system:bootstrappers, system:nodes]\n"
+			if err := kube(t).Update(t.Context(), cm); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"eks:CreateAccessEntry", func(t *testing.T, e *env) {
+			if _, err := e.admin(e.region).eks.CreateAccessEntry(t.Context(), &eks.CreateAccessEntryInput{ClusterName: aws.String("demo"),
+				PrincipalArn: aws.String(nodeRoleARN), Type: aws.String("EC2_LINUX")}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range fixes {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newKubeEnv(t)
+			f := e.fixture(t)
+			e.unmapNodeRole(t)
+			id := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
+			e.boot(t)
+			if i := e.instance(id); i.BootReason != boot.ReasonUnauthorized || i.BootRetryAt == nil {
+				t.Fatalf("before the fix: reason %q retry at %v", i.BootReason, i.BootRetryAt)
+			}
+			tt.fix(t, e)
+			e.clock.Step(awsemu.RegisterRetryEvery)
+			e.sync(t)
+			if i := e.instance(id); i.BootPhase != state.BootJoined {
+				t.Errorf("one retry after the fix: phase %q reason %q\n%s", i.BootPhase, i.BootReason, e.console(t, id))
+			}
+			if _, ok := nodes(t)[e.pid(id)]; !ok {
+				t.Error("no Node in the API server")
+			}
+		})
+	}
 }
