@@ -1,6 +1,7 @@
 package awsemu_test
 
 import (
+	"encoding/base64"
 	"net/url"
 	"slices"
 	"strings"
@@ -510,5 +511,47 @@ func TestAuthenticationModes(t *testing.T) {
 				t.Errorf("phase %q reason %q, want reason %q\n%s", i.BootPhase, i.BootReason, tt.want, e.console(t, id))
 			}
 		})
+	}
+}
+
+// TestRoleAddedToAnEmptyProfileLetsTheKubeletJoin: an instance launched with an instance profile
+// that holds no role has no credentials, so its kubelet is refused and retries; once the role is
+// added to the profile, the next retry authenticates with it.
+func TestRoleAddedToAnEmptyProfileLetsTheKubeletJoin(t *testing.T) {
+	e := newEnv(t)
+	f := e.fixture(t)
+	ctx := t.Context()
+	a := e.admin(e.region)
+	if _, err := a.iam.CreateInstanceProfile(ctx, &iam.CreateInstanceProfileInput{InstanceProfileName: aws.String("empty")}); err != nil {
+		t.Fatal(err)
+	}
+	al2, err := e.ec2.DescribeImages(ctx, &ec2.DescribeImagesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("name"), Values: []string{"amazon-eks-node-1.31-v20251101"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := e.ec2.RunInstances(ctx, &ec2.RunInstancesInput{
+		MinCount: aws.Int32(1), MaxCount: aws.Int32(1), ImageId: al2.Images[0].ImageId, InstanceType: ec2types.InstanceTypeM5Large,
+		IamInstanceProfile: &ec2types.IamInstanceProfileSpecification{Name: aws.String("empty")}, SubnetId: aws.String(f.subnets[e.zone("a")]),
+		UserData: aws.String(base64.StdEncoding.EncodeToString([]byte("#!/bin/bash\n/etc/eks/bootstrap.sh demo\n"))),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := *run.Instances[0].InstanceId
+	e.boot(t)
+	if i := e.instance(id); i.BootReason != boot.ReasonUnauthorized || i.BootRetryAt == nil || !strings.Contains(e.console(t, id), "NoCredentialProviders") {
+		t.Fatalf("no role: reason %q retry at %v\n%s", i.BootReason, i.BootRetryAt, e.console(t, id))
+	}
+	if _, err := a.iam.AddRoleToInstanceProfile(ctx, &iam.AddRoleToInstanceProfileInput{InstanceProfileName: aws.String("empty"), RoleName: aws.String("KarpenterNodeRole-demo")}); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Step(awsemu.RegisterRetryEvery)
+	if err := e.kubelets.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if i := e.instance(id); i.BootPhase != state.BootJoined {
+		t.Errorf("after AddRoleToInstanceProfile: phase %q reason %q\n%s", i.BootPhase, i.BootReason, e.console(t, id))
 	}
 }
