@@ -1,13 +1,19 @@
 package awsemu_test
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
+	"io"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
@@ -553,5 +559,33 @@ func TestRoleAddedToAnEmptyProfileLetsTheKubeletJoin(t *testing.T) {
 	}
 	if i := e.instance(id); i.BootPhase != state.BootJoined {
 		t.Errorf("after AddRoleToInstanceProfile: phase %q reason %q\n%s", i.BootPhase, i.BootReason, e.console(t, id))
+	}
+}
+
+// TestUpdateAccessEntryKeepsTheType: UpdateAccessEntry has no type member; a request that sends
+// one anyway (a hand-written call, an old CLI) is refused rather than ignored, naming the fix.
+func TestUpdateAccessEntryKeepsTheType(t *testing.T) {
+	e := newEnv(t)
+	body := `{"type":"STANDARD","kubernetesGroups":["ops"]}`
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost,
+		e.url+"/clusters/demo/access-entries/"+url.PathEscape(nodeRoleARN), strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	sum := sha256.Sum256([]byte(body))
+	creds := aws.Credentials{AccessKeyID: authz.AdminAccessKey, SecretAccessKey: "secret"}
+	if err := v4.NewSigner().SignHTTP(t.Context(), creds, req, hex.EncodeToString(sum[:]), "eks", e.region, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("X-Amzn-ErrorType") != "InvalidParameterException" ||
+		!strings.Contains(string(out), "Delete the access entry and create it again") {
+		t.Errorf("changing the type: %d %s %s", resp.StatusCode, resp.Header.Get("X-Amzn-ErrorType"), out)
 	}
 }
