@@ -323,6 +323,15 @@ func TestAccessEntryWrites(t *testing.T) {
 	if len(policies.AssociatedAccessPolicies) != 1 || policies.AssociatedAccessPolicies[0].AccessScope.Type != ekstypes.AccessScopeTypeCluster {
 		t.Errorf("associated policies: %+v", policies.AssociatedAccessPolicies)
 	}
+	available, err := a.eks.ListAccessPolicies(ctx, &eks.ListAccessPoliciesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(available.AccessPolicies, func(p ekstypes.AccessPolicy) bool {
+		return *p.Name == "AmazonEKSViewPolicy" && *p.Arn == "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy"
+	}) {
+		t.Errorf("access policies: %+v", available.AccessPolicies)
+	}
 	described, err := a.eks.DescribeAccessEntry(ctx, &eks.DescribeAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String(ops)})
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,6 @@
 // Package eks emulates the EKS REST-JSON API operations that decide who may join a cluster and
 // that the console offers to change it: DescribeCluster; ListAccessEntries, DescribeAccessEntry,
-// CreateAccessEntry, UpdateAccessEntry and DeleteAccessEntry; AssociateAccessPolicy,
+// CreateAccessEntry, UpdateAccessEntry and DeleteAccessEntry; ListAccessPolicies, AssociateAccessPolicy,
 // DisassociateAccessPolicy and ListAssociatedAccessPolicies. It validates as EKS does (node entry
 // types take no username or groups, an entry's type never changes, a principal must exist,
 // access entries need the API or API_AND_CONFIG_MAP authentication mode) and answers with EKS's

@@ -63,6 +63,10 @@ type route struct {
 // routeOf maps a method and path to an EKS operation, as the REST-JSON protocol lays them out.
 func routeOf(method string, parts []string) (route, bool) {
 	var rt route
+	if len(parts) == 1 && parts[0] == "access-policies" && method == http.MethodGet {
+		rt.action = "eks:ListAccessPolicies"
+		return rt, true
+	}
 	if len(parts) < 2 || parts[0] != "clusters" {
 		return rt, false
 	}
@@ -155,6 +159,9 @@ func (c *call) serve() (any, error) {
 	if err := c.authorize(); err != nil {
 		return nil, err
 	}
+	if c.route.action == "eks:ListAccessPolicies" {
+		return c.listAccessPolicies()
+	}
 	if c.cluster == nil {
 		return nil, wire.NewError(http.StatusNotFound, "ResourceNotFoundException", "No cluster found for name: %s.", c.route.cluster)
 	}
@@ -200,6 +207,8 @@ func (c *call) authorize() error {
 	resource := "arn:aws:eks:" + c.region.Name + ":" + c.world.AccountID + ":cluster/" + c.route.cluster
 	ctx := map[string][]string{}
 	switch c.route.action {
+	case "eks:ListAccessPolicies":
+		resource = "*"
 	case "eks:DescribeCluster", "eks:ListAccessEntries", "eks:CreateAccessEntry":
 	default:
 		resource = "arn:aws:eks:" + c.region.Name + ":" + c.world.AccountID + ":access-entry/" + c.route.cluster + "/*"

@@ -16,6 +16,9 @@ const (
 	scopeNamespace = "namespace"
 )
 
+// accessPolicyARNPrefix starts the ARN of every EKS access policy.
+const accessPolicyARNPrefix = "arn:aws:eks::aws:cluster-access-policy/"
+
 // accessPolicies are the EKS access policies the emulator knows (ListAccessPolicies' names).
 var accessPolicies = []string{
 	"AmazonEKSAdminPolicy", "AmazonEKSAdminViewPolicy", "AmazonEKSAutoNodePolicy", "AmazonEKSClusterAdminPolicy",
@@ -218,7 +221,7 @@ func (c *call) associate(e *state.AccessEntry) (any, error) {
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	name, ok := strings.CutPrefix(in.PolicyARN, "arn:aws:eks::aws:cluster-access-policy/")
+	name, ok := strings.CutPrefix(in.PolicyARN, accessPolicyARNPrefix)
 	if !ok || !slices.Contains(accessPolicies, name) {
 		return nil, invalid("The policyArn %s is not valid. Access policies are arn:aws:eks::aws:cluster-access-policy/NAME, NAME one of %s.",
 			in.PolicyARN, strings.Join(accessPolicies, ", "))
@@ -268,6 +271,23 @@ func (c *call) listAssociated(e *state.AccessEntry) (any, error) {
 		items = append(items, associatedOf(a))
 	}
 	out := map[string]any{"clusterName": c.cluster.Name, "principalArn": e.PrincipalARN, "associatedAccessPolicies": items}
+	if next != "" {
+		out["nextToken"] = next
+	}
+	return out, nil
+}
+
+// listAccessPolicies lists the EKS access policies AssociateAccessPolicy accepts.
+func (c *call) listAccessPolicies() (any, error) {
+	start, end, next, err := c.page("ListAccessPolicies", len(accessPolicies))
+	if err != nil {
+		return nil, err
+	}
+	items := []map[string]string{}
+	for _, name := range accessPolicies[start:end] {
+		items = append(items, map[string]string{"name": name, "arn": accessPolicyARNPrefix + name})
+	}
+	out := map[string]any{"accessPolicies": items}
 	if next != "" {
 		out["nextToken"] = next
 	}
