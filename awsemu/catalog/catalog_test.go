@@ -168,3 +168,12 @@ func TestRegions(t *testing.T) {
 		t.Error("c5.large is not offered in us-east-1e")
 	}
 }
+
+// BenchmarkLoad measures parsing the embedded catalogue, which every new emulator world does.
+func BenchmarkLoad(b *testing.B) {
+	for b.Loop() {
+		if _, err := catalog.Load(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
