@@ -85,12 +85,12 @@ func isNodeType(typ string) bool {
 func checkIdentity(username string, groups []string) error {
 	for _, p := range reservedPrefixes {
 		if strings.HasPrefix(username, p) {
-			return invalid("The username %s is not valid: it cannot start with %s.", username, strings.Join(reservedPrefixes, ", "))
+			return invalid("The username must not begin with %s", p)
 		}
 	}
 	for _, g := range groups {
 		if strings.HasPrefix(g, "system:") {
-			return invalid("The kubernetes group name %s is invalid, it cannot start with system:.", g)
+			return invalid("The kubernetes group name %s is invalid, it cannot start with system:", g)
 		}
 		if g == "" {
 			return invalid("The kubernetes group name must not be empty.")
