@@ -598,3 +598,48 @@ func TestUpdateAccessEntryKeepsTheType(t *testing.T) {
 		t.Errorf("changing the type: %d %s %s", resp.StatusCode, resp.Header.Get("X-Amzn-ErrorType"), out)
 	}
 }
+
+// TestUpdateAuthenticationMode: the authentication mode changes one way, one step at a time, and
+// the kubelets read the new mode at their next attempt.
+func TestUpdateAuthenticationMode(t *testing.T) {
+	e := newEnv(t)
+	f := e.fixture(t)
+	ctx := t.Context()
+	a := e.admin(e.region)
+	_ = e.state.Update(func(w *state.World) error {
+		w.Regions[e.region].Clusters["demo"].AuthenticationMode = "CONFIG_MAP"
+		return nil
+	})
+	id := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeT3Medium, "/etc/eks/bootstrap.sh demo")
+	e.boot(t)
+	if i := e.instance(id); i.BootReason != boot.ReasonUnauthorized {
+		t.Fatalf("CONFIG_MAP without aws-auth: reason %q", i.BootReason)
+	}
+	update := func(mode string) error {
+		_, err := a.eks.UpdateClusterConfig(ctx, &eks.UpdateClusterConfigInput{Name: aws.String("demo"),
+			AccessConfig: &ekstypes.UpdateAccessConfigRequest{AuthenticationMode: ekstypes.AuthenticationMode(mode)}})
+		return err
+	}
+	wantCode(t, update("API"), "InvalidParameterException", "CONFIG_MAP to API in one step")
+	if err := update("API_AND_CONFIG_MAP"); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Step(awsemu.RegisterRetryEvery)
+	if err := e.kubelets.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if i := e.instance(id); i.BootPhase != state.BootJoined {
+		t.Errorf("the node role's access entry applies once the mode reads entries: phase %q reason %q", i.BootPhase, i.BootReason)
+	}
+	if err := update("API"); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, update("API_AND_CONFIG_MAP"), "InvalidParameterException", "back from API")
+	cluster, err := a.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String("demo")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cluster.Cluster.AccessConfig.AuthenticationMode != "API" {
+		t.Errorf("mode %s", cluster.Cluster.AccessConfig.AuthenticationMode)
+	}
+}

@@ -1,5 +1,6 @@
 // Package eks emulates the EKS REST-JSON API operations that decide who may join a cluster and
-// that the console offers to change it: DescribeCluster; ListAccessEntries, DescribeAccessEntry,
+// that the console offers to change it: DescribeCluster, UpdateClusterConfig (the authentication
+// mode, one way: CONFIG_MAP, API_AND_CONFIG_MAP, API); ListAccessEntries, DescribeAccessEntry,
 // CreateAccessEntry, UpdateAccessEntry and DeleteAccessEntry; ListAccessPolicies, AssociateAccessPolicy,
 // DisassociateAccessPolicy and ListAssociatedAccessPolicies. It validates as EKS does (node entry
 // types take no username or groups, an entry's type never changes, a principal must exist,

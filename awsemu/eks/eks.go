@@ -102,6 +102,7 @@ func routeOf(method string, parts []string) (route, bool) {
 	}
 	rt.action = map[string]string{
 		"GET clusters/{name}":                                                              "eks:DescribeCluster",
+		"POST clusters/{name}/update-config":                                               "eks:UpdateClusterConfig",
 		"GET clusters/{name}/access-entries":                                               "eks:ListAccessEntries",
 		"POST clusters/{name}/access-entries":                                              "eks:CreateAccessEntry",
 		"GET clusters/{name}/access-entries/{principalArn}":                                "eks:DescribeAccessEntry",
@@ -165,8 +166,11 @@ func (c *call) serve() (any, error) {
 	if c.cluster == nil {
 		return nil, wire.NewError(http.StatusNotFound, "ResourceNotFoundException", "No cluster found for name: %s.", c.route.cluster)
 	}
-	if c.route.action == "eks:DescribeCluster" {
+	switch c.route.action {
+	case "eks:DescribeCluster":
 		return map[string]any{"cluster": clusterOf(c.cluster)}, nil
+	case "eks:UpdateClusterConfig":
+		return c.updateConfig()
 	}
 	if m := c.cluster.AuthenticationMode; m == "CONFIG_MAP" {
 		return nil, wire.NewError(http.StatusBadRequest, "InvalidRequestException",
@@ -209,7 +213,7 @@ func (c *call) authorize() error {
 	switch c.route.action {
 	case "eks:ListAccessPolicies":
 		resource = "*"
-	case "eks:DescribeCluster", "eks:ListAccessEntries", "eks:CreateAccessEntry":
+	case "eks:DescribeCluster", "eks:UpdateClusterConfig", "eks:ListAccessEntries", "eks:CreateAccessEntry":
 	default:
 		resource = "arn:aws:eks:" + c.region.Name + ":" + c.world.AccountID + ":access-entry/" + c.route.cluster + "/*"
 		if c.cluster != nil {

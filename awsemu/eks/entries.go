@@ -293,3 +293,59 @@ func (c *call) listAccessPolicies() (any, error) {
 	}
 	return out, nil
 }
+
+type updateConfigInput struct {
+	AccessConfig *struct {
+		AuthenticationMode string `json:"authenticationMode"`
+	} `json:"accessConfig"`
+	// The other members of UpdateClusterConfig are read only to refuse them.
+	ResourcesVPCConfig json.RawMessage `json:"resourcesVpcConfig"`
+	Logging            json.RawMessage `json:"logging"`
+	UpgradePolicy      json.RawMessage `json:"upgradePolicy"`
+	ZonalShiftConfig   json.RawMessage `json:"zonalShiftConfig"`
+	ComputeConfig      json.RawMessage `json:"computeConfig"`
+	KubernetesNetwork  json.RawMessage `json:"kubernetesNetworkConfig"`
+	StorageConfig      json.RawMessage `json:"storageConfig"`
+}
+
+// nextAuthenticationMode is the one change of authentication mode EKS allows from a mode: one
+// way, one step at a time, from aws-auth towards access entries ("" from API).
+func nextAuthenticationMode(mode string) string {
+	switch mode {
+	case "CONFIG_MAP":
+		return "API_AND_CONFIG_MAP"
+	case "API_AND_CONFIG_MAP":
+		return "API"
+	}
+	return ""
+}
+
+// updateConfig changes a cluster's authentication mode, the one cluster setting the emulator
+// lets change. The change applies at once (EKS takes minutes) and the update is reported
+// Successful.
+func (c *call) updateConfig() (any, error) {
+	var in updateConfigInput
+	if err := c.decode(&in); err != nil {
+		return nil, err
+	}
+	for name, raw := range map[string]json.RawMessage{"resourcesVpcConfig": in.ResourcesVPCConfig, "logging": in.Logging,
+		"upgradePolicy": in.UpgradePolicy, "zonalShiftConfig": in.ZonalShiftConfig, "computeConfig": in.ComputeConfig,
+		"kubernetesNetworkConfig": in.KubernetesNetwork, "storageConfig": in.StorageConfig} {
+		if len(raw) > 0 {
+			return nil, invalid("The emulator changes only accessConfig.authenticationMode; %s is not emulated.", name)
+		}
+	}
+	if in.AccessConfig == nil || in.AccessConfig.AuthenticationMode == "" {
+		return nil, invalid("accessConfig.authenticationMode is required: the emulator changes nothing else.")
+	}
+	from, to := c.cluster.AuthenticationMode, in.AccessConfig.AuthenticationMode
+	if nextAuthenticationMode(from) != to {
+		return nil, invalid("Unsupported authentication mode update from %s to %s", from, to)
+	}
+	c.cluster.AuthenticationMode = to
+	update := map[string]any{
+		"id": state.UUIDOf(c.world.NewID("")), "status": "Successful", "type": "AccessConfigUpdate", "createdAt": epoch(c.world.Now),
+		"params": []map[string]string{{"type": "AuthenticationMode", "value": to}}, "errors": []any{},
+	}
+	return map[string]any{"update": update}, nil
+}

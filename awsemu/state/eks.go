@@ -73,7 +73,7 @@ func (w *World) PutCluster(r *Region, name, version string) *Cluster {
 // EKS gives the type, and returns it. It replaces an entry of the same principal.
 func (w *World) PutAccessEntry(r *Region, c *Cluster, principal, typ string) *AccessEntry {
 	e := &AccessEntry{
-		ARN:          accessEntryARN(r.Name, w.AccountID, c.Name, principal, uuidOf(w.NewID(""))),
+		ARN:          accessEntryARN(r.Name, w.AccountID, c.Name, principal, UUIDOf(w.NewID(""))),
 		PrincipalARN: principal, Type: typ, CreatedAt: w.Now, ModifiedAt: w.Now, Tags: Tags{},
 	}
 	e.Username, e.KubernetesGroups = DefaultAccessEntryIdentity(principal, typ)
@@ -105,9 +105,9 @@ func DefaultAccessEntryIdentity(principal, typ string) (string, []string) {
 	return strings.Replace(prefix, ":iam:", ":sts:", 1) + ":assumed-role/" + name + "/{{SessionName}}", nil
 }
 
-// uuidOf shapes a fresh id ("-00000000000000389") as the UUID EKS ends an access entry's ARN
+// UUIDOf shapes a fresh id ("-00000000000000389") as the UUID EKS ends an access entry's ARN
 // with (00000000-0000-0000-0000-000000000389), so ids stay predictable.
-func uuidOf(id string) string {
+func UUIDOf(id string) string {
 	hex := fmt.Sprintf("%032s", strings.TrimPrefix(id, "-"))
 	return hex[:8] + "-" + hex[8:12] + "-" + hex[12:16] + "-" + hex[16:20] + "-" + hex[20:]
 }
