@@ -643,3 +643,29 @@ func TestUpdateAuthenticationMode(t *testing.T) {
 		t.Errorf("mode %s", cluster.Cluster.AccessConfig.AuthenticationMode)
 	}
 }
+
+// TestAddRoleToInstanceProfilePassesTheRoleToEC2: adding a role to an instance profile checks
+// iam:PassRole with iam:PassedToService ec2.amazonaws.com, so Karpenter's controller policy
+// (PassRole of the node role, to EC2 only) allows it for the node role and for no other.
+func TestAddRoleToInstanceProfilePassesTheRoleToEC2(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	a := e.admin(e.region)
+	if _, err := a.iam.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("BatchNodes"),
+		AssumeRolePolicyDocument: aws.String(`{"Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	e.setControllerPolicy(t, `{"Statement":[
+	  {"Effect":"Allow","Action":["iam:CreateInstanceProfile","iam:AddRoleToInstanceProfile"],"Resource":"arn:aws:iam::111122223333:instance-profile/*"},
+	  {"Effect":"Allow","Action":"iam:PassRole","Resource":"`+nodeRoleARN+`","Condition":{"StringEquals":{"iam:PassedToService":"ec2.amazonaws.com"}}}]}`)
+	for _, p := range []string{"nodes", "batch"} {
+		if _, err := e.iam.CreateInstanceProfile(ctx, &iam.CreateInstanceProfileInput{InstanceProfileName: aws.String(p)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.iam.AddRoleToInstanceProfile(ctx, &iam.AddRoleToInstanceProfileInput{InstanceProfileName: aws.String("nodes"), RoleName: aws.String("KarpenterNodeRole-demo")}); err != nil {
+		t.Errorf("the node role: %v", err)
+	}
+	_, err := e.iam.AddRoleToInstanceProfile(ctx, &iam.AddRoleToInstanceProfileInput{InstanceProfileName: aws.String("batch"), RoleName: aws.String("BatchNodes")})
+	wantCode(t, err, "AccessDenied", "a role the policy does not let pass")
+}

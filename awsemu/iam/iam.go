@@ -312,8 +312,10 @@ func addRoleToInstanceProfile(w *state.World, call wire.Call, f wire.Form) (any,
 	if role == nil {
 		return nil, wire.NewError(http.StatusNotFound, "NoSuchEntity", "The role with name %s cannot be found.", roleName)
 	}
-	// Adding a role to a profile passes it: AWS checks iam:PassRole here too.
-	if err := authorize(w, call, "iam:PassRole", role.ARN, nil); err != nil {
+	// Adding a role to a profile passes it: AWS checks iam:PassRole here too, to EC2 (the service
+	// instance profiles are for), so a PassRole allowed only for iam:PassedToService
+	// ec2.amazonaws.com, as Karpenter's controller policy writes it, allows it.
+	if err := authorize(w, call, "iam:PassRole", role.ARN, map[string][]string{"iam:PassedToService": {"ec2.amazonaws.com"}}); err != nil {
 		return nil, err
 	}
 	if p.RoleName != "" {
