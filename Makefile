@@ -49,8 +49,9 @@ image: ## Build the controller image without a daemon into bin/joiner-image.tar 
 ##@ Testing
 
 .PHONY: test
-test: testenv $(HELM) ## Run every test against the real control plane (builds it on first use).
+test: testenv $(HELM) ## Run every test against the real control plane (builds it on first use), and the emulator's SDK contract tests again in us-east-1.
 	HELM=$(HELM) KUBEBUILDER_ASSETS="$$(hack/install-testenv.sh $(BIN)/testenv)" go test $(GO_TEST_FLAGS) ./...
+	KUBEBUILDER_ASSETS="$$(hack/install-testenv.sh $(BIN)/testenv)" AWSEMU_TEST_REGION=us-east-1 go test $(GO_TEST_FLAGS) ./awsemu/
 	cd hack/image && go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: testenv
