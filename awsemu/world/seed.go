@@ -1,0 +1,145 @@
+package world
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/joinerhq/joiner/awsemu/state"
+)
+
+// defaultImageDate is the creation date of an image that gives none.
+var defaultImageDate = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// SeedOptions returns base (the emulator's timings, the cluster endpoint and CA, the published
+// Kubernetes versions and releases) with the world in place of the demo world. f must have been
+// validated (Decode and Load do it).
+func (f *File) SeedOptions(base state.SeedOptions) state.SeedOptions {
+	o := base
+	cl := f.Cluster
+	o.ClusterName, o.AccountID, o.Region = cl.Name, cl.AccountID, cl.Region
+	o.ClusterVersion, o.AuthenticationMode, o.ServiceIPv4CIDR = cl.KubernetesVersion, cl.AuthenticationMode, cl.ServiceIPv4CIDR
+	o.VPCID, o.VPCCIDR, o.InterruptionQueue = cl.VPCID, cl.VPCCIDR, cl.InterruptionQueue
+	m := roleARN.FindStringSubmatch(f.ControllerRole)
+	o.ControllerRolePath, o.ControllerRole = m[2], m[3]
+	o.ControllerAccessKey = f.ControllerAccessKeyID
+	o.ControllerPolicy = ""
+	if len(f.ControllerPolicy) > 0 {
+		o.ControllerPolicy = string(f.ControllerPolicy)
+	}
+	o.NodeRole = "KarpenterNodeRole-" + cl.Name
+	if f.NodeRoles != nil {
+		o.NodeRoles = []state.SeedRole{}
+		for _, nr := range f.NodeRoles {
+			r := state.SeedRole{Name: nr.Name, Path: nr.Path, ManagedPolicyARNs: nr.ManagedPolicies}
+			if m := roleARN.FindStringSubmatch(nr.ARN); m != nil {
+				r.Name, r.Path = m[3], m[2]
+			}
+			if p := nr.AssumeRolePolicyPrincipal; p != "" {
+				kind := "AWS"
+				if servicePrinc.MatchString(p) {
+					kind = "Service"
+				}
+				doc, _ := json.Marshal(map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{
+					"Effect": "Allow", "Principal": map[string]string{kind: p}, "Action": "sts:AssumeRole"}}})
+				r.AssumeRolePolicyDocument = string(doc)
+			}
+			o.NodeRoles = append(o.NodeRoles, r)
+		}
+		if len(o.NodeRoles) > 0 {
+			o.NodeRole = o.NodeRoles[0].Name
+		}
+	}
+	if f.InstanceProfiles != nil {
+		o.InstanceProfiles = []state.SeedInstanceProfile{}
+		for _, ip := range f.InstanceProfiles {
+			p := state.SeedInstanceProfile{Name: ip.InstanceProfileName, Path: ip.Path, Tags: ip.Tags}
+			if m := profileARN.FindStringSubmatch(ip.ARN); m != nil {
+				p.Name, p.Path = m[3], m[2]
+			}
+			if len(ip.Roles) == 1 {
+				p.RoleName = roleARN.FindStringSubmatch(ip.Roles[0])[3]
+			}
+			o.InstanceProfiles = append(o.InstanceProfiles, p)
+		}
+	}
+	if f.AccessEntries != nil {
+		o.AccessEntries = []state.AccessEntry{}
+		for _, e := range f.AccessEntries {
+			entry := state.AccessEntry{ARN: e.AccessEntryARN, PrincipalARN: e.PrincipalARN, Type: e.Type,
+				Username: e.Username, KubernetesGroups: e.KubernetesGroups, Tags: e.Tags}
+			for _, p := range e.AccessPolicies {
+				entry.AccessPolicies = append(entry.AccessPolicies, state.AccessPolicyAssociation{
+					PolicyARN: p.PolicyARN, ScopeType: p.AccessScope.Type, Namespaces: p.AccessScope.Namespaces})
+			}
+			o.AccessEntries = append(o.AccessEntries, entry)
+		}
+	}
+	if f.Subnets != nil {
+		o.Subnets = []state.Subnet{}
+		for _, s := range f.Subnets {
+			p := netip.MustParsePrefix(s.CIDRBlock)
+			avail := int32(1)<<(32-p.Bits()) - 5
+			if s.AvailableIPAddressCount != nil {
+				avail = *s.AvailableIPAddressCount
+			}
+			o.Subnets = append(o.Subnets, state.Subnet{ID: s.SubnetID, Zone: s.AvailabilityZone, CIDR: s.CIDRBlock,
+				AvailableIPs: avail, MapPublicIPOnStart: s.MapPublicIPOnLaunch, Tags: s.Tags})
+		}
+	}
+	if f.SecurityGroups != nil {
+		o.SecurityGroups = []state.SecurityGroup{}
+		for _, g := range f.SecurityGroups {
+			name := g.GroupName
+			if name == "" {
+				name = g.GroupID
+			}
+			o.SecurityGroups = append(o.SecurityGroups, state.SecurityGroup{ID: g.GroupID, Name: name, Description: g.Description, Tags: g.Tags})
+		}
+	}
+	o.Images = nil
+	for _, img := range f.Images {
+		created := defaultImageDate
+		if img.CreationDate != "" {
+			created, _ = time.Parse(time.RFC3339, img.CreationDate)
+		}
+		owner := img.OwnerID
+		if owner == "" {
+			owner = cl.AccountID
+		}
+		version := img.KubernetesVersion
+		if version == "" {
+			version = cl.KubernetesVersion
+		}
+		o.Images = append(o.Images, state.Image{
+			ID: img.ImageID, Name: img.Name, Description: img.Description, Architecture: img.Architecture, OwnerID: owner,
+			CreationDate: created, Family: family(img.Bootstrap), KubernetesVersion: version, Variant: "standard", Tags: img.Tags,
+			State: img.State, RootDeviceName: img.RootDeviceName, RootDeviceType: img.RootDeviceType,
+			VirtualizationType: img.VirtualizationType, PlatformDetails: img.PlatformDetails,
+		})
+	}
+	return o
+}
+
+// family is the state.Image family that boots as bootstrap says.
+func family(bootstrap string) string {
+	switch bootstrap {
+	case BootstrapAL2:
+		return state.FamilyAL2
+	case BootstrapNodeadm:
+		return state.FamilyAL2023
+	case BootstrapBottlerocket:
+		return state.FamilyBottlerocket
+	}
+	return state.FamilyCustom
+}
+
+// String is a one-line summary of the world for start-up logs.
+func (f *File) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "cluster %s in %s (account %s, Kubernetes %s, %s)", f.Cluster.Name, f.Cluster.Region, f.Cluster.AccountID,
+		f.Cluster.KubernetesVersion, f.Cluster.AuthenticationMode)
+	return b.String()
+}
