@@ -169,3 +169,76 @@ func TestSeededClusterReportsTheKubeconfigCluster(t *testing.T) {
 		t.Errorf("certificate authority %q (%v)", ca, err)
 	}
 }
+
+// TestWorldSeedsTheAccount: --world serves the account it describes, as the controller's key
+// sees it.
+func TestWorldSeedsTheAccount(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prod.world.yaml")
+	doc := "cluster: {name: prod, accountId: \"210987654321\", region: eu-west-1}\n" +
+		"controllerRole: arn:aws:iam::210987654321:role/platform/KarpenterControllerRole-prod\ncontrollerAccessKeyId: AKIDPRODCONTROLLER\n"
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url, stop := serve(t, "--world", path)
+	defer stop()
+	cfg := aws.Config{Region: "eu-west-1", BaseEndpoint: aws.String(url),
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDPRODCONTROLLER", "secret", "")}
+	who, err := sts.NewFromConfig(cfg).GetCallerIdentity(t.Context(), &sts.GetCallerIdentityInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := aws.ToString(who.Arn); got != "arn:aws:sts::210987654321:assumed-role/KarpenterControllerRole-prod/AKIDPRODCONTROLLER" {
+		t.Errorf("caller %s", got)
+	}
+	if _, err := eks.NewFromConfig(cfg).DescribeCluster(t.Context(), &eks.DescribeClusterInput{Name: aws.String("prod")}); err != nil {
+		t.Errorf("DescribeCluster prod in eu-west-1: %v", err)
+	}
+}
+
+// TestMalformedWorldStartsNothing: a refused world is an error naming the field, returned
+// before anything listens.
+func TestMalformedWorldStartsNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.world.yaml")
+	if err := os.WriteFile(path, []byte("cluster: {name: prod}\naccessEntries: [{principalArn: arn:aws:iam::111122223333:role/Gone, type: EC2_LINUX}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	err := run(t.Context(), []string{"--listen", "127.0.0.1:0", "--world", path}, &out)
+	if err == nil || !strings.Contains(err.Error(), "accessEntries[0].principalArn") {
+		t.Fatalf("run error = %v, want one naming accessEntries[0].principalArn", err)
+	}
+	if strings.Contains(out.String(), "listening") {
+		t.Errorf("the emulator listened: %s", out.String())
+	}
+	if _, err := parse([]string{"--world", path, "--cluster-name", "x"}, io.Discard); err == nil {
+		t.Error("--world with --cluster-name accepted")
+	}
+}
+
+// serve runs the emulator with args on a free port until stop is called, and returns its URL.
+func serve(t *testing.T, args ...string) (url string, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"--listen", "127.0.0.1:0"}, args...), pw)
+		_ = pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		cancel()
+		t.Fatalf("no ready line: %v (run: %v)", err, <-done)
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "awsemu listening on ")
+	if !ok {
+		t.Fatalf("ready line %q", line)
+	}
+	return url, func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}
+}
