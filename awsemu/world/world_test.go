@@ -3,6 +3,7 @@ package world_test
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -202,5 +203,23 @@ func TestOmittedListsKeepTheDemoWorld(t *testing.T) {
 	}
 	if o := f.SeedOptions(state.DefaultSeed()); o.AccessEntries == nil || len(o.AccessEntries) != 0 {
 		t.Errorf("accessEntries: [] gives %#v, want an empty list", o.AccessEntries)
+	}
+}
+
+// TestScenarioWorldsAreValid: every field case's world file decodes, and lies beside its
+// manifests.
+func TestScenarioWorldsAreValid(t *testing.T) {
+	paths, err := filepath.Glob("../../test/scenarios/*.world.yaml")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no world files under test/scenarios (%v)", err)
+	}
+	cat := loadCatalog(t)
+	for _, path := range paths {
+		if _, err := world.Load(path, cat); err != nil {
+			t.Error(err)
+		}
+		if _, err := os.Stat(strings.TrimSuffix(path, ".world.yaml") + ".yaml"); err != nil {
+			t.Errorf("world %s has no manifests beside it: %v", path, err)
+		}
 	}
 }
