@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +23,7 @@ import (
 
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/aws/userdata"
 	"github.com/joinerhq/joiner/pkg/localstack"
 	"github.com/joinerhq/joiner/pkg/manifest"
 )
@@ -115,53 +122,98 @@ func TestScenarioS1UnmappedNodeRole(t *testing.T) {
 	}
 }
 
-// TestScenarioS2CustomAMITaintArgs: on S2's world the custom AMI's bootstrap.sh drops the
-// single-word --kubelet-extra-args=..., so the Node registers without
-// karpenter.sh/unregistered:NoExecute and the NodeClaim says so.
+// TestScenarioS2CustomAMITaintArgs: on S2's world the custom AMI boots with AL2's bootstrap.sh,
+// which drops the single-word --kubelet-extra-args=... of the class's userData. Joiner refuses
+// the class before launching anything, naming the flag; an instance launched as the field's
+// controller launched it (the class's rendered userData on the custom AMI, through the world's
+// controller identity) registers a Node without karpenter.sh/unregistered:NoExecute, as the
+// field saw it.
 func TestScenarioS2CustomAMITaintArgs(t *testing.T) {
 	stack := startScenario(t, "s2-custom-ami-taint-args")
-	var claim v1.NodeClaim
-	eventually(t, 2*time.Minute, "a NodeClaim whose Node registered without the taint", func(ctx context.Context) (bool, string, error) {
-		var claims v1.NodeClaimList
-		if err := stack.Client.List(ctx, &claims); err != nil {
+	ctx := t.Context()
+	var nc awsv1.EC2NodeClass
+	eventually(t, 2*time.Minute, "EC2NodeClass custom-ami refused for its userData", func(ctx context.Context) (bool, string, error) {
+		if err := stack.Client.Get(ctx, client.ObjectKey{Name: "custom-ami"}, &nc); err != nil {
 			return false, "", err
 		}
-		var seen []string
-		for _, c := range claims.Items {
-			cond := meta.FindStatusCondition(c.Status.Conditions, v1.ConditionTypeRegistered)
-			if cond != nil {
-				seen = append(seen, c.Name+" "+string(cond.Status)+" "+cond.Reason)
-				if cond.Status == metav1.ConditionFalse && cond.Reason == "UnregisteredTaintNotFound" {
-					claim = c
-					return true, "", nil
-				}
-			}
+		cond := meta.FindStatusCondition(nc.Status.Conditions, awsv1.ConditionTypeValidationSucceeded)
+		if cond == nil {
+			return false, "not validated", nil
 		}
-		return false, strings.Join(seen, "; "), nil
+		return cond.Status == metav1.ConditionFalse && strings.Contains(cond.Message, "--kubelet-extra-args") &&
+			nc.Status.InstanceProfile != "" && len(nc.Status.AMIs) > 0 && len(nc.Status.Subnets) > 0, cond.Reason + ": " + cond.Message, nil
 	})
-	var node corev1.Node
-	if err := stack.Client.Get(t.Context(), client.ObjectKey{Name: claim.Status.NodeName}, &node); err != nil {
-		t.Fatalf("Node %q of NodeClaim %s: %v", claim.Status.NodeName, claim.Name, err)
+	if got := nc.Status.AMIs[0].ID; got != "ami-0fedcba9876543210" {
+		t.Fatalf("the class resolved AMI %s, not the world's custom AMI", got)
 	}
-	for _, taint := range node.Spec.Taints {
-		if taint.Key == v1.UnregisteredTaintKey {
-			t.Errorf("Node %s has %v", node.Name, taint)
-		}
-	}
-	instances, err := stack.Instances(t.Context())
+
+	cfg := aws.Config{Region: stack.World.Cluster.Region, BaseEndpoint: aws.String(stack.EmulatorURL),
+		Credentials: credentials.NewStaticCredentialsProvider(stack.World.ControllerAccessKeyID, "local-stack", "")}
+	cluster, err := eks.NewFromConfig(cfg).DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String("demo")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, i := range instances {
-		if i.NodeName == node.Name && !strings.Contains(strings.Join(i.Console, "\n"), "/etc/eks/bootstrap.sh demo") {
-			t.Errorf("console of %s does not show the userData's bootstrap.sh call:\n%s", i.ID, strings.Join(i.Console, "\n"))
+	endpoint, ca := aws.ToString(cluster.Cluster.Endpoint), aws.ToString(cluster.Cluster.CertificateAuthority.Data)
+	// The emulated instance's shell does not run the AWS CLI: put in what the userData's
+	// `$(aws eks describe-cluster ...)` prints on a real instance.
+	field := nc.DeepCopy()
+	script := strings.Replace(aws.ToString(nc.Spec.UserData), `$(aws eks describe-cluster --name "$CLUSTER_NAME" --query 'cluster.certificateAuthority.data' --output text)`, ca, 1)
+	script = strings.Replace(script, `$(aws eks describe-cluster --name "$CLUSTER_NAME" --query 'cluster.endpoint' --output text)`, endpoint, 1)
+	if strings.Contains(script, "$(aws ") {
+		t.Fatalf("the class's userData calls the AWS CLI in a way this test does not stand in for:\n%s", script)
+	}
+	field.Spec.UserData = &script
+	claim := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "field", Labels: map[string]string{v1.NodePoolLabelKey: "default"}}}
+	rendered, err := userdata.Render(userdata.NewOptions(userdata.Cluster{Name: "demo", Endpoint: endpoint, CABundle: ca,
+		CIDR: aws.ToString(cluster.Cluster.KubernetesNetworkConfig.ServiceIpv4Cidr)}, field, claim, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := make([]string, 0, len(nc.Status.SecurityGroups))
+	for _, g := range nc.Status.SecurityGroups {
+		groups = append(groups, g.ID)
+	}
+	run, err := ec2.NewFromConfig(cfg).RunInstances(ctx, &ec2.RunInstancesInput{
+		MinCount: aws.Int32(1), MaxCount: aws.Int32(1), ImageId: aws.String(nc.Status.AMIs[0].ID), InstanceType: ec2types.InstanceTypeM5Large,
+		SubnetId: aws.String(nc.Status.Subnets[0].ID), SecurityGroupIds: groups,
+		IamInstanceProfile: &ec2types.IamInstanceProfileSpecification{Name: aws.String(nc.Status.InstanceProfile)},
+		UserData:           aws.String(base64.StdEncoding.EncodeToString([]byte(rendered.UserData))),
+	})
+	if err != nil {
+		t.Fatalf("launching as the field's controller did: %v", err)
+	}
+	id := aws.ToString(run.Instances[0].InstanceId)
+	var booted localstack.Instance
+	eventually(t, 2*time.Minute, "instance "+id+" registered its Node", func(ctx context.Context) (bool, string, error) {
+		instances, err := stack.Instances(ctx)
+		if err != nil {
+			return false, "", err
 		}
+		for _, i := range instances {
+			if i.ID == id {
+				booted = i
+				return i.NodeName != "", i.State + " " + i.BootReason + " " + i.BootMessage, nil
+			}
+		}
+		return false, "not listed", nil
+	})
+	var node corev1.Node
+	if err := stack.Client.Get(ctx, client.ObjectKey{Name: booted.NodeName}, &node); err != nil {
+		t.Fatalf("Node %s: %v", booted.NodeName, err)
+	}
+	for _, taint := range node.Spec.Taints {
+		if taint.Key == v1.UnregisteredTaintKey {
+			t.Errorf("Node %s registered with %v", node.Name, taint)
+		}
+	}
+	if console := strings.Join(booted.Console, "\n"); !strings.Contains(console, "/etc/eks/bootstrap.sh demo") {
+		t.Errorf("console of %s does not show the userData's bootstrap.sh call:\n%s", id, console)
 	}
 }
 
 // TestScenarioS4RunInstancesAuthCheck: on S4's world the controller's policy lets `default`
-// validate, and refuses `batch` (iam:PassRole on BatchNodeRole-demo) and `tenant-a` (the launch,
-// for want of a cost-center tag).
+// validate, and refuses `batch` (iam:PassRole on BatchNodeRole-demo) and `tenant-a` (the launch
+// of its instances, whose tags lack the cost-center the policy's condition asks for).
 func TestScenarioS4RunInstancesAuthCheck(t *testing.T) {
 	stack := startScenario(t, "s4-runinstances-auth-check")
 	want := map[string]struct {
@@ -169,8 +221,8 @@ func TestScenarioS4RunInstancesAuthCheck(t *testing.T) {
 		text string
 	}{
 		"default":  {ok: true},
-		"batch":    {text: "iam:PassRole"},
-		"tenant-a": {text: "cost-center"},
+		"batch":    {text: "iam:PassRole on arn:aws:iam::111122223333:role/BatchNodeRole-demo"},
+		"tenant-a": {text: "ec2:RunInstances on arn:aws:ec2:us-west-2:111122223333:instance/*"},
 	}
 	eventually(t, 2*time.Minute, "each class validated as its policy allows", func(ctx context.Context) (bool, string, error) {
 		var seen []string
