@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -222,4 +223,44 @@ func TestScenarioWorldsAreValid(t *testing.T) {
 			t.Errorf("world %s has no manifests beside it: %v", path, err)
 		}
 	}
+}
+
+// TestDocumentedExampleIsValid: the complete example of docs/world.md decodes, and sets every
+// field of the schema.
+func TestDocumentedExampleIsValid(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/world.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(raw), "## A complete example")
+	_, rest, ok2 := strings.Cut(rest, "```yaml\n")
+	example, _, ok3 := strings.Cut(rest, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("docs/world.md has no complete example in a yaml block")
+	}
+	if _, err := world.Decode([]byte(example), loadCatalog(t)); err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range jsonFields(reflect.TypeFor[world.File]()) {
+		if !strings.Contains(example, field+":") {
+			t.Errorf("the example does not show %s", field)
+		}
+	}
+}
+
+// jsonFields lists the JSON names of t's fields and of the fields of its structs, recursively.
+func jsonFields(t reflect.Type) []string {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var out []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		out = append(out, name)
+		out = append(out, jsonFields(f.Type)...)
+	}
+	return out
 }
