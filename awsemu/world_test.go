@@ -102,32 +102,65 @@ func TestWorldRoundTripsThroughTheSDK(t *testing.T) {
 	}
 	e := newSeededEnv(t, f.SeedOptions(state.DefaultSeed()))
 	cfg := e.config("eu-west-1", "AKIDPRODCONTROLLER")
-	eksc, iamc, ec2c, stsc := eks.NewFromConfig(cfg), iam.NewFromConfig(cfg), ec2.NewFromConfig(cfg), sts.NewFromConfig(cfg)
-	ctx := t.Context()
+	var rows []roundTrip
+	rows = append(rows, eksRoundTrips(t, eks.NewFromConfig(cfg))...)
+	rows = append(rows, iamRoundTrips(t, iam.NewFromConfig(cfg))...)
+	rows = append(rows, ec2RoundTrips(t, ec2.NewFromConfig(cfg), cat)...)
+	rows = append(rows, stsRoundTrips(t, sts.NewFromConfig(cfg))...)
+	for _, r := range rows {
 
-	type row struct {
-		name string
-		// get reads the field back; want is what it must read.
-		get  func(t *testing.T) (any, error)
-		want any
+		t.Run(r.name, func(t *testing.T) {
+			got, err := r.get(t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(r.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
+
+	// What no read API above returns: the world's state holds it for the APIs that will.
+	e.state.View(func(w *state.World) {
+		if got := w.IAM.Roles["KarpenterNodeRole-prod"].ManagedPolicyARNs; !slices.Equal(got, []string{
+			"arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy", "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly"}) {
+			t.Errorf("managed policies %v", got)
+		}
+		c := w.Regions["eu-west-1"].Clusters["prod"]
+		got := c.AccessEntries["arn:aws:iam::210987654321:role/platform/KarpenterControllerRole-prod"].AccessPolicies
+		want := []state.AccessPolicyAssociation{{PolicyARN: "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy", ScopeType: "namespace",
+			Namespaces: []string{"kube-system", "karpenter"}, AssociatedAt: t0}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("access policies (-want +got):\n%s", diff)
+		}
+		if q := w.Regions["eu-west-1"].InterruptionQueues; !slices.Equal(q, []string{"prod-interruptions"}) {
+			t.Errorf("interruption queues %v", q)
+		}
+		if n := len(w.Regions["us-west-2"].Clusters); n != 0 {
+			t.Errorf("us-west-2 has %d clusters; the world's cluster lives in eu-west-1 only", n)
+		}
+		if img := w.Regions["eu-west-1"].Images["ami-0a1b2c3d4e5f67890"]; img.Family != state.FamilyAL2023 || !img.CreationDate.Equal(time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)) {
+			t.Errorf("image family %s created %s", img.Family, img.CreationDate)
+		}
+	})
+}
+
+// roundTrip reads one part of the world back: get reads it, want is what it must read.
+type roundTrip struct {
+	name string
+	get  func(t *testing.T) (any, error)
+	want any
+}
+
+func eksRoundTrips(t *testing.T, eksc *eks.Client) []roundTrip {
+	ctx := t.Context()
 	cluster := func() (*eks.DescribeClusterOutput, error) {
 		return eksc.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String("prod")})
-	}
-	role := func(name string) (*iam.GetRoleOutput, error) {
-		return iamc.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String(name)})
 	}
 	entry := func(principal string) (*eks.DescribeAccessEntryOutput, error) {
 		return eksc.DescribeAccessEntry(ctx, &eks.DescribeAccessEntryInput{ClusterName: aws.String("prod"), PrincipalArn: aws.String(principal)})
 	}
-	image := func() (ec2types.Image, error) {
-		out, err := ec2c.DescribeImages(ctx, &ec2.DescribeImagesInput{ImageIds: []string{"ami-0a1b2c3d4e5f67890"}})
-		if err != nil || len(out.Images) != 1 {
-			return ec2types.Image{}, err
-		}
-		return out.Images[0], nil
-	}
-	for _, r := range []row{
+	return []roundTrip{
 		{"cluster", func(t *testing.T) (any, error) {
 			out, err := cluster()
 			if err != nil {
@@ -137,13 +170,37 @@ func TestWorldRoundTripsThroughTheSDK(t *testing.T) {
 			return []string{aws.ToString(c.Name), aws.ToString(c.Arn), aws.ToString(c.Version), string(c.AccessConfig.AuthenticationMode),
 				aws.ToString(c.KubernetesNetworkConfig.ServiceIpv4Cidr)}, nil
 		}, []string{"prod", "arn:aws:eks:eu-west-1:210987654321:cluster/prod", "1.30", "API", "172.20.0.0/16"}},
-		{"caller identity", func(t *testing.T) (any, error) {
-			out, err := stsc.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+		{"access entries listed", func(t *testing.T) (any, error) {
+			out, err := eksc.ListAccessEntries(ctx, &eks.ListAccessEntriesInput{ClusterName: aws.String("prod")})
 			if err != nil {
 				return nil, err
 			}
-			return []string{aws.ToString(out.Account), aws.ToString(out.Arn)}, nil
-		}, []string{"210987654321", "arn:aws:sts::210987654321:assumed-role/KarpenterControllerRole-prod/AKIDPRODCONTROLLER"}},
+			return out.AccessEntries, nil
+		}, []string{"arn:aws:iam::210987654321:role/nodes/KarpenterNodeRole-prod", "arn:aws:iam::210987654321:role/platform/KarpenterControllerRole-prod"}},
+		{"node access entry", func(t *testing.T) (any, error) {
+			out, err := entry("arn:aws:iam::210987654321:role/nodes/KarpenterNodeRole-prod")
+			if err != nil {
+				return nil, err
+			}
+			a := out.AccessEntry
+			return append([]string{aws.ToString(a.AccessEntryArn), aws.ToString(a.Type), aws.ToString(a.Username)}, a.KubernetesGroups...), nil
+		}, []string{"arn:aws:eks:eu-west-1:210987654321:access-entry/prod/role/210987654321/KarpenterNodeRole-prod/1234", "EC2_LINUX", "system:node:{{EC2PrivateDNSName}}", "system:nodes"}},
+		{"standard access entry", func(t *testing.T) (any, error) {
+			out, err := entry("arn:aws:iam::210987654321:role/platform/KarpenterControllerRole-prod")
+			if err != nil {
+				return nil, err
+			}
+			a := out.AccessEntry
+			return append([]string{aws.ToString(a.ClusterName), aws.ToString(a.Type), aws.ToString(a.Username)}, a.KubernetesGroups...), nil
+		}, []string{"prod", "STANDARD", "karpenter", "karpenter-admins"}}}
+}
+
+func iamRoundTrips(t *testing.T, iamc *iam.Client) []roundTrip {
+	ctx := t.Context()
+	role := func(name string) (*iam.GetRoleOutput, error) {
+		return iamc.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String(name)})
+	}
+	return []roundTrip{
 		{"controller role", func(t *testing.T) (any, error) {
 			out, err := role("KarpenterControllerRole-prod")
 			if err != nil {
@@ -190,29 +247,34 @@ func TestWorldRoundTripsThroughTheSDK(t *testing.T) {
 			}
 			return got, nil
 		}, []string{"arn:aws:iam::210987654321:instance-profile/batch/BatchNodeInstanceProfile-prod", "/batch/", "arn:aws:iam::210987654321:role/BatchNodeRole-prod", "team=batch"}},
-		{"access entries listed", func(t *testing.T) (any, error) {
-			out, err := eksc.ListAccessEntries(ctx, &eks.ListAccessEntriesInput{ClusterName: aws.String("prod")})
+		{"controller policy", func(t *testing.T) (any, error) {
+			out, err := iamc.GetRolePolicy(ctx, &iam.GetRolePolicyInput{RoleName: aws.String("KarpenterControllerRole-prod"), PolicyName: aws.String(state.ControllerPolicyName)})
+			if err != nil {
+				if errorCode(t, err) == "InvalidAction" {
+					t.Skip("the emulator does not serve iam:GetRolePolicy yet (issue 10, item 3)")
+				}
+				return nil, err
+			}
+			doc, err := url.QueryUnescape(aws.ToString(out.PolicyDocument))
 			if err != nil {
 				return nil, err
 			}
-			return out.AccessEntries, nil
-		}, []string{"arn:aws:iam::210987654321:role/nodes/KarpenterNodeRole-prod", "arn:aws:iam::210987654321:role/platform/KarpenterControllerRole-prod"}},
-		{"node access entry", func(t *testing.T) (any, error) {
-			out, err := entry("arn:aws:iam::210987654321:role/nodes/KarpenterNodeRole-prod")
-			if err != nil {
-				return nil, err
-			}
-			a := out.AccessEntry
-			return append([]string{aws.ToString(a.AccessEntryArn), aws.ToString(a.Type), aws.ToString(a.Username)}, a.KubernetesGroups...), nil
-		}, []string{"arn:aws:eks:eu-west-1:210987654321:access-entry/prod/role/210987654321/KarpenterNodeRole-prod/1234", "EC2_LINUX", "system:node:{{EC2PrivateDNSName}}", "system:nodes"}},
-		{"standard access entry", func(t *testing.T) (any, error) {
-			out, err := entry("arn:aws:iam::210987654321:role/platform/KarpenterControllerRole-prod")
-			if err != nil {
-				return nil, err
-			}
-			a := out.AccessEntry
-			return append([]string{aws.ToString(a.ClusterName), aws.ToString(a.Type), aws.ToString(a.Username)}, a.KubernetesGroups...), nil
-		}, []string{"prod", "STANDARD", "karpenter", "karpenter-admins"}},
+			var p struct{ Statement []struct{ Sid string } }
+			return p.Statement, json.Unmarshal([]byte(doc), &p)
+		}, []struct{ Sid string }{{"Everything"}}},
+	}
+}
+
+func ec2RoundTrips(t *testing.T, ec2c *ec2.Client, cat *catalog.Catalog) []roundTrip {
+	ctx := t.Context()
+	image := func() (ec2types.Image, error) {
+		out, err := ec2c.DescribeImages(ctx, &ec2.DescribeImagesInput{ImageIds: []string{"ami-0a1b2c3d4e5f67890"}})
+		if err != nil || len(out.Images) != 1 {
+			return ec2types.Image{}, err
+		}
+		return out.Images[0], nil
+	}
+	return []roundTrip{
 		{"subnet", func(t *testing.T) (any, error) {
 			out, err := ec2c.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{})
 			if err != nil || len(out.Subnets) != 1 {
@@ -240,57 +302,19 @@ func TestWorldRoundTripsThroughTheSDK(t *testing.T) {
 				aws.ToString(img.CreationDate), aws.ToString(img.RootDeviceName), string(img.RootDeviceType), string(img.VirtualizationType),
 				aws.ToString(img.PlatformDetails), aws.ToBool(img.Public), ec2Tags(img.Tags)}, nil
 		}, []any{"hardened-al2-1.30", "Hardened AL2", "123456789012", "arm64", "available", "2025-06-01T00:00:00.000Z", "/dev/sda1", "ebs", "hvm",
-			"Linux/UNIX", false, map[string]string{"team": "platform"}}},
-		{"controller policy", func(t *testing.T) (any, error) {
-			out, err := iamc.GetRolePolicy(ctx, &iam.GetRolePolicyInput{RoleName: aws.String("KarpenterControllerRole-prod"), PolicyName: aws.String(state.ControllerPolicyName)})
-			if err != nil {
-				if errorCode(t, err) == "InvalidAction" {
-					t.Skip("the emulator does not serve iam:GetRolePolicy yet (issue 10, item 3)")
-				}
-				return nil, err
-			}
-			doc, err := url.QueryUnescape(aws.ToString(out.PolicyDocument))
-			if err != nil {
-				return nil, err
-			}
-			var p struct{ Statement []struct{ Sid string } }
-			return p.Statement, json.Unmarshal([]byte(doc), &p)
-		}, []struct{ Sid string }{{"Everything"}}},
-	} {
-		t.Run(r.name, func(t *testing.T) {
-			got, err := r.get(t)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(r.want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
+			"Linux/UNIX", false, map[string]string{"team": "platform"}}}}
+}
 
-	// What no read API above returns: the world's state holds it for the APIs that will.
-	e.state.View(func(w *state.World) {
-		if got := w.IAM.Roles["KarpenterNodeRole-prod"].ManagedPolicyARNs; !slices.Equal(got, []string{
-			"arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy", "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly"}) {
-			t.Errorf("managed policies %v", got)
-		}
-		c := w.Regions["eu-west-1"].Clusters["prod"]
-		got := c.AccessEntries["arn:aws:iam::210987654321:role/platform/KarpenterControllerRole-prod"].AccessPolicies
-		want := []state.AccessPolicyAssociation{{PolicyARN: "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy", ScopeType: "namespace",
-			Namespaces: []string{"kube-system", "karpenter"}, AssociatedAt: t0}}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("access policies (-want +got):\n%s", diff)
-		}
-		if q := w.Regions["eu-west-1"].InterruptionQueues; !slices.Equal(q, []string{"prod-interruptions"}) {
-			t.Errorf("interruption queues %v", q)
-		}
-		if n := len(w.Regions["us-west-2"].Clusters); n != 0 {
-			t.Errorf("us-west-2 has %d clusters; the world's cluster lives in eu-west-1 only", n)
-		}
-		if img := w.Regions["eu-west-1"].Images["ami-0a1b2c3d4e5f67890"]; img.Family != state.FamilyAL2023 || !img.CreationDate.Equal(time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)) {
-			t.Errorf("image family %s created %s", img.Family, img.CreationDate)
-		}
-	})
+func stsRoundTrips(t *testing.T, stsc *sts.Client) []roundTrip {
+	ctx := t.Context()
+	return []roundTrip{
+		{"caller identity", func(t *testing.T) (any, error) {
+			out, err := stsc.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+			if err != nil {
+				return nil, err
+			}
+			return []string{aws.ToString(out.Account), aws.ToString(out.Arn)}, nil
+		}, []string{"210987654321", "arn:aws:sts::210987654321:assumed-role/KarpenterControllerRole-prod/AKIDPRODCONTROLLER"}}}
 }
 
 func ec2Tags(tags []ec2types.Tag) map[string]string {

@@ -31,63 +31,19 @@ func (f *File) SeedOptions(base state.SeedOptions) state.SeedOptions {
 	}
 	o.NodeRole = "KarpenterNodeRole-" + cl.Name
 	if f.NodeRoles != nil {
-		o.NodeRoles = []state.SeedRole{}
-		for _, nr := range f.NodeRoles {
-			r := state.SeedRole{Name: nr.Name, Path: nr.Path, ManagedPolicyARNs: nr.ManagedPolicies}
-			if m := roleARN.FindStringSubmatch(nr.ARN); m != nil {
-				r.Name, r.Path = m[3], m[2]
-			}
-			if p := nr.AssumeRolePolicyPrincipal; p != "" {
-				kind := "AWS"
-				if servicePrinc.MatchString(p) {
-					kind = "Service"
-				}
-				doc, _ := json.Marshal(map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{
-					"Effect": "Allow", "Principal": map[string]string{kind: p}, "Action": "sts:AssumeRole"}}})
-				r.AssumeRolePolicyDocument = string(doc)
-			}
-			o.NodeRoles = append(o.NodeRoles, r)
-		}
+		o.NodeRoles = f.nodeRoles()
 		if len(o.NodeRoles) > 0 {
 			o.NodeRole = o.NodeRoles[0].Name
 		}
 	}
 	if f.InstanceProfiles != nil {
-		o.InstanceProfiles = []state.SeedInstanceProfile{}
-		for _, ip := range f.InstanceProfiles {
-			p := state.SeedInstanceProfile{Name: ip.InstanceProfileName, Path: ip.Path, Tags: ip.Tags}
-			if m := profileARN.FindStringSubmatch(ip.ARN); m != nil {
-				p.Name, p.Path = m[3], m[2]
-			}
-			if len(ip.Roles) == 1 {
-				p.RoleName = roleARN.FindStringSubmatch(ip.Roles[0])[3]
-			}
-			o.InstanceProfiles = append(o.InstanceProfiles, p)
-		}
+		o.InstanceProfiles = f.instanceProfiles()
 	}
 	if f.AccessEntries != nil {
-		o.AccessEntries = []state.AccessEntry{}
-		for _, e := range f.AccessEntries {
-			entry := state.AccessEntry{ARN: e.AccessEntryARN, PrincipalARN: e.PrincipalARN, Type: e.Type,
-				Username: e.Username, KubernetesGroups: e.KubernetesGroups, Tags: e.Tags}
-			for _, p := range e.AccessPolicies {
-				entry.AccessPolicies = append(entry.AccessPolicies, state.AccessPolicyAssociation{
-					PolicyARN: p.PolicyARN, ScopeType: p.AccessScope.Type, Namespaces: p.AccessScope.Namespaces})
-			}
-			o.AccessEntries = append(o.AccessEntries, entry)
-		}
+		o.AccessEntries = f.accessEntries()
 	}
 	if f.Subnets != nil {
-		o.Subnets = []state.Subnet{}
-		for _, s := range f.Subnets {
-			p := netip.MustParsePrefix(s.CIDRBlock)
-			avail := int32(1)<<(32-p.Bits()) - 5
-			if s.AvailableIPAddressCount != nil {
-				avail = *s.AvailableIPAddressCount
-			}
-			o.Subnets = append(o.Subnets, state.Subnet{ID: s.SubnetID, Zone: s.AvailabilityZone, CIDR: s.CIDRBlock,
-				AvailableIPs: avail, MapPublicIPOnStart: s.MapPublicIPOnLaunch, Tags: s.Tags})
-		}
+		o.Subnets = f.subnets()
 	}
 	if f.SecurityGroups != nil {
 		o.SecurityGroups = []state.SecurityGroup{}
@@ -99,7 +55,76 @@ func (f *File) SeedOptions(base state.SeedOptions) state.SeedOptions {
 			o.SecurityGroups = append(o.SecurityGroups, state.SecurityGroup{ID: g.GroupID, Name: name, Description: g.Description, Tags: g.Tags})
 		}
 	}
-	o.Images = nil
+	o.Images = f.images()
+	return o
+}
+
+func (f *File) nodeRoles() []state.SeedRole {
+	out := []state.SeedRole{}
+	for _, nr := range f.NodeRoles {
+		r := state.SeedRole{Name: nr.Name, Path: nr.Path, ManagedPolicyARNs: nr.ManagedPolicies}
+		if m := roleARN.FindStringSubmatch(nr.ARN); m != nil {
+			r.Name, r.Path = m[3], m[2]
+		}
+		if p := nr.AssumeRolePolicyPrincipal; p != "" {
+			kind := "AWS"
+			if servicePrinc.MatchString(p) {
+				kind = "Service"
+			}
+			doc, _ := json.Marshal(map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{
+				"Effect": "Allow", "Principal": map[string]string{kind: p}, "Action": "sts:AssumeRole"}}})
+			r.AssumeRolePolicyDocument = string(doc)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func (f *File) instanceProfiles() []state.SeedInstanceProfile {
+	out := []state.SeedInstanceProfile{}
+	for _, ip := range f.InstanceProfiles {
+		p := state.SeedInstanceProfile{Name: ip.InstanceProfileName, Path: ip.Path, Tags: ip.Tags}
+		if m := profileARN.FindStringSubmatch(ip.ARN); m != nil {
+			p.Name, p.Path = m[3], m[2]
+		}
+		if len(ip.Roles) == 1 {
+			p.RoleName = roleARN.FindStringSubmatch(ip.Roles[0])[3]
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func (f *File) accessEntries() []state.AccessEntry {
+	out := []state.AccessEntry{}
+	for _, e := range f.AccessEntries {
+		entry := state.AccessEntry{ARN: e.AccessEntryARN, PrincipalARN: e.PrincipalARN, Type: e.Type,
+			Username: e.Username, KubernetesGroups: e.KubernetesGroups, Tags: e.Tags}
+		for _, p := range e.AccessPolicies {
+			entry.AccessPolicies = append(entry.AccessPolicies, state.AccessPolicyAssociation{
+				PolicyARN: p.PolicyARN, ScopeType: p.AccessScope.Type, Namespaces: p.AccessScope.Namespaces})
+		}
+		out = append(out, entry)
+	}
+	return out
+}
+
+func (f *File) subnets() []state.Subnet {
+	out := []state.Subnet{}
+	for _, s := range f.Subnets {
+		p := netip.MustParsePrefix(s.CIDRBlock)
+		avail := int32(1)<<(32-p.Bits()) - 5
+		if s.AvailableIPAddressCount != nil {
+			avail = *s.AvailableIPAddressCount
+		}
+		out = append(out, state.Subnet{ID: s.SubnetID, Zone: s.AvailabilityZone, CIDR: s.CIDRBlock,
+			AvailableIPs: avail, MapPublicIPOnStart: s.MapPublicIPOnLaunch, Tags: s.Tags})
+	}
+	return out
+}
+
+func (f *File) images() []state.Image {
+	var out []state.Image
 	for _, img := range f.Images {
 		created := defaultImageDate
 		if img.CreationDate != "" {
@@ -107,20 +132,20 @@ func (f *File) SeedOptions(base state.SeedOptions) state.SeedOptions {
 		}
 		owner := img.OwnerID
 		if owner == "" {
-			owner = cl.AccountID
+			owner = f.Cluster.AccountID
 		}
 		version := img.KubernetesVersion
 		if version == "" {
-			version = cl.KubernetesVersion
+			version = f.Cluster.KubernetesVersion
 		}
-		o.Images = append(o.Images, state.Image{
+		out = append(out, state.Image{
 			ID: img.ImageID, Name: img.Name, Description: img.Description, Architecture: img.Architecture, OwnerID: owner,
 			CreationDate: created, Family: family(img.Bootstrap), KubernetesVersion: version, Variant: "standard", Tags: img.Tags,
 			State: img.State, RootDeviceName: img.RootDeviceName, RootDeviceType: img.RootDeviceType,
 			VirtualizationType: img.VirtualizationType, PlatformDetails: img.PlatformDetails,
 		})
 	}
-	return o
+	return out
 }
 
 // family is the state.Image family that boots as bootstrap says.

@@ -159,60 +159,74 @@ func (f *File) validateRoles(c *checker) map[string]role {
 	}
 	validatePolicy(c, f.ControllerPolicy)
 	for i, nr := range f.NodeRoles {
-		at := fmt.Sprintf("nodeRoles[%d]", i)
-		name, path := nr.Name, nr.Path
-		if path == "" {
-			path = "/"
-		}
-		if nr.Path != "" && !iamPath.MatchString(nr.Path) {
-			c.add(at+".path", "%q is not an IAM path: it starts and ends with /, such as /eks/", nr.Path)
-			continue
-		}
-		if nr.ARN != "" {
-			m := roleARN.FindStringSubmatch(nr.ARN)
-			switch {
-			case m == nil:
-				c.add(at+".arn", "%q is not an IAM role ARN such as arn:aws:iam::%s:role/KarpenterNodeRole", nr.ARN, acct)
-				continue
-			case m[1] != acct:
-				c.add(at+".arn", "the role is in account %s, not the cluster's %s (cluster.accountId)", m[1], acct)
-				continue
-			case name != "" && m[3] != name:
-				c.add(at+".arn", "names role %s but name is %s; make them agree or give only one", m[3], name)
-				continue
-			case nr.Path != "" && m[2] != nr.Path:
-				c.add(at+".arn", "has path %s but path is %s; make them agree or give only one", m[2], nr.Path)
-				continue
-			}
-			name, path = m[3], m[2]
-		}
-		switch {
-		case name == "":
-			c.add(at+".name", "is required (or arn): the role's name")
-			continue
-		case !iamName.MatchString(name):
-			c.add(at+".name", "%q is not an IAM role name: 1 to 64 letters, digits and +=,.@_-", name)
-			continue
-		}
-		if _, dup := roles[name]; dup {
-			if ctrl := roleARN.FindStringSubmatch(f.ControllerRole); ctrl != nil && ctrl[3] == name {
-				c.add(at+".name", "%s is the controller's role (controllerRole); nodes need a role of their own", name)
-			} else {
-				c.add(at+".name", "role %s is listed twice", name)
-			}
-			continue
-		}
-		roles[name] = role{arn: fmt.Sprintf("arn:aws:iam::%s:role%s%s", acct, path, name), path: path}
-		if p := nr.AssumeRolePolicyPrincipal; p != "" && !servicePrinc.MatchString(p) && !roleARN.MatchString(p) && !accountRoot.MatchString(p) {
-			c.add(at+".assumeRolePolicyPrincipal", "%q is neither a service principal (ec2.amazonaws.com) nor an IAM ARN", p)
-		}
-		for j, arn := range nr.ManagedPolicies {
-			if !managedPolicy.MatchString(arn) {
-				c.add(fmt.Sprintf("%s.managedPolicies[%d]", at, j), "%q is not a managed policy ARN such as arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy", arn)
-			}
-		}
+		f.validateNodeRole(c, fmt.Sprintf("nodeRoles[%d]", i), nr, roles)
 	}
 	return roles
+}
+
+// validateNodeRole checks one node role and adds it to roles.
+func (f *File) validateNodeRole(c *checker, at string, nr NodeRole, roles map[string]role) {
+	acct := f.Cluster.AccountID
+	if nr.Path != "" && !iamPath.MatchString(nr.Path) {
+		c.add(at+".path", "%q is not an IAM path: it starts and ends with /, such as /eks/", nr.Path)
+		return
+	}
+	name, path, ok := f.nodeRoleName(c, at, nr)
+	if !ok {
+		return
+	}
+	switch {
+	case name == "":
+		c.add(at+".name", "is required (or arn): the role's name")
+		return
+	case !iamName.MatchString(name):
+		c.add(at+".name", "%q is not an IAM role name: 1 to 64 letters, digits and +=,.@_-", name)
+		return
+	}
+	if _, dup := roles[name]; dup {
+		if ctrl := roleARN.FindStringSubmatch(f.ControllerRole); ctrl != nil && ctrl[3] == name {
+			c.add(at+".name", "%s is the controller's role (controllerRole); nodes need a role of their own", name)
+		} else {
+			c.add(at+".name", "role %s is listed twice", name)
+		}
+		return
+	}
+	roles[name] = role{arn: fmt.Sprintf("arn:aws:iam::%s:role%s%s", acct, path, name), path: path}
+	if p := nr.AssumeRolePolicyPrincipal; p != "" && !servicePrinc.MatchString(p) && !roleARN.MatchString(p) && !accountRoot.MatchString(p) {
+		c.add(at+".assumeRolePolicyPrincipal", "%q is neither a service principal (ec2.amazonaws.com) nor an IAM ARN", p)
+	}
+	for j, arn := range nr.ManagedPolicies {
+		if !managedPolicy.MatchString(arn) {
+			c.add(fmt.Sprintf("%s.managedPolicies[%d]", at, j), "%q is not a managed policy ARN such as arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy", arn)
+		}
+	}
+}
+
+// nodeRoleName is the role's name and path from name and path, or from its ARN, which must
+// agree with them; ok is false when a problem was added.
+func (f *File) nodeRoleName(c *checker, at string, nr NodeRole) (name, path string, ok bool) {
+	acct := f.Cluster.AccountID
+	name, path = nr.Name, nr.Path
+	if path == "" {
+		path = "/"
+	}
+	if nr.ARN == "" {
+		return name, path, true
+	}
+	m := roleARN.FindStringSubmatch(nr.ARN)
+	switch {
+	case m == nil:
+		c.add(at+".arn", "%q is not an IAM role ARN such as arn:aws:iam::%s:role/KarpenterNodeRole", nr.ARN, acct)
+	case m[1] != acct:
+		c.add(at+".arn", "the role is in account %s, not the cluster's %s (cluster.accountId)", m[1], acct)
+	case name != "" && m[3] != name:
+		c.add(at+".arn", "names role %s but name is %s; make them agree or give only one", m[3], name)
+	case nr.Path != "" && m[2] != nr.Path:
+		c.add(at+".arn", "has path %s but path is %s; make them agree or give only one", m[2], nr.Path)
+	default:
+		return m[3], m[2], true
+	}
+	return "", "", false
 }
 
 // validatePolicy checks an identity policy strictly: the keys IAM knows, and what the
@@ -251,32 +265,35 @@ func validatePolicy(c *checker, raw json.RawMessage) {
 		c.add("controllerPolicy.Statement", "must be a statement or a list of statements: %v", err)
 		return
 	}
+	for i, st := range statements {
+		validateStatement(c, fmt.Sprintf("controllerPolicy.Statement[%d]", i), st)
+	}
+}
+
+// validateStatement checks one statement of an identity policy.
+func validateStatement(c *checker, at string, s map[string]json.RawMessage) {
 	known := []string{"Sid", "Effect", "Action", "NotAction", "Resource", "NotResource", "Condition"}
-	for i, s := range statements {
-		at := fmt.Sprintf("controllerPolicy.Statement[%d]", i)
-		for k := range s {
-			if k == "Principal" || k == "NotPrincipal" {
-				c.add(at+"."+k, "an identity policy has no %s (that belongs in a trust or resource policy)", k)
-			} else if !slices.Contains(known, k) {
-				c.add(at+"."+k, "is not a key of a policy statement (%s)", oneOf(known...))
+	for k := range s {
+		if k == "Principal" || k == "NotPrincipal" {
+			c.add(at+"."+k, "an identity policy has no %s (that belongs in a trust or resource policy)", k)
+		} else if !slices.Contains(known, k) {
+			c.add(at+"."+k, "is not a key of a policy statement (%s)", oneOf(known...))
+		}
+	}
+	one, _ := json.Marshal(map[string]any{"Version": "2012-10-17", "Statement": []map[string]json.RawMessage{s}})
+	if _, err := policy.Parse(string(one)); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "statement 0: ")
+		field := ""
+		for _, key := range []string{"Effect", "Action", "Resource"} {
+			if strings.Contains(msg, key) {
+				field = "." + key
+				break
 			}
 		}
-		one, _ := json.Marshal(map[string]any{"Version": "2012-10-17", "Statement": []map[string]json.RawMessage{s}})
-		if _, err := policy.Parse(string(one)); err != nil {
-			msg := strings.TrimPrefix(err.Error(), "statement 0: ")
-			field := ""
-			switch {
-			case strings.Contains(msg, "Effect"):
-				field = ".Effect"
-			case strings.Contains(msg, "Action"):
-				field = ".Action"
-			case strings.Contains(msg, "Resource"):
-				field = ".Resource"
-			case strings.Contains(msg, "operator"), strings.Contains(msg, "condition"):
-				field = ".Condition"
-			}
-			c.add(at+field, "%s", msg)
+		if field == "" && (strings.Contains(msg, "operator") || strings.Contains(msg, "condition")) {
+			field = ".Condition"
 		}
+		c.add(at+field, "%s", msg)
 	}
 }
 
@@ -368,51 +385,60 @@ func (f *File) validateAccessEntries(c *checker, roles map[string]role) {
 			c.add(at+".type", "%q is not an access entry type; use one of %s", e.Type, oneOf(types...))
 			continue
 		}
-		if e.Type != state.AccessEntryStandard {
-			if e.Username != "" {
-				c.add(at+".username", "an entry of type %s cannot set username: EKS gives it system:node:{{EC2PrivateDNSName}}", e.Type)
-			}
-			if len(e.KubernetesGroups) > 0 {
-				c.add(at+".kubernetesGroups", "an entry of type %s cannot set kubernetesGroups: EKS gives it system:nodes", e.Type)
-			}
-			if len(e.AccessPolicies) > 0 {
-				c.add(at+".accessPolicies", "access policies can only be associated with STANDARD entries, not %s", e.Type)
-			}
-		}
-		for j, g := range e.KubernetesGroups {
-			if strings.HasPrefix(g, "system:") {
-				c.add(fmt.Sprintf("%s.kubernetesGroups[%d]", at, j), "EKS refuses groups starting with system: (%s) on access entries; use an access policy or a non-system group", g)
-			}
-		}
-		if e.AccessEntryARN != "" {
-			prefix := fmt.Sprintf("arn:aws:eks:%s:%s:access-entry/%s/", f.Cluster.Region, f.Cluster.AccountID, f.Cluster.Name)
-			if !strings.HasPrefix(e.AccessEntryARN, prefix) || len(e.AccessEntryARN) == len(prefix) {
-				c.add(at+".accessEntryArn", "%q is not an access entry ARN of this cluster: it starts with %s", e.AccessEntryARN, prefix)
-			}
-		}
+		f.validateEntryFields(c, at, e)
 		for j, p := range e.AccessPolicies {
-			pat := fmt.Sprintf("%s.accessPolicies[%d]", at, j)
-			if !eksPolicy.MatchString(p.PolicyARN) {
-				c.add(pat+".policyArn", "%q is not an EKS access policy ARN such as arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy", p.PolicyARN)
-			}
-			switch p.AccessScope.Type {
-			case "cluster":
-				if len(p.AccessScope.Namespaces) > 0 {
-					c.add(pat+".accessScope.namespaces", "a cluster scope has no namespaces; use type namespace")
-				}
-			case "namespace":
-				if len(p.AccessScope.Namespaces) == 0 {
-					c.add(pat+".accessScope.namespaces", "a namespace scope needs at least one namespace")
-				}
-				for k, ns := range p.AccessScope.Namespaces {
-					if !namespaceName.MatchString(ns) {
-						c.add(fmt.Sprintf("%s.accessScope.namespaces[%d]", pat, k), "%q is not a namespace name", ns)
-					}
-				}
-			default:
-				c.add(pat+".accessScope.type", "%q is not a scope type; use cluster or namespace", p.AccessScope.Type)
+			validateAccessPolicy(c, fmt.Sprintf("%s.accessPolicies[%d]", at, j), p)
+		}
+	}
+}
+
+// validateEntryFields checks what an entry of its type may set, and its ARN.
+func (f *File) validateEntryFields(c *checker, at string, e *AccessEntry) {
+	if e.Type != state.AccessEntryStandard {
+		if e.Username != "" {
+			c.add(at+".username", "an entry of type %s cannot set username: EKS gives it system:node:{{EC2PrivateDNSName}}", e.Type)
+		}
+		if len(e.KubernetesGroups) > 0 {
+			c.add(at+".kubernetesGroups", "an entry of type %s cannot set kubernetesGroups: EKS gives it system:nodes", e.Type)
+		}
+		if len(e.AccessPolicies) > 0 {
+			c.add(at+".accessPolicies", "access policies can only be associated with STANDARD entries, not %s", e.Type)
+		}
+	}
+	for j, g := range e.KubernetesGroups {
+		if strings.HasPrefix(g, "system:") {
+			c.add(fmt.Sprintf("%s.kubernetesGroups[%d]", at, j), "EKS refuses groups starting with system: (%s) on access entries; use an access policy or a non-system group", g)
+		}
+	}
+	if e.AccessEntryARN != "" {
+		prefix := fmt.Sprintf("arn:aws:eks:%s:%s:access-entry/%s/", f.Cluster.Region, f.Cluster.AccountID, f.Cluster.Name)
+		if !strings.HasPrefix(e.AccessEntryARN, prefix) || len(e.AccessEntryARN) == len(prefix) {
+			c.add(at+".accessEntryArn", "%q is not an access entry ARN of this cluster: it starts with %s", e.AccessEntryARN, prefix)
+		}
+	}
+}
+
+// validateAccessPolicy checks an access policy association.
+func validateAccessPolicy(c *checker, at string, p AccessPolicy) {
+	if !eksPolicy.MatchString(p.PolicyARN) {
+		c.add(at+".policyArn", "%q is not an EKS access policy ARN such as arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy", p.PolicyARN)
+	}
+	switch p.AccessScope.Type {
+	case "cluster":
+		if len(p.AccessScope.Namespaces) > 0 {
+			c.add(at+".accessScope.namespaces", "a cluster scope has no namespaces; use type namespace")
+		}
+	case "namespace":
+		if len(p.AccessScope.Namespaces) == 0 {
+			c.add(at+".accessScope.namespaces", "a namespace scope needs at least one namespace")
+		}
+		for k, ns := range p.AccessScope.Namespaces {
+			if !namespaceName.MatchString(ns) {
+				c.add(fmt.Sprintf("%s.accessScope.namespaces[%d]", at, k), "%q is not a namespace name", ns)
 			}
 		}
+	default:
+		c.add(at+".accessScope.type", "%q is not a scope type; use cluster or namespace", p.AccessScope.Type)
 	}
 }
 
@@ -439,13 +465,7 @@ func (f *File) validateNetwork(c *checker, region *catalog.Region) {
 		}
 		ids[s.SubnetID] = true
 		checkVPC(c, at, s.VPCID, cl.VPCID)
-		if region != nil && !slices.ContainsFunc(region.Zones, func(z catalog.Zone) bool { return z.Name == s.AvailabilityZone }) {
-			zones := make([]string, 0, len(region.Zones))
-			for _, z := range region.Zones {
-				zones = append(zones, z.Name)
-			}
-			c.add(at+".availabilityZone", "%q is not a zone of %s (cluster.region); its zones are %s", s.AvailabilityZone, region.Name, oneOf(zones...))
-		}
+		checkZone(c, at, s.AvailabilityZone, region)
 		p, err := netip.ParsePrefix(s.CIDRBlock)
 		if err != nil || !p.Addr().Is4() || p != p.Masked() || p.Bits() < 16 || p.Bits() > 28 {
 			c.add(at+".cidrBlock", "%q is not a subnet CIDR: an IPv4 network from /16 to /28 such as 10.0.32.0/19", s.CIDRBlock)
@@ -465,7 +485,11 @@ func (f *File) validateNetwork(c *checker, region *catalog.Region) {
 			c.add(at+".availableIpAddressCount", "%d is not between 0 and %d, the usable addresses of %s", *n, usable, s.CIDRBlock)
 		}
 	}
-	ids = map[string]bool{}
+	f.validateSecurityGroups(c)
+}
+
+func (f *File) validateSecurityGroups(c *checker) {
+	ids := map[string]bool{}
 	names := map[string]bool{}
 	for i, g := range f.SecurityGroups {
 		at := fmt.Sprintf("securityGroups[%d]", i)
@@ -480,8 +504,20 @@ func (f *File) validateNetwork(c *checker, region *catalog.Region) {
 			c.add(at+".groupName", "a VPC has one security group named %s", g.GroupName)
 		}
 		names[g.GroupName] = true
-		checkVPC(c, at, g.VPCID, cl.VPCID)
+		checkVPC(c, at, g.VPCID, f.Cluster.VPCID)
 	}
+}
+
+// checkZone checks that a subnet's zone is one of the cluster region's.
+func checkZone(c *checker, at, zone string, region *catalog.Region) {
+	if region == nil || slices.ContainsFunc(region.Zones, func(z catalog.Zone) bool { return z.Name == zone }) {
+		return
+	}
+	zones := make([]string, 0, len(region.Zones))
+	for _, z := range region.Zones {
+		zones = append(zones, z.Name)
+	}
+	c.add(at+".availabilityZone", "%q is not a zone of %s (cluster.region); its zones are %s", zone, region.Name, oneOf(zones...))
 }
 
 // checkVPC checks that a subnet or group is in the cluster's VPC, the one VPC of the world.

@@ -301,63 +301,87 @@ func describeType(t string) string {
 
 // pathAt returns the path (a.b[2].c) of the JSON value that ends at or after offset in raw.
 func pathAt(raw []byte, offset int64) string {
-	type frame struct {
-		array   bool
-		key     string
-		index   int
-		wantKey bool
-	}
-	var stack []*frame
-	path := func() string {
-		var b strings.Builder
-		for _, f := range stack {
-			if f.array {
-				fmt.Fprintf(&b, "[%d]", f.index)
-			} else if f.key != "" {
-				if b.Len() > 0 {
-					b.WriteByte('.')
-				}
-				b.WriteString(f.key)
-			}
-		}
-		return b.String()
-	}
+	var w pathWalker
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	for {
 		tok, err := dec.Token()
 		if err != nil {
-			return path()
+			return w.path()
 		}
-		var top *frame
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
-			stack = stack[:len(stack)-1]
-			if len(stack) > 0 && !stack[len(stack)-1].array {
-				stack[len(stack)-1].wantKey = true
-			}
+		if !w.step(tok) {
 			continue
-		}
-		if top != nil && !top.array && top.wantKey {
-			top.key, top.wantKey = tok.(string), false
-			continue
-		}
-		if top != nil && top.array {
-			top.index++
 		}
 		if dec.InputOffset() >= offset {
-			return path()
+			return w.path()
 		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, &frame{wantKey: true})
-		case json.Delim('['):
-			stack = append(stack, &frame{array: true, index: -1})
-		default:
-			if top != nil && !top.array {
-				top.wantKey = true
+		w.push(tok)
+	}
+}
+
+// pathWalker follows the tokens of a JSON document, knowing the path of the current value.
+type pathWalker struct{ stack []*pathFrame }
+
+// pathFrame is an object or array being read.
+type pathFrame struct {
+	array   bool
+	key     string
+	index   int
+	wantKey bool
+}
+
+// step takes the next token; it reports true when the token begins or is a value, whose path
+// path returns until the next step.
+func (w *pathWalker) step(tok json.Token) bool {
+	var top *pathFrame
+	if len(w.stack) > 0 {
+		top = w.stack[len(w.stack)-1]
+	}
+	if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+		w.stack = w.stack[:len(w.stack)-1]
+		w.valueDone()
+		return false
+	}
+	if top != nil && !top.array && top.wantKey {
+		top.key, top.wantKey = tok.(string), false
+		return false
+	}
+	if top != nil && top.array {
+		top.index++
+	}
+	return true
+}
+
+// push opens the object or array tok begins, once its own path has been asked for.
+func (w *pathWalker) push(tok json.Token) {
+	switch tok {
+	case json.Delim('{'):
+		w.stack = append(w.stack, &pathFrame{wantKey: true})
+	case json.Delim('['):
+		w.stack = append(w.stack, &pathFrame{array: true, index: -1})
+	default:
+		w.valueDone()
+	}
+}
+
+// valueDone notes that a value of the current object ended: a key comes next.
+func (w *pathWalker) valueDone() {
+	if len(w.stack) > 0 && !w.stack[len(w.stack)-1].array {
+		w.stack[len(w.stack)-1].wantKey = true
+	}
+}
+
+func (w *pathWalker) path() string {
+	var b strings.Builder
+	for _, f := range w.stack {
+		switch {
+		case f.array:
+			fmt.Fprintf(&b, "[%d]", f.index)
+		case f.key != "":
+			if b.Len() > 0 {
+				b.WriteByte('.')
 			}
+			b.WriteString(f.key)
 		}
 	}
+	return b.String()
 }

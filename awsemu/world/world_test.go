@@ -95,7 +95,7 @@ func TestDecodeRefusesMalformedWorlds(t *testing.T) {
 		name, world, path, reason string
 	}{
 		{"unknown top-level field", valid + "clusters: []\n", "clusters", "not a field"},
-		{"unknown field in the cluster", edit("  region: us-west-2\n", "  region: us-west-2\n  nmae: x\n"), "cluster.nmae", "not a field"},
+		{"unknown field in the cluster", edit("  region: us-west-2\n", "  region: us-west-2\n  displayName: x\n"), "cluster.displayName", "not a field"},
 		{"field in the wrong case", edit("  cidrBlock: 10.20.0.0/19", "  CidrBlock: 10.20.0.0/19"), "subnets[0].CidrBlock", "case-sensitive"},
 		{"no cluster name", edit("  name: prod\n", ""), "cluster.name", "required"},
 		{"version written as a number", edit(`kubernetesVersion: "1.31"`, "kubernetesVersion: 1.30"), "cluster.kubernetesVersion", "quote it"},
@@ -125,7 +125,7 @@ func TestDecodeRefusesMalformedWorlds(t *testing.T) {
 		{"controller role of another account", edit("controllerRole: arn:aws:iam::210987654321:", "controllerRole: arn:aws:iam::999999999999:"), "controllerRole", "account 999999999999"},
 		{"controller role that is a user", edit("controllerRole: arn:aws:iam::210987654321:role/", "controllerRole: arn:aws:iam::210987654321:user/"), "controllerRole", "not an IAM role ARN"},
 		{"policy with an unknown effect", valid + `controllerPolicy: {Version: "2012-10-17", Statement: [{Effect: Permit, Action: "*", Resource: "*"}]}` + "\n", "controllerPolicy.Statement[0].Effect", "Allow or Deny"},
-		{"policy key misspelt", valid + `controllerPolicy: {Version: "2012-10-17", Statment: []}` + "\n", "controllerPolicy.Statment", "not a key"},
+		{"policy key in the plural", valid + `controllerPolicy: {Version: "2012-10-17", Statements: []}` + "\n", "controllerPolicy.Statements", "not a key"},
 		{"policy statement without a resource", valid + `controllerPolicy: {Version: "2012-10-17", Statement: [{Effect: Allow, Action: "ec2:*"}]}` + "\n", "controllerPolicy.Statement[0].Resource", "Resource"},
 		{"image architecture as Kubernetes names it", edit("architecture: x86_64", "architecture: amd64"), "images[0].architecture", "x86_64"},
 		{"image that boots in an unknown way", edit("bootstrap: al2-bootstrap.sh", "bootstrap: cloud-init"), "images[0].bootstrap", "nodeadm"},

@@ -52,27 +52,7 @@ func TestDevWithWorldIsScriptable(t *testing.T) {
 		}
 	}()
 
-	var kubeconfig, emulator string
-	var output []string
-	deadline := time.After(3 * time.Minute)
-	for ready := false; !ready; {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				t.Fatalf("joiner dev exited before it was ready: %v\n%s", <-exited, strings.Join(output, "\n"))
-			}
-			output = append(output, line)
-			if m := regexp.MustCompile(`kubeconfig (\S+)$`).FindStringSubmatch(line); m != nil {
-				kubeconfig = m[1]
-			}
-			if m := regexp.MustCompile(`^AWS emulator at (http://\S+) `).FindStringSubmatch(line); m != nil {
-				emulator = m[1]
-			}
-			ready = strings.HasPrefix(line, "The stack runs until interrupted")
-		case <-deadline:
-			t.Fatalf("joiner dev not ready within 3m:\n%s", strings.Join(output, "\n"))
-		}
-	}
+	kubeconfig, emulator, output := waitReady(t, lines, exited)
 	if _, err := os.Stat(kubeconfig); err != nil {
 		t.Errorf("kubeconfig %q printed, but: %v", kubeconfig, err)
 	}
@@ -113,5 +93,33 @@ func TestDevWithWorldIsScriptable(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("joiner dev did not exit within a minute of an interrupt")
+	}
+}
+
+// waitReady reads the lines of `joiner dev` until it says the stack runs, and returns the
+// kubeconfig path and the emulator URL it printed, and everything it printed.
+func waitReady(t *testing.T, lines <-chan string, exited <-chan error) (kubeconfig, emulator string, output []string) {
+	t.Helper()
+	kubeconfigLine, emulatorLine := regexp.MustCompile(`kubeconfig (\S+)$`), regexp.MustCompile(`^AWS emulator at (http://\S+) `)
+	deadline := time.After(3 * time.Minute)
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("joiner dev exited before it was ready: %v\n%s", <-exited, strings.Join(output, "\n"))
+			}
+			output = append(output, line)
+			if m := kubeconfigLine.FindStringSubmatch(line); m != nil {
+				kubeconfig = m[1]
+			}
+			if m := emulatorLine.FindStringSubmatch(line); m != nil {
+				emulator = m[1]
+			}
+			if strings.HasPrefix(line, "The stack runs until interrupted") {
+				return kubeconfig, emulator, output
+			}
+		case <-deadline:
+			t.Fatalf("joiner dev not ready within 3m:\n%s", strings.Join(output, "\n"))
+		}
 	}
 }
