@@ -81,6 +81,22 @@ func TestDecodeValid(t *testing.T) {
 	}
 }
 
+// TestDecodeJSON: a world file may be JSON, as the AWS CLI prints, strictly too.
+func TestDecodeJSON(t *testing.T) {
+	cat := loadCatalog(t)
+	f, err := world.Decode([]byte(`{"cluster": {"name": "prod", "kubernetesVersion": "1.32"}, "subnets": [], "images": [{"imageId": "ami-0123456789abcdef0", "name": "custom", "architecture": "arm64"}]}`), cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Cluster.KubernetesVersion != "1.32" || f.Subnets == nil || len(f.Images) != 1 {
+		t.Errorf("decoded %+v", f)
+	}
+	_, err = world.Decode([]byte(`{"cluster": {"name": "prod"}, "images": [{"ImageId": "ami-0123456789abcdef0"}]}`), cat)
+	if err == nil || !strings.Contains(err.Error(), "images[0].ImageId") {
+		t.Errorf("error %v, want one naming images[0].ImageId", err)
+	}
+}
+
 // TestDecodeRefusesMalformedWorlds: each world is refused, and the refusal names the field's
 // path.
 func TestDecodeRefusesMalformedWorlds(t *testing.T) {
