@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -345,15 +346,25 @@ func TestWorldControllerPolicyIsEnforced(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, err := world.Decode([]byte(`
-cluster: {name: prod}
+cluster: {name: prod, vpcCidr: 10.20.0.0/16}
 controllerPolicy: {Version: "2012-10-17", Statement: [{Effect: Allow, Action: "ec2:Describe*", Resource: "*"}]}
 `), cat)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := newSeededEnv(t, f.SeedOptions(state.DefaultSeed()))
-	if _, err := e.ec2.DescribeSubnets(t.Context(), &ec2.DescribeSubnetsInput{}); err != nil {
-		t.Errorf("DescribeSubnets, allowed by the policy: %v", err)
+	subnets, err := e.ec2.DescribeSubnets(t.Context(), &ec2.DescribeSubnetsInput{})
+	if err != nil {
+		t.Fatalf("DescribeSubnets, allowed by the policy: %v", err)
+	}
+	// The default subnets, one per zone, are carved from the world's VPC.
+	for _, sn := range subnets.Subnets {
+		if cidr := aws.ToString(sn.CidrBlock); !strings.HasPrefix(cidr, "10.20.") || !strings.HasSuffix(cidr, "/20") {
+			t.Errorf("default subnet %s has CIDR %s, outside the VPC 10.20.0.0/16", aws.ToString(sn.SubnetId), cidr)
+		}
+	}
+	if len(subnets.Subnets) == 0 {
+		t.Error("no default subnets")
 	}
 	_, err = e.iam.GetRole(t.Context(), &iam.GetRoleInput{RoleName: aws.String("KarpenterNodeRole-prod")})
 	if err == nil || errorCode(t, err) != "AccessDenied" {

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"maps"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -197,10 +198,14 @@ func (w *World) seedNetwork(r *Region, o SeedOptions, second byte) error {
 	r.VPCs[vpc.ID] = vpc
 	subnets := o.Subnets
 	if subnets == nil {
+		cidrs := zoneSubnets(vpc.CIDR, len(r.Zones))
 		for i, z := range r.Zones {
+			cidr, avail := fmt.Sprintf("10.%d.%d.0/20", second, i*16), int32(4091)
+			if o.VPCCIDR != "" && i < len(cidrs) {
+				cidr, avail = cidrs[i].String(), int32(1)<<(32-cidrs[i].Bits())-5
+			}
 			subnets = append(subnets, Subnet{
-				ID: w.NewID("subnet"), Zone: z.Name,
-				CIDR: fmt.Sprintf("10.%d.%d.0/20", second, i*16), AvailableIPs: 4091,
+				ID: w.NewID("subnet"), Zone: z.Name, CIDR: cidr, AvailableIPs: avail,
 				Tags: Tags{"karpenter.sh/discovery": o.ClusterName, "kubernetes.io/role/internal-elb": "1", "Name": o.ClusterName + "-private-" + z.Name},
 			})
 		}
@@ -276,6 +281,31 @@ func (w *World) seedCluster(r *Region, o SeedOptions) error {
 	w.PutQueue(r, o.InterruptionQueue)
 	r.InterruptionQueues = []string{o.InterruptionQueue}
 	return nil
+}
+
+// zoneSubnets splits a VPC's CIDR into n subnets, one per zone, from its first address: /20s,
+// or smaller ones when n /20s do not fit. It returns none for a CIDR it cannot parse.
+func zoneSubnets(vpcCIDR string, n int) []netip.Prefix {
+	vpc, err := netip.ParsePrefix(vpcCIDR)
+	if err != nil || !vpc.Addr().Is4() || n == 0 {
+		return nil
+	}
+	bits := vpc.Bits()
+	for 1<<(bits-vpc.Bits()) < n {
+		bits++
+	}
+	bits = max(bits, 20)
+	if bits > 28 {
+		return nil
+	}
+	base := vpc.Masked().Addr().As4()
+	start := uint32(base[0])<<24 | uint32(base[1])<<16 | uint32(base[2])<<8 | uint32(base[3])
+	out := make([]netip.Prefix, 0, n)
+	for i := range n {
+		a := start + uint32(i)<<(32-bits)
+		out = append(out, netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(a >> 24), byte(a >> 16), byte(a >> 8), byte(a)}), bits))
+	}
+	return out
 }
 
 func cloneTags(t Tags) Tags {

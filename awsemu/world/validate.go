@@ -448,6 +448,9 @@ func (f *File) validateNetwork(c *checker, region *catalog.Region) {
 	if len(f.Subnets) > 0 && cl.VPCCIDR == "" {
 		c.add("cluster.vpcCidr", "is required when subnets are listed: the VPC's CIDR, which every subnet lies in")
 	}
+	if f.Subnets == nil && vpcErr == nil && vpc.Bits() > 24 {
+		c.add("cluster.vpcCidr", "%s is too small to hold the default subnets (one per zone, carved from the VPC); list subnets, or use a /24 or larger", cl.VPCCIDR)
+	}
 	type placed struct {
 		at     string
 		prefix netip.Prefix
