@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -70,7 +71,7 @@ so that you can kubectl against it.`,
 			} else {
 				try := "  kubectl scale deployment inflate --replicas 20\n"
 				if !opts.Samples {
-					try = "  kubectl apply -f test/scenarios/s1-unmapped-node-role.yaml   # or your own manifests\n"
+					try = "  kubectl apply -f " + manifestsOf(opts.World) + "\n"
 				}
 				fmt.Fprintf(out, "\nThe stack runs until interrupted (Ctrl-C). Try:\n  export KUBECONFIG=%s\n  export AWS_ENDPOINT_URL=%s\n  kubectl get nodepools,nodeclaims,nodes,pods -A\n%s",
 					stack.KubeconfigPath, stack.EmulatorURL, try)
@@ -84,7 +85,18 @@ so that you can kubectl against it.`,
 	cmd.Flags().StringVar(&opts.EmulatorPath, "awsemu", "", "the AWS emulator program (default: awsemu beside this program, as make build puts it)")
 	cmd.Flags().StringSliceVar(&opts.EmulatorArgs, "awsemu-args", demoEmulatorArgs, "flags for the emulator (its instance timings)")
 	cmd.Flags().StringVar(&opts.World, "world", "", "world file (YAML or JSON, docs/world.md) describing the AWS account the emulator seeds; default the demo world")
-	cmd.Flags().BoolVar(&opts.Samples, "samples", true, "apply the sample EC2NodeClass, NodePool, aws-auth and Deployment (default true, false with --world)")
+	cmd.Flags().BoolVar(&opts.Samples, "samples", false, "apply the sample EC2NodeClass, NodePool, aws-auth and Deployment (default: yes without --world, no with it)")
 	cmd.Flags().BoolVar(&once, "once", false, "tell the sample story (scale up, then to zero) and exit 0 when it completed")
 	return cmd
+}
+
+// manifestsOf names the manifests to apply on a world: those beside it (X.yaml for
+// X.world.yaml, as test/scenarios keeps them), else a placeholder.
+func manifestsOf(world string) string {
+	if base, ok := strings.CutSuffix(world, ".world.yaml"); ok {
+		if _, err := os.Stat(base + ".yaml"); err == nil {
+			return base + ".yaml"
+		}
+	}
+	return "YOUR-MANIFESTS.yaml"
 }

@@ -37,3 +37,19 @@ func TestDevOnceNeedsTheSamples(t *testing.T) {
 		t.Errorf("error = %v, want one asking for --samples", err)
 	}
 }
+
+func TestManifestsOfAWorld(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "s9.yaml"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for world, want := range map[string]string{
+		filepath.Join(dir, "s9.world.yaml"):   filepath.Join(dir, "s9.yaml"),
+		filepath.Join(dir, "prod.world.yaml"): "YOUR-MANIFESTS.yaml",
+		filepath.Join(dir, "prod.json"):       "YOUR-MANIFESTS.yaml",
+	} {
+		if got := manifestsOf(world); got != want {
+			t.Errorf("manifestsOf(%s) = %s, want %s", world, got, want)
+		}
+	}
+}
