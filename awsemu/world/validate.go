@@ -451,11 +451,7 @@ func (f *File) validateNetwork(c *checker, region *catalog.Region) {
 	if f.Subnets == nil && vpcErr == nil && vpc.Bits() > 24 {
 		c.add("cluster.vpcCidr", "%s is too small to hold the default subnets (one per zone, carved from the VPC); list subnets, or use a /24 or larger", cl.VPCCIDR)
 	}
-	type placed struct {
-		at     string
-		prefix netip.Prefix
-	}
-	var taken []placed
+	var taken []placedSubnet
 	ids := map[string]bool{}
 	for i := range f.Subnets {
 		s := &f.Subnets[i]
@@ -469,26 +465,40 @@ func (f *File) validateNetwork(c *checker, region *catalog.Region) {
 		ids[s.SubnetID] = true
 		checkVPC(c, at, s.VPCID, cl.VPCID)
 		checkZone(c, at, s.AvailabilityZone, region)
-		p, err := netip.ParsePrefix(s.CIDRBlock)
-		if err != nil || !p.Addr().Is4() || p != p.Masked() || p.Bits() < 16 || p.Bits() > 28 {
-			c.add(at+".cidrBlock", "%q is not a subnet CIDR: an IPv4 network from /16 to /28 such as 10.0.32.0/19", s.CIDRBlock)
-			continue
-		}
-		if vpcErr == nil && (!vpc.Contains(p.Addr()) || p.Bits() < vpc.Bits()) {
-			c.add(at+".cidrBlock", "%s is outside the VPC's CIDR %s (cluster.vpcCidr)", s.CIDRBlock, cl.VPCCIDR)
-		}
-		for _, o := range taken {
-			if o.prefix.Overlaps(p) {
-				c.add(at+".cidrBlock", "%s overlaps %s of %s", s.CIDRBlock, o.prefix, o.at)
-			}
-		}
-		taken = append(taken, placed{at: at, prefix: p})
-		usable := int64(1)<<(32-p.Bits()) - 5
-		if n := s.AvailableIPAddressCount; n != nil && (*n < 0 || int64(*n) > usable) {
-			c.add(at+".availableIpAddressCount", "%d is not between 0 and %d, the usable addresses of %s", *n, usable, s.CIDRBlock)
+		if p, ok := checkSubnetCIDR(c, at, s, cl.VPCCIDR, taken); ok {
+			taken = append(taken, placedSubnet{at: at, prefix: p})
 		}
 	}
 	f.validateSecurityGroups(c)
+}
+
+// placedSubnet is a subnet's CIDR and the path of the subnet.
+type placedSubnet struct {
+	at     string
+	prefix netip.Prefix
+}
+
+// checkSubnetCIDR checks a subnet's CIDR: well formed, inside the VPC, overlapping none of
+// taken, with no more free addresses than it has. ok is false when the CIDR cannot be read.
+func checkSubnetCIDR(c *checker, at string, s *Subnet, vpcCIDR string, taken []placedSubnet) (netip.Prefix, bool) {
+	p, err := netip.ParsePrefix(s.CIDRBlock)
+	if err != nil || !p.Addr().Is4() || p != p.Masked() || p.Bits() < 16 || p.Bits() > 28 {
+		c.add(at+".cidrBlock", "%q is not a subnet CIDR: an IPv4 network from /16 to /28 such as 10.0.32.0/19", s.CIDRBlock)
+		return p, false
+	}
+	if vpc, err := netip.ParsePrefix(vpcCIDR); err == nil && (!vpc.Contains(p.Addr()) || p.Bits() < vpc.Bits()) {
+		c.add(at+".cidrBlock", "%s is outside the VPC's CIDR %s (cluster.vpcCidr)", s.CIDRBlock, vpcCIDR)
+	}
+	for _, o := range taken {
+		if o.prefix.Overlaps(p) {
+			c.add(at+".cidrBlock", "%s overlaps %s of %s", s.CIDRBlock, o.prefix, o.at)
+		}
+	}
+	usable := int64(1)<<(32-p.Bits()) - 5
+	if n := s.AvailableIPAddressCount; n != nil && (*n < 0 || int64(*n) > usable) {
+		c.add(at+".availableIpAddressCount", "%d is not between 0 and %d, the usable addresses of %s", *n, usable, s.CIDRBlock)
+	}
+	return p, true
 }
 
 func (f *File) validateSecurityGroups(c *checker) {
