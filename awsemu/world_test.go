@@ -251,9 +251,6 @@ func iamRoundTrips(t *testing.T, iamc *iam.Client) []roundTrip {
 		{"controller policy", func(t *testing.T) (any, error) {
 			out, err := iamc.GetRolePolicy(ctx, &iam.GetRolePolicyInput{RoleName: aws.String("KarpenterControllerRole-prod"), PolicyName: aws.String(state.ControllerPolicyName)})
 			if err != nil {
-				if errorCode(t, err) == "InvalidAction" {
-					t.Skip("the emulator does not serve iam:GetRolePolicy yet (issue 10, item 3)")
-				}
 				return nil, err
 			}
 			doc, err := url.QueryUnescape(aws.ToString(out.PolicyDocument))
