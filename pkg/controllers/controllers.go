@@ -73,7 +73,7 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 		return nil, err
 	}
 	recorder := mgr.GetEventRecorder("karpenter")
-	disrupt, err := disruption.NewController(mgr.GetClient(), view, deps.Clock, recorder, deps.Registry)
+	disrupt, err := disruption.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock, recorder, deps.Registry)
 	if err != nil {
 		return nil, err
 	}
