@@ -197,19 +197,29 @@ func (ps *pass) drifted(d *decision) (*command, error) {
 	return nil, nil
 }
 
-// underutilized returns the consolidation candidates with pods to move, within the
-// Underutilized budgets.
-func (ps *pass) underutilized(d *decision) []*candidate {
-	return ps.withinBudgets(d, ps.candidates(func(c *candidate) bool {
+// underutilized returns the consolidation candidates with pods to move: with together, those
+// the Underutilized budgets let go together; else each that they let go alone.
+func (ps *pass) underutilized(d *decision, together bool) []*candidate {
+	cands := ps.candidates(func(c *candidate) bool {
 		return c.consolidatable && len(c.pods) > 0 && underutilizedAllowed(c.pool.nodePool)
-	}), v1.DisruptionReasonUnderutilized)
+	})
+	if together {
+		return ps.withinBudgets(d, cands, v1.DisruptionReasonUnderutilized)
+	}
+	return slices.DeleteFunc(cands, func(c *candidate) bool {
+		n, why := ps.room(c.pool, v1.DisruptionReasonUnderutilized)
+		if n <= 0 {
+			d.note(c, why)
+		}
+		return n <= 0
+	})
 }
 
 // multi finds the longest prefix (of at least two, among the first MaxMultiNodeCandidates) of
 // the underutilized candidates that can be deleted, or replaced by one cheaper node, by binary
 // search as Karpenter does: a prefix that works makes the search try longer ones.
 func (ps *pass) multi(d *decision) (*command, error) {
-	cands := ps.underutilized(d)
+	cands := ps.underutilized(d, true)
 	cands = cands[:min(len(cands), MaxMultiNodeCandidates)]
 	if len(cands) < 2 {
 		return nil, nil
@@ -234,7 +244,7 @@ func (ps *pass) multi(d *decision) (*command, error) {
 // single takes the first underutilized candidate that can be deleted, or replaced by one
 // cheaper node, noting why each one before it cannot.
 func (ps *pass) single(d *decision) (*command, error) {
-	for _, cand := range ps.underutilized(d) {
+	for _, cand := range ps.underutilized(d, false) {
 		cmd, why, err := ps.consolidate([]*candidate{cand}, methodSingle)
 		if err != nil {
 			return nil, err

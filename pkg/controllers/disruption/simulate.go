@@ -66,6 +66,7 @@ func (ps *pass) simulate(cands []*candidate) (*outcome, error) {
 		}
 	}
 	in.Pods = append(pods, ps.pending...)
+	ps.prune(&in)
 	plan, err := scheduling.Solve(&in)
 	if err != nil {
 		return nil, fmt.Errorf("simulating the removal of %s, %w", names(cands), err)
@@ -130,4 +131,107 @@ func names(cands []*candidate) string {
 		out[i] = c.name()
 	}
 	return strings.Join(out, ", ")
+}
+
+// prune replaces the nodes that cannot take even the smallest of the pods to place (per
+// resource, the least any of them requests) by one node per NodePool that takes no pod and
+// carries their summed capacity, so that limits still count them and the solver does not walk
+// them. It is sound only when no pod of the cluster has pod affinity, anti-affinity or topology
+// spread constraints (the pods of a full node can matter to those), so then it does nothing.
+func (ps *pass) prune(in *scheduling.Input) {
+	if ps.interPod() || len(in.Pods) == 0 {
+		return
+	}
+	least := scheduling.PodRequests(in.Pods[0]).DeepCopy()
+	for _, pod := range in.Pods[1:] {
+		req := scheduling.PodRequests(pod)
+		for res, q := range least {
+			if r, ok := req[res]; !ok {
+				delete(least, res)
+			} else if r.Cmp(q) < 0 {
+				least[res] = r
+			}
+		}
+	}
+	least[corev1.ResourcePods] = resource.MustParse("1")
+	kept := make([]*scheduling.Node, 0, len(in.Nodes))
+	full := map[string]*scheduling.Node{}
+	var order []string
+	for _, n := range in.Nodes {
+		if len(n.Pods) == 0 || fits(ps.freeOf(n), least) {
+			kept = append(kept, n)
+			continue
+		}
+		agg, ok := full[n.NodePool]
+		if !ok {
+			agg = &scheduling.Node{Name: "full-nodes-of-" + n.NodePool, NodePool: n.NodePool, Capacity: corev1.ResourceList{},
+				Allocatable: corev1.ResourceList{corev1.ResourcePods: resource.Quantity{}}, Taints: []corev1.Taint{v1.DisruptedNoScheduleTaint()}}
+			full[n.NodePool] = agg
+			order = append(order, n.NodePool)
+		}
+		for res, q := range n.Capacity {
+			sum := agg.Capacity[res]
+			sum.Add(q)
+			agg.Capacity[res] = sum
+		}
+	}
+	for _, pool := range order {
+		kept = append(kept, full[pool])
+	}
+	in.Nodes = kept
+}
+
+// fits reports whether free holds at least least of every resource.
+func fits(free, least corev1.ResourceList) bool {
+	for res, q := range least {
+		if f, ok := free[res]; !ok || f.Cmp(q) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// freeOf returns what the node's pods leave of its allocatable, computed once per pass.
+func (ps *pass) freeOf(n *scheduling.Node) corev1.ResourceList {
+	if free, ok := ps.free[n.Name]; ok {
+		return free
+	}
+	free := n.Allocatable.DeepCopy()
+	if free == nil {
+		free = corev1.ResourceList{}
+	}
+	for _, pod := range n.Pods {
+		for res, q := range scheduling.PodRequests(pod) {
+			f := free[res]
+			f.Sub(q)
+			free[res] = f
+		}
+	}
+	pods := free[corev1.ResourcePods]
+	pods.Sub(*resource.NewQuantity(int64(len(n.Pods)), resource.DecimalSI))
+	free[corev1.ResourcePods] = pods
+	if ps.free == nil {
+		ps.free = map[string]corev1.ResourceList{}
+	}
+	ps.free[n.Name] = free
+	return free
+}
+
+// interPod reports whether some pod of the cluster, bound or pending, has pod affinity,
+// anti-affinity or topology spread constraints; computed once per pass.
+func (ps *pass) interPod() bool {
+	if ps.hasInterPod != nil {
+		return *ps.hasInterPod
+	}
+	found := slices.ContainsFunc(ps.pending, constrained)
+	for _, sn := range ps.nodes {
+		found = found || slices.ContainsFunc(sn.Pods, constrained)
+	}
+	ps.hasInterPod = &found
+	return found
+}
+
+func constrained(pod *corev1.Pod) bool {
+	a := pod.Spec.Affinity
+	return len(pod.Spec.TopologySpreadConstraints) > 0 || a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil)
 }

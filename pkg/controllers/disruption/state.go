@@ -34,6 +34,9 @@ type pass struct {
 	// busy are the nodes of commands already decided (waiting to be validated, or whose
 	// replacements are launching): they are neither candidates nor receivers.
 	busy map[string]bool
+	// free and hasInterPod are computed on first use (see prune).
+	free        map[string]corev1.ResourceList
+	hasInterPod *bool
 }
 
 // pool is one NodePool's part of a pass.
