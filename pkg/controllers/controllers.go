@@ -23,6 +23,7 @@ import (
 	podmetrics "github.com/joinerhq/joiner/pkg/controllers/metrics/pod"
 	"github.com/joinerhq/joiner/pkg/controllers/node/termination"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/consolidatable"
+	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/drift"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/garbagecollection"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/lifecycle"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/podevents"
@@ -86,10 +87,12 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 		termination.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
 		garbagecollection.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
 		pods,
-		// Empty-node consolidation: podevents records when pods come and go, consolidatable marks
-		// NodeClaims quiet for consolidateAfter, disruption deletes the empty ones within budgets.
+		// Disruption: podevents records when pods come and go, consolidatable marks NodeClaims
+		// quiet for consolidateAfter, drift marks those that no longer match their NodePool or
+		// node class, disruption removes, replaces and expires nodes within budgets.
 		podevents.NewController(mgr.GetClient(), deps.Clock),
 		consolidatable.NewController(mgr.GetClient(), deps.Clock),
+		drift.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock),
 		disrupt,
 	}
 	if deps.AWS != nil {
