@@ -155,7 +155,7 @@ func (c *Controller) Disrupt(ctx context.Context) (Result, error) {
 	// A command due for validation is decided again on its nodes, so they are not busy then.
 	due := c.pending != nil && !now.Before(c.pending.validateAt)
 	notes := map[string]string{}
-	ps, err := c.newPass(ctx, c.busy(!due), func(sn *cluster.StateNode, why string) { notes[sn.NodeClaim.Name] = why })
+	ps, err := c.newPass(ctx, now, c.busy(!due), func(sn *cluster.StateNode, why string) { notes[sn.NodeClaim.Name] = why })
 	if err != nil {
 		return res, errors.Join(append(errs, err)...)
 	}

@@ -76,17 +76,23 @@ func (c *candidate) instanceType() string {
 	return labelOf(c.node, corev1.LabelInstanceTypeStable)
 }
 
+// labelOf is the Node's label, else the NodeClaim's.
 func labelOf(sn *cluster.StateNode, key string) string {
-	if v, ok := sn.Node.Labels[key]; ok {
-		return v
+	if sn.Node != nil {
+		if v, ok := sn.Node.Labels[key]; ok {
+			return v
+		}
 	}
-	return sn.NodeClaim.Labels[key]
+	if sn.NodeClaim != nil {
+		return sn.NodeClaim.Labels[key]
+	}
+	return ""
 }
 
 // newPass reads the view, the pending pods, the PodDisruptionBudgets and provisioning's snapshot,
 // and sorts every node into its NodePool's counts and candidates. Nodes blocked by
 // do-not-disrupt or a PodDisruptionBudget are not candidates; blocked receives why.
-func (c *Controller) newPass(ctx context.Context, busy map[string]bool, blocked func(sn *cluster.StateNode, why string)) (*pass, error) {
+func (c *Controller) newPass(ctx context.Context, now time.Time, busy map[string]bool, blocked func(sn *cluster.StateNode, why string)) (*pass, error) {
 	nodePools, err := c.cluster.NodePools(ctx)
 	if err != nil {
 		return nil, err
@@ -109,7 +115,7 @@ func (c *Controller) newPass(ctx context.Context, busy map[string]bool, blocked 
 	}
 	// A NodePool whose instance types could not be read is in snap.Excluded: it cannot launch a
 	// replacement now, which the simulations see; nothing else depends on it.
-	ps := &pass{now: c.clock.Now(), nodes: nodes, byName: map[string]*cluster.StateNode{}, snapshot: snap, busy: busy}
+	ps := &pass{now: now, nodes: nodes, byName: map[string]*cluster.StateNode{}, snapshot: snap, busy: busy}
 	for _, pod := range unbound {
 		if provisioning.Provisionable(pod) {
 			ps.pending = append(ps.pending, pod)
@@ -152,8 +158,7 @@ func (ps *pass) classify(nodePools []*v1.NodePool, pdbs []policyv1.PodDisruption
 		cand := &candidate{pool: p, node: sn, pods: reschedulable(sn.Pods), drifted: isTrue(sn.NodeClaim, v1.ConditionTypeDrifted)}
 		cand.notConsolidatable = notConsolidatable(p.nodePool, sn, len(cand.pods) == 0, ps.now)
 		cand.consolidatable = cand.notConsolidatable == ""
-		cand.price, cand.priced = scheduling.OfferingPrice(ps.snapshot.Input.InstanceTypes, cand.instanceType(),
-			labelOf(sn, corev1.LabelTopologyZone), cand.capacityType())
+		cand.price, cand.priced = ps.priceOf(sn)
 		if !cand.drifted && !cand.consolidatable {
 			blocked(sn, cand.notConsolidatable)
 			continue
@@ -203,4 +208,11 @@ func quietSince(sn *cluster.StateNode) time.Time {
 func disrupted(node *corev1.Node) bool {
 	taint := v1.DisruptedNoScheduleTaint()
 	return slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&taint) })
+}
+
+// priceOf returns the hourly price of the node's offering (instance type, zone, capacity type),
+// and whether it is known.
+func (ps *pass) priceOf(sn *cluster.StateNode) (float64, bool) {
+	return scheduling.OfferingPrice(ps.snapshot.Input.InstanceTypes, labelOf(sn, corev1.LabelInstanceTypeStable),
+		labelOf(sn, corev1.LabelTopologyZone), labelOf(sn, v1.CapacityTypeLabelKey))
 }
