@@ -22,14 +22,16 @@ func emptyAllowed(nodePool *v1.NodePool) bool {
 	if d.ConsolidateAfter.Duration == nil {
 		return false
 	}
-	return d.ConsolidationPolicy == v1.ConsolidationPolicyWhenEmpty || d.ConsolidationPolicy == v1.ConsolidationPolicyWhenEmptyOrUnderutilized
+	return d.ConsolidationPolicy == v1.ConsolidationPolicyWhenEmpty || d.ConsolidationPolicy == v1.ConsolidationPolicyWhenEmptyOrUnderutilized ||
+		d.ConsolidationPolicy == v1.ConsolidationPolicyBalanced
 }
 
 // underutilizedAllowed reports whether the NodePool lets consolidation remove nodes whose pods fit
 // elsewhere: only WhenEmptyOrUnderutilized does, unless consolidateAfter is Never.
 func underutilizedAllowed(nodePool *v1.NodePool) bool {
 	d := nodePool.Spec.Disruption
-	return d.ConsolidateAfter.Duration != nil && d.ConsolidationPolicy == v1.ConsolidationPolicyWhenEmptyOrUnderutilized
+	return d.ConsolidateAfter.Duration != nil &&
+		(d.ConsolidationPolicy == v1.ConsolidationPolicyWhenEmptyOrUnderutilized || d.ConsolidationPolicy == v1.ConsolidationPolicyBalanced)
 }
 
 // notDisruptable returns why no method may touch the node at all, or "": it must be a Node

@@ -271,7 +271,11 @@ func (ps *pass) consolidate(cands []*candidate, m method) (*command, string, err
 	case out.unplaced != "":
 		return nil, out.unplaced, nil
 	case len(out.replacements) == 0:
-		return newCommand(m, cands, nil), "", nil
+		cmd := newCommand(m, cands, nil)
+		if why := balanced(cmd); why != "" {
+			return nil, why, nil
+		}
+		return cmd, "", nil
 	case len(out.replacements) > 1:
 		return nil, fmt.Sprintf("its pods would need %d new nodes", len(out.replacements)), nil
 	}
@@ -309,7 +313,57 @@ func (ps *pass) consolidate(cands []*candidate, m method) (*command, string, err
 		}
 		cheaper = spot[:MinSpotToSpotOptions]
 	}
-	return newCommand(m, cands, []scheduling.NodeClaim{restrict(repl, cheaper)}), "", nil
+	cmd := newCommand(m, cands, []scheduling.NodeClaim{restrict(repl, cheaper)})
+	if why := balanced(cmd); why != "" {
+		return nil, why, nil
+	}
+	return cmd, "", nil
+}
+
+// BalancedThreshold is k of the Balanced policy: a move is taken when its savings fraction is at
+// least 1/k of its disruption fraction (Karpenter's default consolidationThreshold).
+const BalancedThreshold = 2.0
+
+// disruptionCost is what moving the pods of one node costs in the Balanced policy's terms: 1 for
+// the node and 1 per pod to move.
+func disruptionCost(pods []*corev1.Pod) float64 { return 1 + float64(len(pods)) }
+
+// balanced returns why the command is refused by the Balanced policy of one of its candidates'
+// NodePools, or "". Each such NodePool is scored on its own: its share of the savings (its
+// candidates' price less their share of the replacement's, by price) over its total cost,
+// against its candidates' disruption cost over its total.
+func balanced(cmd *command) string {
+	pools := map[*pool][]*candidate{}
+	var order []*pool
+	for _, cand := range cmd.candidates {
+		if cand.pool.nodePool.Spec.Disruption.ConsolidationPolicy != v1.ConsolidationPolicyBalanced {
+			continue
+		}
+		if _, ok := pools[cand.pool]; !ok {
+			order = append(order, cand.pool)
+		}
+		pools[cand.pool] = append(pools[cand.pool], cand)
+	}
+	for _, p := range order {
+		price, disruption := 0.0, 0.0
+		for _, cand := range pools[p] {
+			price += cand.price
+			disruption += disruptionCost(cand.pods)
+		}
+		savings := price
+		if cmd.current > 0 {
+			savings -= cmd.price * price / cmd.current
+		}
+		if p.cost <= 0 || p.disruption <= 0 {
+			return fmt.Sprintf("nodepool %s is Balanced and its cost is not known", p.nodePool.Name)
+		}
+		savingsFraction, disruptionFraction := savings/p.cost, disruption/p.disruption
+		if savingsFraction*BalancedThreshold < disruptionFraction {
+			return fmt.Sprintf("nodepool %s is Balanced: the move saves %.1f%% of its cost ($%.4f/h) but disrupts %.1f%% of it (%d node(s), %d pod(s)); it must save at least 1/%.0f as much as it disrupts",
+				p.nodePool.Name, savingsFraction*100, savings, disruptionFraction*100, len(pools[p]), int(disruption)-len(pools[p]), BalancedThreshold)
+		}
+	}
+	return ""
 }
 
 // restrict narrows a planned NodeClaim to the options, priced at the first.

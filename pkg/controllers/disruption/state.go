@@ -47,6 +47,10 @@ type pool struct {
 	nodes, disrupting, taken int
 	// candidates are the NodePool's nodes that some method may disrupt.
 	candidates []*candidate
+	// cost is the summed hourly price of the NodePool's priced initialized nodes, and
+	// disruption their summed disruption cost (see disruptionCost): the Balanced policy's
+	// denominators.
+	cost, disruption float64
 }
 
 // candidate is a node that a method may disrupt, with what deciding needs of it.
@@ -140,6 +144,10 @@ func (ps *pass) classify(nodePools []*v1.NodePool, pdbs []policyv1.PodDisruption
 			continue
 		}
 		p.nodes++
+		if price, ok := ps.priceOf(sn); ok {
+			p.cost += price
+		}
+		p.disruption += disruptionCost(reschedulable(sn.Pods))
 		if sn.Deleting() || !ready(sn.Node) || disrupted(sn.Node) {
 			p.disrupting++
 			continue
