@@ -198,6 +198,11 @@ func (c *Controller) Disrupt(ctx context.Context) (Result, error) {
 				"decision", res.Decided, "validateAt", d.cmd.validateAt)
 		}
 	}
+	// While nodes are leaving, budgets free up as they go: look again soon rather than at the
+	// next interval.
+	if slices.ContainsFunc(ps.pools, func(p *pool) bool { return p.disrupting > 0 && len(p.candidates) > 0 }) {
+		res.requeue(replacementPoll)
+	}
 	c.observeEligible(ps)
 	c.emitNotes(ps, notes)
 	return res, errors.Join(errs...)

@@ -141,8 +141,7 @@ func (ps *pass) room(p *pool, reason v1.DisruptionReason) (int, string) {
 	if left > 0 {
 		return left, ""
 	}
-	return 0, fmt.Sprintf("disruption budget exhausted for %s: %s allows %d of %d nodes and %d are being disrupted",
-		reason, limiting, allowed, p.nodes, p.disrupting+p.taken)
+	return 0, fmt.Sprintf("disruption budget exhausted for %s: %s allows %d node(s) disrupted at once", reason, limiting, allowed)
 }
 
 // withinBudgets returns the candidates that the budgets of reason let go together, in order,
