@@ -237,3 +237,49 @@ func TestExpire(t *testing.T) {
 		t.Errorf("expired disruptions = %v, want 1", v)
 	}
 }
+
+// TestBudgetHoldsWhileReplacing: with a budget of one node, the node being replaced (tainted
+// while its replacement launches) takes the budget: an empty node of the same NodePool waits,
+// with the budget named as the reason, until the replacement is done.
+func TestBudgetHoldsWhileReplacing(t *testing.T) {
+	h := newController(t)
+	h.cloud.InstanceTypes = []*cloudprovider.InstanceType{
+		instanceType("m7i.large", 0.10, v1.CapacityTypeOnDemand),
+		instanceType("c7i.small", 0.05, v1.CapacityTypeOnDemand),
+	}
+	pool := "budget-replacing"
+	newNodePool(t, pool, func(np *v1.NodePool) {
+		underutilizedPool(np)
+		np.Spec.Disruption.Budgets = []v1.Budget{{Nodes: "1"}}
+	})
+	nc, node := newNode(t, pool, pool, onDemand)
+	newPod(t, pool, node.Name, requesting("500m", pool))
+	first, err := h.Disrupt(t.Context())
+	if err != nil || !strings.Contains(first.Decided, "replacing") {
+		t.Fatalf("decided %q (%v), want a replacement", first.Decided, err)
+	}
+	h.clock.Step(disruption.ValidationPeriod)
+	second, err := h.Disrupt(t.Context())
+	if err != nil || len(second.Launched) != 1 {
+		t.Fatalf("launched %v (%v), want one replacement", second.Launched, err)
+	}
+	cleanup(t, &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: second.Launched[0]}})
+	// An empty node appears while the replacement launches.
+	empty, _ := newNode(t, pool, pool+"-empty", onDemand)
+	for range 3 {
+		res, err := h.Disrupt(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Decided != "" || len(res.Deleted) != 0 {
+			t.Fatalf("decided %q and deleted %v while %s is being replaced under a budget of one node", res.Decided, res.Deleted, nc.Name)
+		}
+		h.clock.Step(disruption.ValidationPeriod)
+	}
+	if e := h.events.Find(empty.Name, corev1.EventTypeNormal, disruption.ReasonDisruptionBlocked); !strings.Contains(e, "disruption budget exhausted for Empty: budget 0 of nodepool budget-replacing (nodes: 1) allows 1 node(s) disrupted at once") {
+		t.Errorf("event %q, want the budget named", e)
+	}
+	if deleting(t, empty) {
+		t.Error("the empty node was deleted while the budget was taken")
+	}
+}

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cluster"
@@ -117,8 +118,11 @@ func (c *Controller) newPass(ctx context.Context, now time.Time, busy map[string
 	if snap == nil {
 		return nil, err
 	}
-	// A NodePool whose instance types could not be read is in snap.Excluded: it cannot launch a
-	// replacement now, which the simulations see; nothing else depends on it.
+	if err != nil {
+		// A NodePool whose instance types could not be read is in snap.Excluded: it cannot
+		// launch a replacement now, which the simulations see; the rest goes ahead.
+		log.FromContext(ctx).Error(err, "Reading instance types for disruption; their NodePools launch no replacement this pass")
+	}
 	ps := &pass{now: now, nodes: nodes, byName: map[string]*cluster.StateNode{}, snapshot: snap, busy: busy}
 	for _, pod := range unbound {
 		if provisioning.Provisionable(pod) {
