@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
@@ -62,14 +64,7 @@ func Explain(ctx context.Context, kube client.Client, cloud cloudprovider.CloudP
 	if ps == nil {
 		return nil, err
 	}
-	sn := ps.byName[nodeName]
-	if sn == nil {
-		for _, n := range ps.nodes {
-			if n.NodeClaim != nil && n.NodeClaim.Name == nodeName {
-				sn = n
-			}
-		}
-	}
+	sn := ps.find(nodeName)
 	if sn == nil {
 		return nil, errors.Join(fmt.Errorf("no node or nodeclaim named %s", nodeName), err)
 	}
@@ -78,83 +73,112 @@ func Explain(ctx context.Context, kube client.Client, cloud cloudprovider.CloudP
 		out.State, out.Reason = "not-managed", "the node has no NodeClaim: Joiner did not launch it and does not disrupt it"
 		return out, err
 	}
-	nc := sn.NodeClaim
-	out.NodeClaim = nc.Name
-	out.Consolidatable = isTrue(nc, v1.ConditionTypeConsolidatable)
-	if isTrue(nc, v1.ConditionTypeDrifted) {
-		for _, cond := range nc.Status.Conditions {
-			if cond.Type == v1.ConditionTypeDrifted {
-				out.Drifted = cond.Reason
-			}
-		}
-	}
-	if d := nc.Spec.ExpireAfter.Duration; d != nil {
-		at := nc.CreationTimestamp.Add(*d)
-		out.ExpiresAt = &at
-	}
-	var p *pool
-	var cand *candidate
-	for _, q := range ps.pools {
-		if q.nodePool.Name == sn.NodePool() {
-			p = q
-		}
-		for _, x := range q.candidates {
-			if x.node == sn {
-				cand = x
-			}
-		}
-	}
+	out.describeNodeClaim(sn.NodeClaim)
+	p, cand := ps.poolOf(sn)
 	if p != nil {
-		out.Budgets = map[string]string{}
-		for _, reason := range []v1.DisruptionReason{v1.DisruptionReasonEmpty, v1.DisruptionReasonDrifted, v1.DisruptionReasonUnderutilized} {
-			n, why := ps.room(p, reason)
-			if n <= 0 {
-				out.Budgets[string(reason)] = why
-			} else if n > 1<<30 {
-				out.Budgets[string(reason)] = "no limit"
-			} else {
-				out.Budgets[string(reason)] = fmt.Sprintf("%d more node(s)", n)
-			}
-		}
+		out.Budgets = ps.budgetsLeft(p)
 	}
-	switch {
-	case sn.Deleting():
-		out.State, out.Reason = "deleting", "the node is being deleted"
-		if cond := conditionMessage(nc, v1.ConditionTypeDisruptionReason); cond != "" {
-			out.Reason += ": " + cond
-		}
-	case sn.Node != nil && disrupted(sn.Node):
-		out.State, out.Reason = "disrupting", "tainted "+v1.DisruptedTaintKey+": a command is replacing or deleting it"
-	case blocked[nc.Name] != "":
-		out.Reason = blocked[nc.Name]
-	case cand != nil:
-		out.State = "candidate"
-		d, derr := ps.decide()
-		err = errors.Join(err, derr)
-		switch {
-		case d.cmd != nil && slices.Contains(d.cmd.candidates, cand):
-			out.Reason = "the next pass decides: " + d.cmd.describe() + fmt.Sprintf(" (validated again %s later)", ValidationPeriod)
-		case d.notes[nc.Name] != "":
-			out.State, out.Reason = "kept", d.notes[nc.Name]
-		case d.cmd != nil:
-			out.Reason = fmt.Sprintf("another decision goes first: %s of %v", d.cmd.describe(), d.cmd.nodeNames())
-		default:
-			out.Reason = "no method takes it now"
-		}
-	case sn.Node == nil || !sn.Initialized():
-		out.Reason = "not initialized"
-	default:
-		out.Reason = "not a candidate"
+	if price, ok := ps.priceOf(sn); ok {
+		out.Price = &price
 	}
+	out.State, out.Reason, err = ps.stateOf(sn, cand, blocked[sn.NodeClaim.Name], err)
 	if sn.Node != nil && sn.Initialized() && !sn.Deleting() {
 		dry, derr := ps.dryRun(sn, cand)
 		err = errors.Join(err, derr)
 		out.DryRun = dry
 	}
-	if price, ok := ps.priceOf(sn); ok {
-		out.Price = &price
-	}
 	return out, err
+}
+
+// find returns the node with that Node or NodeClaim name, or nil.
+func (ps *pass) find(name string) *cluster.StateNode {
+	if sn := ps.byName[name]; sn != nil {
+		return sn
+	}
+	for _, sn := range ps.nodes {
+		if sn.NodeClaim != nil && sn.NodeClaim.Name == name {
+			return sn
+		}
+	}
+	return nil
+}
+
+// poolOf returns the node's pool and, if it is one, its candidate.
+func (ps *pass) poolOf(sn *cluster.StateNode) (*pool, *candidate) {
+	var p *pool
+	for _, q := range ps.pools {
+		if q.nodePool.Name == sn.NodePool() {
+			p = q
+		}
+		for _, cand := range q.candidates {
+			if cand.node == sn {
+				return q, cand
+			}
+		}
+	}
+	return p, nil
+}
+
+// describeNodeClaim fills what the NodeClaim says of itself.
+func (e *Explanation) describeNodeClaim(nc *v1.NodeClaim) {
+	e.NodeClaim = nc.Name
+	e.Consolidatable = isTrue(nc, v1.ConditionTypeConsolidatable)
+	if cond := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeDrifted); cond != nil && cond.Status == metav1.ConditionTrue {
+		e.Drifted = cond.Reason
+	}
+	if d := nc.Spec.ExpireAfter.Duration; d != nil {
+		at := nc.CreationTimestamp.Add(*d)
+		e.ExpiresAt = &at
+	}
+}
+
+// budgetsLeft says per reason how many more of the pool's nodes may be disrupted now.
+func (ps *pass) budgetsLeft(p *pool) map[string]string {
+	out := map[string]string{}
+	for _, reason := range []v1.DisruptionReason{v1.DisruptionReasonEmpty, v1.DisruptionReasonDrifted, v1.DisruptionReasonUnderutilized} {
+		n, why := ps.room(p, reason)
+		switch {
+		case n <= 0:
+			out[string(reason)] = why
+		case n > 1<<30:
+			out[string(reason)] = "no limit"
+		default:
+			out[string(reason)] = fmt.Sprintf("%d more node(s)", n)
+		}
+	}
+	return out
+}
+
+// stateOf returns the node's state and reason; for a candidate it decides, as the next pass
+// would, and joins any error to err.
+func (ps *pass) stateOf(sn *cluster.StateNode, cand *candidate, blocked string, err error) (string, string, error) {
+	switch {
+	case sn.Deleting():
+		reason := "the node is being deleted"
+		if cond := conditionMessage(sn.NodeClaim, v1.ConditionTypeDisruptionReason); cond != "" {
+			reason += ": " + cond
+		}
+		return "deleting", reason, err
+	case sn.Node != nil && disrupted(sn.Node):
+		return "disrupting", "tainted " + v1.DisruptedTaintKey + ": a command is replacing or deleting it", err
+	case blocked != "":
+		return "kept", blocked, err
+	case cand == nil && (sn.Node == nil || !sn.Initialized()):
+		return "kept", "not initialized", err
+	case cand == nil:
+		return "kept", "not a candidate", err
+	}
+	d, derr := ps.decide()
+	err = errors.Join(err, derr)
+	switch {
+	case d.cmd != nil && slices.Contains(d.cmd.candidates, cand):
+		return "candidate", "the next pass decides: " + d.cmd.describe() + fmt.Sprintf(" (validated again %s later)", ValidationPeriod), err
+	case d.notes[cand.name()] != "":
+		return "kept", d.notes[cand.name()], err
+	case d.cmd != nil:
+		return "candidate", fmt.Sprintf("another decision goes first: %s of %v", d.cmd.describe(), d.cmd.nodeNames()), err
+	}
+	return "candidate", "no method takes it now", err
 }
 
 // dryRun simulates removing the node now, as single-node consolidation would.

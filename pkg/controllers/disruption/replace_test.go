@@ -67,37 +67,7 @@ func TestReplace(t *testing.T) {
 			nc, node := newNode(t, pool, pool, onDemand)
 			newPod(t, pool, node.Name, requesting("500m", pool))
 
-			first, err := h.Disrupt(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(first.Decided, "replacing 1 node(s) with 1") || !strings.Contains(first.Decided, "saving $0.0500/h") {
-				t.Fatalf("decided %q, want a replacement saving $0.05/h", first.Decided)
-			}
-			if tainted(t, node) {
-				t.Fatal("candidate tainted before the validation period")
-			}
-			h.clock.Step(disruption.ValidationPeriod)
-			second, err := h.Disrupt(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(second.Launched) != 1 || len(second.Deleted) != 0 {
-				t.Fatalf("second pass launched %v and deleted %v, want one replacement and nothing deleted", second.Launched, second.Deleted)
-			}
-			if !tainted(t, node) {
-				t.Error("candidate not tainted while its replacement launches")
-			}
-			replacement := &v1.NodeClaim{}
-			if err := env.Client.Get(t.Context(), client.ObjectKey{Name: second.Launched[0]}, replacement); err != nil {
-				t.Fatal(err)
-			}
-			cleanup(t, replacement)
-			if i := slices.IndexFunc(replacement.Spec.Requirements, func(r v1.NodeSelectorRequirementWithMinValues) bool {
-				return r.Key == corev1.LabelInstanceTypeStable
-			}); i < 0 || !slices.Equal(replacement.Spec.Requirements[i].Values, []string{"c7i.small"}) {
-				t.Errorf("replacement requirements %v, want instance types [c7i.small] only", replacement.Spec.Requirements)
-			}
+			replacement := launchReplacement(t, h, node)
 			// Not initialized yet: the candidate waits.
 			if res, err := h.Disrupt(t.Context()); err != nil || len(res.Deleted) != 0 {
 				t.Fatalf("pass while the replacement launches deleted %v (%v), want none", res.Deleted, err)
@@ -136,6 +106,45 @@ func TestReplace(t *testing.T) {
 			}
 		})
 	}
+}
+
+// launchReplacement runs the pass that decides to replace the node with one c7i.small, saving
+// $0.05/h, and, after the validation period, the pass that taints it and launches the
+// replacement, which it returns.
+func launchReplacement(t *testing.T, h *harness, node *corev1.Node) *v1.NodeClaim {
+	t.Helper()
+	first, err := h.Disrupt(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(first.Decided, "replacing 1 node(s) with 1") || !strings.Contains(first.Decided, "saving $0.0500/h") {
+		t.Fatalf("decided %q, want a replacement saving $0.05/h", first.Decided)
+	}
+	if tainted(t, node) {
+		t.Fatal("candidate tainted before the validation period")
+	}
+	h.clock.Step(disruption.ValidationPeriod)
+	second, err := h.Disrupt(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(second.Launched) != 1 || len(second.Deleted) != 0 {
+		t.Fatalf("second pass launched %v and deleted %v, want one replacement and nothing deleted", second.Launched, second.Deleted)
+	}
+	if !tainted(t, node) {
+		t.Error("candidate not tainted while its replacement launches")
+	}
+	replacement := &v1.NodeClaim{}
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Name: second.Launched[0]}, replacement); err != nil {
+		t.Fatal(err)
+	}
+	cleanup(t, replacement)
+	if i := slices.IndexFunc(replacement.Spec.Requirements, func(r v1.NodeSelectorRequirementWithMinValues) bool {
+		return r.Key == corev1.LabelInstanceTypeStable
+	}); i < 0 || !slices.Equal(replacement.Spec.Requirements[i].Values, []string{"c7i.small"}) {
+		t.Errorf("replacement requirements %v, want instance types [c7i.small] only", replacement.Spec.Requirements)
+	}
+	return replacement
 }
 
 // TestNoChurn: no replacement is taken that does not save MinReplacementSavings, and a spot node

@@ -31,42 +31,7 @@ type outcome struct {
 // that fits nowhere does not matter, and a new NodeClaim that holds only such pods is not a
 // replacement (provisioning launches it anyway). Cordoned and not Ready nodes take no pod.
 func (ps *pass) simulate(cands []*candidate) (*outcome, error) {
-	gone := make(map[string]bool, len(cands))
-	var pods []*corev1.Pod
-	mine := map[types.UID]bool{}
-	for _, cand := range cands {
-		gone[cand.node.Name()] = true
-		pods = append(pods, cand.pods...)
-		for _, pod := range cand.pods {
-			mine[pod.UID] = true
-		}
-	}
-	in := ps.snapshot.Input
-	in.Nodes = make([]*scheduling.Node, 0, len(ps.snapshot.Input.Nodes))
-	for _, n := range ps.snapshot.Input.Nodes {
-		if gone[n.Name] {
-			continue
-		}
-		sn := ps.byName[n.Name]
-		switch {
-		case sn == nil || sn.Node == nil || sn.Deleting():
-			// In flight, or already converted to a leaving node by the snapshot.
-		case ps.busy[n.Name] || disrupted(sn.Node):
-			pods = append(pods, reschedulable(sn.Pods)...)
-			n = noRoom(n)
-		case sn.Node.Spec.Unschedulable || !ready(sn.Node):
-			n = noRoom(n)
-			n.Pods = sn.Pods
-		}
-		in.Nodes = append(in.Nodes, n)
-	}
-	for _, sn := range ps.nodes {
-		if sn.Node != nil && sn.Deleting() && !gone[sn.Name()] {
-			pods = append(pods, reschedulable(sn.Pods)...)
-		}
-	}
-	in.Pods = append(pods, ps.pending...)
-	ps.prune(&in)
+	in, mine := ps.input(cands)
 	plan, err := scheduling.Solve(&in)
 	if err != nil {
 		return nil, fmt.Errorf("simulating the removal of %s, %w", names(cands), err)
@@ -96,6 +61,58 @@ func (ps *pass) simulate(cands []*candidate) (*outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// input is the snapshot without the candidates, with their pods (mine), the pods of nodes
+// leaving and the pending pods to place.
+func (ps *pass) input(cands []*candidate) (scheduling.Input, map[types.UID]bool) {
+	gone := make(map[string]bool, len(cands))
+	var pods []*corev1.Pod
+	mine := map[types.UID]bool{}
+	for _, cand := range cands {
+		gone[cand.node.Name()] = true
+		pods = append(pods, cand.pods...)
+		for _, pod := range cand.pods {
+			mine[pod.UID] = true
+		}
+	}
+	in := ps.snapshot.Input
+	in.Nodes = make([]*scheduling.Node, 0, len(ps.snapshot.Input.Nodes))
+	for _, n := range ps.snapshot.Input.Nodes {
+		if gone[n.Name] {
+			continue
+		}
+		n, leaving := ps.receiver(n)
+		pods = append(pods, leaving...)
+		in.Nodes = append(in.Nodes, n)
+	}
+	for _, sn := range ps.nodes {
+		if sn.Node != nil && sn.Deleting() && !gone[sn.Name()] {
+			pods = append(pods, reschedulable(sn.Pods)...)
+		}
+	}
+	in.Pods = append(pods, ps.pending...)
+	ps.prune(&in)
+	return in, mine
+}
+
+// receiver returns the snapshot's node as a simulation sees it, with the pods that leave it: a
+// node tainted karpenter.sh/disrupted or in a command takes no pod and its pods leave; a
+// cordoned or not Ready one takes no pod and keeps its pods; others are as they are.
+func (ps *pass) receiver(n *scheduling.Node) (*scheduling.Node, []*corev1.Pod) {
+	sn := ps.byName[n.Name]
+	switch {
+	case sn == nil || sn.Node == nil || sn.Deleting():
+		// In flight, or already converted to a leaving node by the snapshot.
+		return n, nil
+	case ps.busy[n.Name] || disrupted(sn.Node):
+		return noRoom(n), reschedulable(sn.Pods)
+	case sn.Node.Spec.Unschedulable || !ready(sn.Node):
+		out := noRoom(n)
+		out.Pods = sn.Pods
+		return out, nil
+	}
+	return n, nil
 }
 
 // reasonsOf renders an unschedulable pod's reasons per NodePool.
