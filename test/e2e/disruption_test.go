@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 )
 
@@ -51,7 +52,7 @@ func TestConsolidationScaleDown(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	w := &shrinkWatch{lowestReady: 30}
+	w := &shrinkWatch{namespace: "shrink", pool: "shrink", replicas: 30, lowestReady: 30}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { w.run(watchCtx, stack.Client, budget) })
@@ -65,7 +66,7 @@ func TestConsolidationScaleDown(t *testing.T) {
 		if err != nil {
 			return false, "", err
 		}
-		ready, err := appReady(ctx, stack.Client)
+		ready, err := appReady(ctx, stack.Client, "shrink")
 		got := cost(instances)
 		return got <= 1.10*sim.TotalHourlyPrice && ready == 30,
 			fmt.Sprintf("%d instances at $%.4f/h, plan $%.4f/h (%d nodes), %d/30 Ready", len(instances), got, sim.TotalHourlyPrice, sim.Nodes, ready), err
@@ -89,10 +90,12 @@ func TestConsolidationScaleDown(t *testing.T) {
 		took.Round(time.Second), len(before), cost(before), len(after), cost(after), sim.Nodes, sim.TotalHourlyPrice, w.lowestReady, w.mostDisrupting, w.samples)
 }
 
-// shrinkWatch samples every 250ms the Ready pods of the app (once no more than 30 remain, the
-// scale-down itself having settled) and the shrink NodePool's nodes being disrupted (tainted
-// karpenter.sh/disrupted or deleted, Node or NodeClaim).
+// shrinkWatch samples every 250ms the Ready pods of the namespace's app (once no more than
+// replicas remain, a scale-down itself having settled) and the NodePool's nodes being disrupted
+// (tainted karpenter.sh/disrupted or deleted, Node or NodeClaim).
 type shrinkWatch struct {
+	namespace, pool             string
+	replicas                    int
 	mu                          sync.Mutex
 	settled                     bool
 	lowestReady, mostDisrupting int
@@ -106,12 +109,12 @@ func (w *shrinkWatch) run(ctx context.Context, c client.Client, budget int) {
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		ready, total, err := appCounts(ctx, c)
-		disrupting, nodes, derr := disruptingNodes(ctx, c)
+		ready, total, err := appCounts(ctx, c, w.namespace)
+		disrupting, nodes, derr := disruptingNodes(ctx, c, w.pool)
 		if err == nil && derr == nil {
 			w.mu.Lock()
 			w.samples++
-			if total <= 30 && ready == 30 {
+			if total <= w.replicas && ready == w.replicas {
 				w.settled = true
 			}
 			if w.settled {
@@ -131,15 +134,16 @@ func (w *shrinkWatch) run(ctx context.Context, c client.Client, budget int) {
 	}
 }
 
-func appReady(ctx context.Context, c client.Client) (int, error) {
-	ready, _, err := appCounts(ctx, c)
+func appReady(ctx context.Context, c client.Client, namespace string) (int, error) {
+	ready, _, err := appCounts(ctx, c, namespace)
 	return ready, err
 }
 
-// appCounts counts the app's pods that are not being deleted, and of those the Ready ones.
-func appCounts(ctx context.Context, c client.Client) (ready, total int, err error) {
+// appCounts counts the namespace's app pods that are not being deleted, and of those the Ready
+// ones.
+func appCounts(ctx context.Context, c client.Client, namespace string) (ready, total int, err error) {
 	var pods corev1.PodList
-	if err := c.List(ctx, &pods, client.InNamespace("shrink"), client.MatchingLabels{"app": "app"}); err != nil {
+	if err := c.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels{"app": "app"}); err != nil {
 		return 0, 0, err
 	}
 	for _, p := range pods.Items {
@@ -156,15 +160,15 @@ func appCounts(ctx context.Context, c client.Client) (ready, total int, err erro
 	return ready, total, nil
 }
 
-// disruptingNodes names the shrink NodePool's nodes tainted karpenter.sh/disrupted or being
-// deleted, and its NodeClaims being deleted, each node once; and counts its initialized nodes.
-func disruptingNodes(ctx context.Context, c client.Client) ([]string, int, error) {
+// disruptingNodes names the NodePool's nodes tainted karpenter.sh/disrupted or being deleted,
+// and its NodeClaims being deleted, each node once; and counts its initialized nodes.
+func disruptingNodes(ctx context.Context, c client.Client, pool string) ([]string, int, error) {
 	var nodes corev1.NodeList
-	if err := c.List(ctx, &nodes, client.MatchingLabels{v1.NodePoolLabelKey: "shrink"}); err != nil {
+	if err := c.List(ctx, &nodes, client.MatchingLabels{v1.NodePoolLabelKey: pool}); err != nil {
 		return nil, 0, err
 	}
 	var claims v1.NodeClaimList
-	if err := c.List(ctx, &claims, client.MatchingLabels{v1.NodePoolLabelKey: "shrink"}); err != nil {
+	if err := c.List(ctx, &claims, client.MatchingLabels{v1.NodePoolLabelKey: pool}); err != nil {
 		return nil, 0, err
 	}
 	initialized := 0
@@ -185,4 +189,87 @@ func disruptingNodes(ctx context.Context, c client.Client) ([]string, int, error
 		}
 	}
 	return out, initialized, nil
+}
+
+// TestDriftRollsNodesOnAMIChange: pinning the EC2NodeClass's AMI alias to an older release drifts
+// every node of its NodePool (AMIDrift), and disruption replaces them all, one at a time under the
+// default 10% budget, replacements first: sampled every 250ms, the PDB (minAvailable 9 of 10)
+// and the budget hold.
+func TestDriftRollsNodesOnAMIChange(t *testing.T) {
+	const budget = 10
+	stack := startStack(t)
+	ctx := t.Context()
+	namespace(t, ctx, stack, "roll")
+	pool := nodePool("roll", 10, "")
+	pool.Spec.Disruption.Budgets = nil // the API server's default: 10%
+	app := deployment("roll", "app", 10, "500m", "512Mi")
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "roll"},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MinAvailable: new(intstr.FromInt32(9)),
+			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "app"}},
+		},
+	}
+	if err := stack.Apply(ctx, pool, app, pdb); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 4*time.Minute, "10 pods Ready", func(ctx context.Context) (bool, string, error) {
+		ready, err := appReady(ctx, stack.Client, "roll")
+		return ready == 10, fmt.Sprintf("%d/10 Ready", ready), err
+	})
+	old := map[string]string{}
+	var claims v1.NodeClaimList
+	if err := stack.Client.List(ctx, &claims, client.MatchingLabels{v1.NodePoolLabelKey: "roll"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, nc := range claims.Items {
+		old[nc.Name] = nc.Status.ImageID
+	}
+
+	w := &shrinkWatch{namespace: "roll", pool: "roll", replicas: 10, lowestReady: 10, settled: true}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { w.run(watchCtx, stack.Client, budget) })
+	start := time.Now()
+	patch := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"amiSelectorTerms":[{"alias":"al2023@v20251001"}]}}`))
+	if err := stack.Client.Patch(ctx, &awsv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, patch); err != nil {
+		t.Fatal(err)
+	}
+	var images map[string]bool
+	eventually(t, 8*time.Minute, "every node of the NodePool replaced, on the pinned AMI", func(ctx context.Context) (bool, string, error) {
+		var claims v1.NodeClaimList
+		if err := stack.Client.List(ctx, &claims, client.MatchingLabels{v1.NodePoolLabelKey: "roll"}); err != nil {
+			return false, "", err
+		}
+		left := 0
+		images = map[string]bool{}
+		for _, nc := range claims.Items {
+			if _, ok := old[nc.Name]; ok {
+				left++
+				continue
+			}
+			images[nc.Status.ImageID] = true
+		}
+		ready, err := appReady(ctx, stack.Client, "roll")
+		return left == 0 && ready == 10, fmt.Sprintf("%d of %d old nodeclaims left, %d/10 Ready, new images %v", left, len(old), ready, images), err
+	})
+	took := time.Since(start)
+	stopWatch()
+	wg.Wait()
+	for image := range images {
+		for _, was := range old {
+			if image == was {
+				t.Errorf("a replacement runs the old image %s", image)
+			}
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.lowestReady < 9 {
+		t.Errorf("only %d pods were Ready at one point: the PDB allows one unavailable of 10", w.lowestReady)
+	}
+	if w.overBudget != "" {
+		t.Errorf("more nodes disrupted at once than the budget of %d%% allows: %s", budget, w.overBudget)
+	}
+	t.Logf("rolled %d nodes in %s onto %v; at least %d/10 Ready, at most %d nodes disrupting at once", len(old), took.Round(time.Second), images, w.lowestReady, w.mostDisrupting)
 }
