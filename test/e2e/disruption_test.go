@@ -3,7 +3,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -88,6 +90,65 @@ func TestConsolidationScaleDown(t *testing.T) {
 	}
 	t.Logf("consolidated in %s: %d instances at $%.4f/h -> %d at $%.4f/h (joiner simulate: %d nodes, $%.4f/h); at least %d/30 Ready, at most %d nodes disrupting at once, %d samples",
 		took.Round(time.Second), len(before), cost(before), len(after), cost(after), sim.Nodes, sim.TotalHourlyPrice, w.lowestReady, w.mostDisrupting, w.samples)
+	checkSettled(t, stack.Client, "shrink")
+}
+
+// checkSettled, when JOINER_E2E_SETTLE is a duration, waits (up to 5 minutes) until the
+// NodePool's NodeClaims have not changed for a minute, then fails the test if any is created or
+// deleted during that duration: a cluster at rest makes no moves.
+func checkSettled(t *testing.T, c client.Client, pool string) {
+	raw := os.Getenv("JOINER_E2E_SETTLE")
+	if raw == "" {
+		return
+	}
+	settle, err := time.ParseDuration(raw)
+	if err != nil {
+		t.Fatalf("JOINER_E2E_SETTLE=%q: want a duration such as 10m", raw)
+	}
+	names := func(ctx context.Context) (string, error) {
+		var claims v1.NodeClaimList
+		if err := c.List(ctx, &claims, client.MatchingLabels{v1.NodePoolLabelKey: pool}); err != nil {
+			return "", err
+		}
+		var out []string
+		for _, nc := range claims.Items {
+			if nc.DeletionTimestamp == nil {
+				out = append(out, nc.Name)
+			}
+		}
+		slices.Sort(out)
+		return strings.Join(out, ","), nil
+	}
+	last, since := "", time.Now()
+	eventually(t, 5*time.Minute, "no NodeClaim created or deleted for a minute", func(ctx context.Context) (bool, string, error) {
+		now, err := names(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		if now != last {
+			last, since = now, time.Now()
+		}
+		return time.Since(since) >= time.Minute, fmt.Sprintf("unchanged for %s", time.Since(since).Round(time.Second)), nil
+	})
+	settledAt := time.Now()
+	deadline := time.NewTimer(settle)
+	defer deadline.Stop()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.Context().Done():
+			t.Fatal(t.Context().Err())
+		case <-deadline.C:
+			t.Logf("settled: no NodeClaim created or deleted in %s (%d NodeClaims)", settle, strings.Count(last, ",")+1)
+			return
+		case <-tick.C:
+			now, err := names(t.Context())
+			if err == nil && now != last {
+				t.Fatalf("the settled cluster changed %s after settling: NodeClaims %s -> %s", time.Since(settledAt).Round(time.Second), last, now)
+			}
+		}
+	}
 }
 
 // shrinkWatch samples every 250ms the Ready pods of the namespace's app (once no more than
