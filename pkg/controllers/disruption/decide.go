@@ -324,8 +324,8 @@ func (ps *pass) consolidate(cands []*candidate, m method) (*command, string, err
 const BalancedThreshold = 2.0
 
 // disruptionCost is what moving the pods of one node costs in the Balanced policy's terms: 1 for
-// the node and 1 per pod to move.
-func disruptionCost(pods []*corev1.Pod) float64 { return 1 + float64(len(pods)) }
+// the node and each pod's eviction cost.
+func disruptionCost(pods []*corev1.Pod) float64 { return 1 + podsCost(pods) }
 
 // balanced returns why the command is refused by the Balanced policy of one of its candidates'
 // NodePools, or "". Each such NodePool is scored on its own: its share of the savings (its
@@ -358,8 +358,12 @@ func balanced(cmd *command) string {
 		}
 		savingsFraction, disruptionFraction := savings/p.cost, disruption/p.disruption
 		if savingsFraction*BalancedThreshold < disruptionFraction {
+			pods := 0
+			for _, cand := range pools[p] {
+				pods += len(cand.pods)
+			}
 			return fmt.Sprintf("nodepool %s is Balanced: the move saves %.1f%% of its cost ($%.4f/h) but disrupts %.1f%% of it (%d node(s), %d pod(s)); it must save at least 1/%.0f as much as it disrupts",
-				p.nodePool.Name, savingsFraction*100, savings, disruptionFraction*100, len(pools[p]), int(disruption)-len(pools[p]), BalancedThreshold)
+				p.nodePool.Name, savingsFraction*100, savings, disruptionFraction*100, len(pools[p]), pods, BalancedThreshold)
 		}
 	}
 	return ""

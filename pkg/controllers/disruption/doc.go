@@ -23,9 +23,10 @@
 // must all be placed; a pending pod that fits nowhere blocks nothing. A replacement must save at
 // least MinReplacementSavings of the candidates' price, so a cluster at rest makes no moves; a
 // spot node's spot replacement needs MinSpotToSpotOptions cheaper types and keeps that many.
-// Candidates are ordered by fewest pods to move, then longest quiet. A NodePool with the Balanced
+// Candidates are ordered by the least summed eviction cost of their pods (1 each, adjusted by
+// pod-deletion-cost and priority, as Karpenter), then longest quiet. A NodePool with the Balanced
 // policy takes a consolidation move with pods only when its savings, as a fraction of the
-// NodePool's cost, are at least 1/BalancedThreshold of its disruption (1 per node and per pod)
+// NodePool's cost, are at least 1/BalancedThreshold of its disruption (1 per node plus the pods' eviction costs)
 // as a fraction of the NodePool's, each NodePool of the move scored on its own.
 //
 // Budgets: per NodePool and reason, the smallest nodes value among the budgets whose reasons

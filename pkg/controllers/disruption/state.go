@@ -1,9 +1,11 @@
 package disruption
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -182,10 +184,11 @@ func (ps *pass) classify(nodePools []*v1.NodePool, pdbs []policyv1.PodDisruption
 	}
 }
 
-// compareCandidates orders candidates by how little disrupting them costs: fewer pods to move
-// first, then the longest quiet, then by name.
+// compareCandidates orders candidates by how little disrupting them costs: the least summed
+// eviction cost of the pods to move first (see evictionCost), then the longest quiet, then by
+// name.
 func compareCandidates(a, b *candidate) int {
-	if d := len(a.pods) - len(b.pods); d != 0 {
+	if d := cmp.Compare(podsCost(a.pods), podsCost(b.pods)); d != 0 {
 		return d
 	}
 	if d := quietSince(a.node).Compare(quietSince(b.node)); d != 0 {
@@ -227,4 +230,29 @@ func disrupted(node *corev1.Node) bool {
 func (ps *pass) priceOf(sn *cluster.StateNode) (float64, bool) {
 	return scheduling.OfferingPrice(ps.snapshot.Input.InstanceTypes, labelOf(sn, corev1.LabelInstanceTypeStable),
 		labelOf(sn, corev1.LabelTopologyZone), labelOf(sn, v1.CapacityTypeLabelKey))
+}
+
+// evictionCost is what evicting the pod costs, as Karpenter weighs it: 1, plus its
+// controller.kubernetes.io/pod-deletion-cost over 2^27, plus its priority over 2^25, kept
+// within [-10, 10]. Pods that are cheaper to delete, or less important, go first.
+func evictionCost(pod *corev1.Pod) float64 {
+	cost := 1.0
+	if raw, ok := pod.Annotations[corev1.PodDeletionCost]; ok {
+		if v, err := strconv.ParseInt(raw, 10, 32); err == nil {
+			cost += float64(v) / (1 << 27)
+		}
+	}
+	if pod.Spec.Priority != nil {
+		cost += float64(*pod.Spec.Priority) / (1 << 25)
+	}
+	return min(max(cost, -10), 10)
+}
+
+// podsCost is the summed eviction cost of the pods.
+func podsCost(pods []*corev1.Pod) float64 {
+	sum := 0.0
+	for _, pod := range pods {
+		sum += evictionCost(pod)
+	}
+	return sum
 }
