@@ -26,8 +26,9 @@
 // Candidates are ordered by the least summed eviction cost of their pods (1 each, adjusted by
 // pod-deletion-cost and priority, as Karpenter), then longest quiet. A NodePool with the Balanced
 // policy takes a consolidation move with pods only when its savings, as a fraction of the
-// NodePool's cost, are at least 1/BalancedThreshold of its disruption (1 per node plus the pods' eviction costs)
-// as a fraction of the NodePool's, each NodePool of the move scored on its own.
+// NodePool's cost, are at least 1/BalancedThreshold of its disruption (1 per node plus the
+// pods' eviction costs) as a fraction of the NodePool's, each NodePool of the move scored on its
+// own.
 //
 // Budgets: per NodePool and reason, the smallest nodes value among the budgets whose reasons
 // include it (or are unset) and whose schedule window is open (schedule.go); a percentage is of
