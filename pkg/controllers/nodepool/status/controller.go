@@ -47,7 +47,7 @@ const (
 	// joinFailurePoll is how often a NodePool with a recorded join failure is looked at again:
 	// aws-auth is read, not watched, and the hold lapses with time.
 	joinFailurePoll = 15 * time.Second
-	resourceNodes                = corev1.ResourceName("nodes")
+	resourceNodes   = corev1.ResourceName("nodes")
 )
 
 // Controller keeps NodePool status. Build it with NewController.
@@ -59,9 +59,9 @@ type Controller struct {
 	// JoinFailureHold is how long a recorded join failure holds launches when its inputs do not
 	// change; NewController sets DefaultJoinFailureHold.
 	JoinFailureHold time.Duration
-	cluster *cluster.Cluster
-	cloud   cloudprovider.CloudProvider
-	clock   clock.PassiveClock
+	cluster         *cluster.Cluster
+	cloud           cloudprovider.CloudProvider
+	clock           clock.PassiveClock
 }
 
 // NewController returns the NodePool status controller. kube reads node classes and patches
