@@ -15,6 +15,8 @@ import (
 // failed registration attempt and `"command failed" err="<why>"` when it exits at startup.
 var (
 	registerFailed = regexp.MustCompile(`"Unable to register node with API server" err="((?:[^"\\]|\\.)*)"`)
+	// registerFailedV1 is the kubelet's form before structured logging (Kubernetes 1.20 and older).
+	registerFailedV1 = regexp.MustCompile(`Unable to register node "[^"]*" with API server: (.*)$`)
 	commandFailed  = regexp.MustCompile(`"command failed" err="((?:[^"\\]|\\.)*)"`)
 	nodeadmFatal   = regexp.MustCompile(`nodeadm\[\d+\]: .*level=fatal msg="Command failed" error="((?:[^"\\]|\\.)*)"`)
 	// forbiddenUser is the RBAC refusal of an identity that is not in system:nodes.
@@ -65,6 +67,9 @@ func ReadConsole(output string) cloudprovider.Diagnosis {
 func readLine(line string) (cloudprovider.Diagnosis, bool) {
 	if m := registerFailed.FindStringSubmatch(line); m != nil {
 		return registrationError(unquote(m[1])), true
+	}
+	if m := registerFailedV1.FindStringSubmatch(line); m != nil {
+		return registrationError(strings.TrimSpace(m[1])), true
 	}
 	if m := commandFailed.FindStringSubmatch(line); m != nil {
 		return kubeletStartError(unquote(m[1])), true
