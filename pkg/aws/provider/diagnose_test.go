@@ -1,0 +1,75 @@
+package provider
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/boot"
+	"github.com/joinerhq/joiner/awsemu/state"
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/cloudprovider"
+)
+
+// TestDiagnoseJoin launches through the provider, lets the emulator boot the instance, and reads
+// the diagnosis through DescribeInstances and GetConsoleOutput with the real SDK: an unmapped node
+// role is certain, a node that joined shows no error, a terminated instance is certain and only
+// the instance's.
+func TestDiagnoseJoin(t *testing.T) {
+	tests := []struct {
+		name     string
+		unmap    bool
+		delete   bool
+		reason   string
+		message  string
+		evidence string
+	}{
+		{name: "node role mapped nowhere", unmap: true, reason: cloudprovider.ReasonNodeRoleNotAuthorized,
+			message: "system:node:{{EC2PrivateDNSName}}", evidence: `err="Unauthorized"`},
+		{name: "joined", message: "shows no error"},
+		{name: "terminated", delete: true, reason: cloudprovider.ReasonInstanceTerminated, message: "stopped before its Node joined"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			if tt.unmap {
+				if err := e.state.Update(func(w *state.World) error {
+					r := w.Regions["us-west-2"]
+					clear(r.Clusters[state.DefaultSeed().ClusterName].AccessEntries)
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := e.provider.Create(t.Context(), nodeClaim("diag", req(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpIn, "m5.large")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			kubelets := awsemu.NewKubelets(e.state, e.clock, awsemu.KubeletOptions{APIServer: &boot.FakeAPIServer{}})
+			e.clock.Step(state.PendingFor + state.BootDelay)
+			if err := kubelets.Sync(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if tt.delete {
+				if err := e.provider.Delete(t.Context(), got); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d, err := e.provider.DiagnoseJoin(t.Context(), got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Certain != (tt.reason != "") || d.Reason != tt.reason {
+				t.Errorf("DiagnoseJoin = certain %v reason %q, want %q; message %q evidence %q", d.Certain, d.Reason, tt.reason, d.Message, d.Evidence)
+			}
+			if !strings.Contains(d.Message, tt.message) || !strings.Contains(d.Evidence, tt.evidence) {
+				t.Errorf("DiagnoseJoin message %q evidence %q, want %q and %q", d.Message, d.Evidence, tt.message, tt.evidence)
+			}
+			if d.InstanceOnly != tt.delete {
+				t.Errorf("InstanceOnly = %v, want %v", d.InstanceOnly, tt.delete)
+			}
+		})
+	}
+}
