@@ -17,8 +17,8 @@ var (
 	registerFailed = regexp.MustCompile(`"Unable to register node with API server" err="((?:[^"\\]|\\.)*)"`)
 	// registerFailedV1 is the kubelet's form before structured logging (Kubernetes 1.20 and older).
 	registerFailedV1 = regexp.MustCompile(`Unable to register node "[^"]*" with API server: (.*)$`)
-	commandFailed  = regexp.MustCompile(`"command failed" err="((?:[^"\\]|\\.)*)"`)
-	nodeadmFatal   = regexp.MustCompile(`nodeadm\[\d+\]: .*level=fatal msg="Command failed" error="((?:[^"\\]|\\.)*)"`)
+	commandFailed    = regexp.MustCompile(`"command failed" err="((?:[^"\\]|\\.)*)"`)
+	nodeadmFatal     = regexp.MustCompile(`nodeadm\[\d+\]: .*level=fatal msg="Command failed" error="((?:[^"\\]|\\.)*)"`)
 	// forbiddenUser is the RBAC refusal of an identity that is not in system:nodes.
 	forbiddenUser = regexp.MustCompile(`forbidden: User \\?"([^"\\]+)\\?" cannot create resource \\?"nodes\\?"`)
 	// forbiddenNode is the NodeRestriction refusal of a system:node identity of another name.

@@ -35,8 +35,8 @@ next:
 	return ""
 }
 
-// newNodePool creates a NodePool of the name, deleted when the test ends.
-func newNodePool(t *testing.T, name string) *v1.NodePool {
+// newNodePool creates a NodePool of the name, changed by mutate, deleted when the test ends.
+func newNodePool(t *testing.T, name string, mutate ...func(*v1.NodePool)) *v1.NodePool {
 	t.Helper()
 	np := &v1.NodePool{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -44,6 +44,9 @@ func newNodePool(t *testing.T, name string) *v1.NodePool {
 			Requirements: []v1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64"}}},
 			NodeClassRef: &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"},
 		}}},
+	}
+	for _, m := range mutate {
+		m(np)
 	}
 	create(t, np)
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), np) })
