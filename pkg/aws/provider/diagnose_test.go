@@ -19,16 +19,19 @@ import (
 // the instance's.
 func TestDiagnoseJoin(t *testing.T) {
 	tests := []struct {
-		name     string
-		unmap    bool
-		delete   bool
-		reason   string
-		message  string
-		evidence string
+		name   string
+		unmap  bool
+		delete bool
+		// denyConsole takes ec2:GetConsoleOutput from the controller's policy.
+		denyConsole bool
+		reason      string
+		message     string
+		evidence    string
 	}{
 		{name: "node role mapped nowhere", unmap: true, reason: cloudprovider.ReasonNodeRoleNotAuthorized,
 			message: "system:node:{{EC2PrivateDNSName}}", evidence: `err="Unauthorized"`},
 		{name: "joined", message: "shows no error"},
+		{name: "console not readable", unmap: true, denyConsole: true, message: "add ec2:GetConsoleOutput to the controller's policy"},
 		{name: "terminated", delete: true, reason: cloudprovider.ReasonInstanceTerminated, message: "stopped before its Node joined"},
 	}
 	for _, tt := range tests {
@@ -51,6 +54,10 @@ func TestDiagnoseJoin(t *testing.T) {
 			e.clock.Step(state.PendingFor + state.BootDelay)
 			if err := kubelets.Sync(t.Context()); err != nil {
 				t.Fatal(err)
+			}
+			if tt.denyConsole {
+				e.setControllerPolicy(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"},` +
+					`{"Effect":"Deny","Action":"ec2:GetConsoleOutput","Resource":"*"}]}`)
 			}
 			if tt.delete {
 				if err := e.provider.Delete(t.Context(), got); err != nil {
