@@ -196,9 +196,13 @@ func (c *Controller) Reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (re
 func (c *Controller) patch(ctx context.Context, stored, nodeClaim *v1.NodeClaim) error {
 	if !equality.Semantic.DeepEqual(stored.Status, nodeClaim.Status) {
 		err := c.kubeClient.Status().Patch(ctx, nodeClaim.DeepCopy(), client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{}))
-		if apierrors.IsConflict(err) && stored.Status.ProviderID == "" && nodeClaim.Status.ProviderID != "" {
+		launched := stored.Status.ProviderID == "" && nodeClaim.Status.ProviderID != ""
+		deleted := stored.DeletionTimestamp.IsZero() && !nodeClaim.DeletionTimestamp.IsZero()
+		if apierrors.IsConflict(err) && (launched || deleted) {
 			// An instance was just launched: losing its providerID would launch a second one, which
-			// is worse than overwriting a condition another writer set meanwhile.
+			// is worse than overwriting a condition another writer set meanwhile. Or a phase just
+			// deleted the NodeClaim (which changed its resourceVersion): the condition that says
+			// why is the last this controller writes, and what the failed-join metric counts.
 			err = c.kubeClient.Status().Patch(ctx, nodeClaim.DeepCopy(), client.MergeFrom(stored))
 		}
 		if err != nil {
