@@ -198,7 +198,7 @@ func TestInterpretAL2(t *testing.T) {
 			family:     "AL2",
 			userData:   "#!/bin/bash\nset -euo pipefail\n/etc/eks/bootstrap.sh demo --b64-cluster-ca $CA --apiserver-endpoint " + testEndpoint + "\n",
 			wantReason: ReasonBootstrapFailed,
-			wantLog:    "line 3: CA: unbound variable",
+			wantLog:    "CA: unbound variable",
 		},
 		{
 			name:       "unterminated quote: the script fails, no kubelet",
