@@ -8,7 +8,6 @@ import (
 	"maps"
 	"path"
 	"strings"
-
 )
 
 // bootstrapPath is where AL2 EKS AMIs keep their bootstrap script.

@@ -14,7 +14,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
-
 )
 
 // NodeConfig media type and API versions nodeadm reads.
