@@ -105,6 +105,17 @@ func (n *node) exec(ctx context.Context, args []string) error {
 		return n.runLauncher(ctx, launch, args[1:], env, hc.Stdout, hc.Stderr)
 	}
 	cmd := command{node: n, ctx: ctx, dir: hc.Dir, stdin: hc.Stdin, stdout: hc.Stdout, stderr: hc.Stderr, name: name}
+	if strings.Contains(args[0], "/") {
+		// A script the userData wrote and runs by path runs with its #! line's options.
+		if data, err := n.fs.readFile(clean(hc.Dir, args[0])); err == nil && len(data) > 0 {
+			if n.fs.access(clean(hc.Dir, args[0]), interp.AccessExec) != nil {
+				return cmd.fail(126, "%s: Permission denied", args[0])
+			}
+			if first := firstLine(string(data)); strings.HasPrefix(first, "#!") && strings.Contains(first, "sh") {
+				return cmd.shell(append(shebangOptions(first), args...), env)
+			}
+		}
+	}
 	switch name {
 	case "bash", "sh":
 		return cmd.shell(args[1:], env)
@@ -229,15 +240,19 @@ func (c command) shell(args []string, env map[string]string) error {
 		args = args[1:]
 	}
 	var name, body string
+	var params []string
 	switch {
 	case len(args) >= 2 && args[0] == "-c":
 		name, body = c.name, args[1]
+		if len(args) > 2 { // bash -c 'script' $0 $1 ...
+			name, params = args[2], args[3:]
+		}
 	case len(args) >= 1 && args[0] != "-c":
 		data, err := c.node.fs.readFile(clean(c.dir, args[0]))
 		if err != nil {
 			return c.fail(127, "%s: No such file or directory", args[0])
 		}
-		name, body = args[0], string(data)
+		name, body, params = args[0], string(data), args[1:]
 	default:
 		return nil
 	}
@@ -245,7 +260,7 @@ func (c command) shell(args []string, env map[string]string) error {
 	for k, v := range env {
 		vars = append(vars, k+"="+v)
 	}
-	status := c.node.runShell(c.ctx, name, body, opts, vars, io.MultiWriter(c.stdout))
+	status := c.node.runShell(c.ctx, name, body, opts, params, vars, c.stdout)
 	if status != 0 {
 		return interp.NewExitStatus(uint8(status))
 	}

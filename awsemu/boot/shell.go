@@ -132,7 +132,7 @@ func (n *node) runScript(ctx context.Context, s script) ([]string, int) {
 	}
 	out := &consoleWriter{prefix: cloudInit}
 	ctx = context.WithValue(ctx, consoleKey{}, io.Writer(out))
-	status := n.runShell(ctx, s.name, s.body, shebangOptions(shebang), nil, out)
+	status := n.runShell(ctx, s.name, s.body, shebangOptions(shebang), nil, nil, out)
 	lines := out.done()
 	if status != 0 {
 		lines = append(lines,
@@ -156,7 +156,7 @@ func shebangOptions(shebang string) []string {
 // runShell runs body as a bash process named name with the given options (-e, -x, ...),
 // positional parameters params and extra exported variables env, writing its output to out.
 // It returns the exit status.
-func (n *node) runShell(ctx context.Context, name, body string, opts []string, env []string, out io.Writer) int {
+func (n *node) runShell(ctx context.Context, name, body string, opts, params, env []string, out io.Writer) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ps := &procSubsts{node: n, byPath: map[string]*syntax.ProcSubst{}}
@@ -173,7 +173,7 @@ func (n *node) runShell(ctx context.Context, name, body string, opts []string, e
 			}
 			return args, nil
 		}),
-		interp.Params(append(opts, "--")...),
+		interp.Params(append(append(opts, "--"), params...)...),
 	}
 	options = append(options,
 		interp.OpenHandler(func(ctx context.Context, p string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
@@ -197,10 +197,20 @@ func (n *node) runShell(ctx context.Context, name, body string, opts []string, e
 	ps.runner = runner
 	status := 0
 	parser := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	stopped := false
 	parseErr := parser.Stmts(strings.NewReader(body), func(stmt *syntax.Stmt) bool {
+		// The parser may call again after being told to stop; the shell has exited by then.
+		if stopped {
+			return false
+		}
 		ps.rewrite(stmt)
-		status = exitStatus(runner.Run(ctx, stmt))
-		return !runner.Exited() && ctx.Err() == nil
+		err := runner.Run(ctx, stmt)
+		if _, isStatus := interp.IsExitStatus(err); err != nil && !isStatus {
+			fmt.Fprintf(out, "%s: %v\n", name, err)
+		}
+		status = exitStatus(err)
+		stopped = runner.Exited() || ctx.Err() != nil
+		return !stopped
 	})
 	if se := (syntax.ParseError{}); errors.As(parseErr, &se) && !runner.Exited() && ctx.Err() == nil {
 		// bash's wording for the syntax error met most in userData, an unclosed quote.
