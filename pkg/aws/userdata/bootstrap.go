@@ -44,6 +44,11 @@ type bootstrapCall struct {
 	// name.
 	positional []shellWord
 	env        map[string]shellVar
+	// conditional is true when the call is in a branch that may not run.
+	conditional bool
+	// uncertain is true when an argument is an unquoted value known only at boot, which bash may
+	// split into any number of words: the options after it may be read at the wrong positions.
+	uncertain bool
 }
 
 // bootstrapScript is what a shell script does with bootstrap.sh.
@@ -64,8 +69,8 @@ func readBootstrapScript(script string) bootstrapScript {
 	var s bootstrapScript
 	// modelled are the lines of the calls and of the plain assignments the reader follows.
 	modelled := map[int]bool{}
-	for _, cmd := range readShell(script) {
-		if len(cmd.words) == 0 || isDeclaration(cmd.words[0].text) {
+	for _, cmd := range readShell(script).commands {
+		if len(cmd.words) == 0 && len(cmd.redirects) == 0 || len(cmd.words) > 0 && isDeclaration(cmd.words[0].text) {
 			markLines(modelled, cmd)
 			continue
 		}
@@ -78,7 +83,9 @@ func readBootstrapScript(script string) bootstrapScript {
 			s.calls = append(s.calls, newBootstrapCall(cmd, words[1:]))
 			continue
 		}
-		if s.modifiedAt == 0 && slices.ContainsFunc(words, func(w shellWord) bool { return path.Base(w.text) == "bootstrap.sh" }) {
+		namesBootstrap := func(w shellWord) bool { return path.Base(w.text) == "bootstrap.sh" }
+		readsOnly := len(words) > 0 && readsFiles(words[0].text)
+		if s.modifiedAt == 0 && (!readsOnly && slices.ContainsFunc(words, namesBootstrap) || slices.ContainsFunc(cmd.redirects, namesBootstrap)) {
 			s.modifiedAt = cmd.line
 		}
 	}
@@ -94,7 +101,8 @@ func markLines(lines map[int]bool, cmd shellCommand) {
 
 // newBootstrapCall reads a call's arguments as bootstrap.sh does.
 func newBootstrapCall(cmd shellCommand, args []shellWord) bootstrapCall {
-	call := bootstrapCall{line: cmd.line, options: map[string]shellWord{}, env: cmd.env}
+	call := bootstrapCall{line: cmd.line, options: map[string]shellWord{}, env: cmd.env, conditional: cmd.conditional,
+		uncertain: slices.ContainsFunc(args, func(w shellWord) bool { return w.unknownSplit })}
 	for i := 0; i < len(args); i++ {
 		if isBootstrapOption(args[i].text) {
 			if i+1 < len(args) {
@@ -127,6 +135,16 @@ func firstTaintMention(script string, modelled map[int]bool) int {
 // findBootstrapCalls returns every call of bootstrap.sh in a shell script.
 func findBootstrapCalls(script string) []bootstrapCall {
 	return readBootstrapScript(script).calls
+}
+
+// readsFiles reports whether a command only reads or tests the files it names (its
+// redirections aside), so naming bootstrap.sh does not change it.
+func readsFiles(name string) bool {
+	switch name {
+	case "[", "test", "ls", "stat", "cat", "grep", "head", "tail", "file", "md5sum", "sha256sum", "echo", "printf":
+		return true
+	}
+	return false
 }
 
 func isCommandPrefix(word string) bool {
@@ -293,4 +311,51 @@ func withTaint(args string, taints []corev1.Taint) string {
 	}
 	kept = append(kept, "--register-with-taints="+formatTaints(taints))
 	return strings.Join(kept, " ")
+}
+
+// systemdWords splits a value the way systemd splits an unbraced $VARIABLE in ExecStart: at
+// blanks, honouring double and single quotes, which it then removes. A %% becomes %. (systemd's
+// rules, not a shell's: no expansions, and a backslash outside quotes escapes the next
+// character.)
+func systemdWords(value string) []string {
+	var (
+		words  []string
+		cur    strings.Builder
+		inWord bool
+		quote  byte
+	)
+	for i := 0; i < len(value); i++ {
+		c := value[i]
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote == '"' && c == '\\' && i+1 < len(value):
+			i++
+			cur.WriteByte(value[i])
+		case quote != 0:
+			cur.WriteByte(c)
+		case c == '"' || c == '\'':
+			quote, inWord = c, true
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case c == '\\' && i+1 < len(value):
+			i++
+			cur.WriteByte(value[i])
+			inWord = true
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	for i, w := range words {
+		words[i] = strings.ReplaceAll(w, "%%", "%")
+	}
+	return words
 }

@@ -70,6 +70,18 @@ func TestCheckBootstrapScript(t *testing.T) {
 		{name: "bootstrap.sh only in a comment", script: header + "# /etc/eks/bootstrap.sh demo\n"},
 		{name: "bootstrap.sh only in a here-document", script: header + "cat <<'EOF' > /tmp/notes\n/etc/eks/bootstrap.sh demo\nEOF\necho done\n"},
 		{name: "bootstrap.sh only in a quoted string", script: header + "echo '/etc/eks/bootstrap.sh demo'\n"},
+		// Differences found by reading the script as bash does (mvdan.cc/sh) rather than line by line.
+		{name: "a function that is never called runs nothing", script: header + "join() {\n  /etc/eks/bootstrap.sh demo\n}\necho no join\n"},
+		{name: "a function's call is checked with its arguments", script: header + "join() {\n  /etc/eks/bootstrap.sh \"$1\" --kubelet-extra-args \"$2\"\n}\njoin demo '--node-labels=a=b'\n", want: []finding{problem("UnregisteredTaintMissing")}},
+		{name: "a function's call with the taint passes", script: header + "join() {\n  /etc/eks/bootstrap.sh \"$1\" --kubelet-extra-args \"$2\"\n}\njoin demo '--register-with-taints=karpenter.sh/unregistered:NoExecute'\n"},
+		{name: "args set in one branch only cannot be verified", script: header + "ARGS='--node-labels=a=b'\nif grep -q gpu /proc/cpuinfo; then ARGS='--register-with-taints=karpenter.sh/unregistered:NoExecute'; fi\n/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$ARGS\"\n", want: []finding{{SeverityAdvice, "BootstrapTaintUnverifiable"}}},
+		{name: "args set alike in both branches are known", script: header + "if grep -q gpu /proc/cpuinfo; then ARGS='--v=2'; else ARGS='--v=2'; fi\n/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$ARGS\"\n", want: []finding{problem("UnregisteredTaintMissing")}},
+		{name: "an assignment in a subshell does not reach the call", script: header + "ARGS='--register-with-taints=karpenter.sh/unregistered:NoExecute'\n( ARGS='--v=2' )\n/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$ARGS\"\n"},
+		{name: "a call after exit never runs", script: header + "exit 0\n/etc/eks/bootstrap.sh demo\n"},
+		{name: "export of a variable the script never assigned is unknown", script: header + "export KUBELET_EXTRA_ARGS\n/etc/eks/bootstrap.sh demo\n", want: []finding{{SeverityAdvice, "BootstrapTaintUnverifiable"}}},
+		{name: "a call through eval is read", script: header + "eval \"/etc/eks/bootstrap.sh demo --kubelet-extra-args '--v=2'\"\n", want: []finding{problem("UnregisteredTaintMissing")}},
+		{name: "a call through bash -c is read", script: header + "bash -c \"/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=karpenter.sh/unregistered:NoExecute'\"\n"},
+		{name: "ANSI-C quoting", script: header + "/etc/eks/bootstrap.sh demo --kubelet-extra-args $'--register-with-taints=karpenter.sh/unregistered:NoExecute\\t--v=2'\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -85,60 +85,30 @@ func CheckCustom(userData string) []Warning {
 }
 
 // nodeadmTaints returns the taints the kubelet registers with under NodeConfig documents, as
-// nodeadm merges them (in order, a later list replacing an earlier one) and the kubelet reads
+// nodeadm merges them (in order, kubelet flags appended) and the kubelet reads
 // them (its last --register-with-taints flag, else config registerWithTaints). source names
 // which; found is false when no document sets either.
 func nodeadmTaints(docs []map[string]any) (taints []corev1.Taint, source string, found bool) {
-	var flags []string
-	var configTaints any
-	for _, doc := range docs {
-		if !isNodeConfig(doc) {
-			continue
-		}
-		spec, _ := doc["spec"].(map[string]any)
-		kubelet, _ := spec["kubelet"].(map[string]any)
-		if list, ok := kubelet["flags"].([]any); ok && len(list) > 0 {
-			flags = flags[:0]
-			for _, f := range list {
-				flags = append(flags, fmt.Sprint(f))
-			}
-		}
-		config, _ := kubelet["config"].(map[string]any)
-		if raw, ok := config["registerWithTaints"]; ok {
-			configTaints = raw
-		}
+	reg, taintSource := nodeadmRegistration(docs)
+	if taintSource == "" {
+		return nil, "", false
 	}
-	if value, ok := lastFlag(flags, "--register-with-taints"); ok {
-		taints, _ = parseTaints(value)
-		return taints, "the --register-with-taints kubelet flag", true
-	}
-	if configTaints != nil {
-		return taintsFromConfig(configTaints), "kubelet config registerWithTaints", true
-	}
-	return nil, "", false
+	return reg.Taints, taintSource, true
 }
 
 // bottlerocketNodeTaints reads settings.kubernetes.node-taints of Bottlerocket TOML; found is
 // false when the userData is not TOML with a settings.kubernetes table.
 func bottlerocketNodeTaints(userData string) (taints []corev1.Taint, found bool) {
-	doc, err := parseTOML(userData)
+	doc, err := parseBottlerocket(userData)
 	if err != nil {
 		return nil, false
 	}
-	settings := doc.get("settings")
-	if settings == nil || settings.table == nil {
+	k8s, found, err := doc.kubernetes(false)
+	if err != nil || !found {
 		return nil, false
 	}
-	k8s := settings.table.get("kubernetes")
-	if k8s == nil || k8s.table == nil {
-		return nil, false
-	}
-	if e := k8s.table.get("node-taints"); e != nil && e.table != nil {
-		for _, key := range e.table.keys {
-			for _, entry := range bottlerocketTaintValues(e.table.get(key)) {
-				taints = append(taints, bottlerocketTaint(key, entry))
-			}
-		}
+	if t, ok := k8s["node-taints"].(map[string]any); ok {
+		taints = nodeTaints(t)
 	}
 	return taints, true
 }

@@ -1,7 +1,10 @@
 // Package userdata renders the userData an instance boots with, for each AMI family, from the
 // cluster's connection details, a NodeClaim's labels and taints, the EC2NodeClass kubelet settings
 // and the operator's own userData, and checks the operator's userData statically for the mistakes
-// that make a node join without its required taint.
+// that make a node join without its required taint. ReadRegistration reads, from a whole
+// userData, the taints, labels and kubelet flags the node registers with, as far as a static
+// reading can tell. Shell is read with mvdan.cc/sh/v3 and Bottlerocket TOML with
+// github.com/pelletier/go-toml/v2; nothing is run.
 //
 // The merge rule is the same for every family that Joiner generates for (AL2, AL2023,
 // Bottlerocket): the operator's parts and settings are kept, and what Joiner requires is never

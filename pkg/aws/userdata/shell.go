@@ -1,20 +1,45 @@
 package userdata
 
 import (
-	"regexp"
+	"io"
+	"maps"
+	"strconv"
 	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
 )
 
-// This file reads shell scripts the way bash would, as far as a static check can: quotes,
-// escapes, line continuations, comments, here-documents, and the variables the script assigns
-// plainly (NAME=value, export NAME=value). Anything it cannot follow ($(...), `...`, a variable it
-// never saw assigned) makes the word unknown, so that checks can stay silent instead of guessing.
+// This file reads shell scripts statically: mvdan.cc/sh/v3/syntax parses them as bash does
+// (words, quotes, escapes, here-documents, functions, conditionals), and mvdan.cc/sh/v3/expand
+// expands their words (quote removal, parameter expansion, field splitting) against the
+// variables the script assigns. Nothing is run. What a static reading cannot know is marked
+// unknown, so that checks stay silent instead of guessing: command and process substitution,
+// arithmetic, variables the script never assigns (they may come from the environment), special
+// parameters, and every variable after `source`, an `eval` of unknown text or an assignment in a
+// branch that may or may not run.
+//
+// The reading follows bash's order of execution as far as it is static: function bodies run
+// where the function is called, with its arguments as $1...; a condition on known values picks
+// its branch, otherwise both branches of an if, case, && or || may run (their commands are read, marked conditional, and a variable they set differently
+// becomes unknown); the commands inside a command substitution are not read; subshells and pipelines do not change the script's variables; an exit or
+// exec outside any branch ends the script. A syntax error ends it too, as it ends bash: the
+// commands before it are read.
+
+// unknownText stands for a value the reading cannot know.
+const unknownText = "\uFFFD"
+
+// maxShellDepth bounds function calls, eval and bash -c nesting.
+const maxShellDepth = 16
 
 // shellWord is one word of a command after expansion and quote removal.
 type shellWord struct {
 	text string
 	// unknown is true when the word holds an expansion the reader cannot follow.
 	unknown bool
+	// unknownSplit is true when the word comes from an unquoted unknown expansion, which bash
+	// may split into any number of words: the positions of the words after it are uncertain.
+	unknownSplit bool
 	// raw is the word as written in the script, for messages.
 	raw string
 }
@@ -24,490 +49,738 @@ type shellVar struct {
 	value    string
 	unknown  bool
 	exported bool
+	// unset is true after `unset NAME`: the variable is known to be empty and unset.
+	unset bool
 }
 
-// shellCommand is one simple command.
+// shellCommand is one simple command (or declaration).
 type shellCommand struct {
-	// line is where the command starts, endLine where its last word ends; 1-based.
+	// line is where the command starts, endLine where it ends; 1-based, in the script read.
 	line, endLine int
 	// assignments are the NAME=value words before the command name: the command's environment.
 	assignments map[string]shellVar
 	// words are the command name and its arguments.
 	words []shellWord
+	// redirects are the targets of the command's redirections (> file, < file), expanded.
+	redirects []shellWord
 	// env is every exported variable at the command, its assignments included.
 	env map[string]shellVar
+	// conditional is true when the command may not run: it is in a branch of an if, case, &&,
+	// ||, or the body of a loop.
+	conditional bool
+	// nested is true when the command was read from text the script builds (eval, bash -c):
+	// its lines are the outer command's.
+	nested bool
 }
 
-var identifierAssignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\+?=`)
+// shellScript is what a static reading of a script found.
+type shellScript struct {
+	commands []shellCommand
+	// parseErr is the syntax error that ends the script, if any.
+	parseErr error
+}
 
-// shellReader reads one script command by command, tracking the variables it assigns.
+// readShell reads a script's simple commands, in the order bash would run them.
+func readShell(script string) shellScript {
+	r := &shellReader{vars: map[string]shellVar{}, funcs: map[string]*syntax.Stmt{}}
+	err := r.parse(script)
+	return shellScript{commands: r.out, parseErr: err}
+}
+
+// parse reads a script statement by statement, as bash does, until it stops or a syntax error.
+// It never breaks out of the parser's iterator: mvdan.cc/sh v3.14.1 may yield again after the loop
+// body returned false (a second syntax error), which panics (found by FuzzReadShell), so what
+// comes after a stop or the first error is skipped instead.
+func (r *shellReader) parse(script string) error {
+	var parseErr error
+	for st, err := range syntax.NewParser(syntax.Variant(syntax.LangBash)).StmtsSeq(strings.NewReader(script)) {
+		switch {
+		case parseErr != nil:
+		case err != nil:
+			parseErr = err
+		case !r.stopped:
+			r.stmt(st)
+		}
+	}
+	return parseErr
+}
+
+// shellReader walks the statements of one script.
 type shellReader struct {
-	src  string
-	pos  int
-	line int
-	vars map[string]shellVar
-	// heredocs are the delimiters of here-documents whose bodies start after the current line.
-	heredocs []heredoc
+	vars  map[string]shellVar
+	funcs map[string]*syntax.Stmt
+	// params are the positional parameters inside a function call; nil outside (unknown).
+	params []shellWord
+	// locals holds, for each function call being read, the values its `local` declarations
+	// hide, restored when it returns.
+	locals []map[string]*shellVar
+	// funcConds holds, for each function call being read, the branch depth it was called at: a
+	// return at that depth ends it.
+	funcConds []int
+	// opaque is true after a `source` or an unknown `eval`: variables the script never assigned
+	// may have been set.
+	opaque bool
+	// cond counts the branches being read that may not run.
+	cond int
+	// nested counts eval and bash -c text being read; line is the outer command's line.
+	nested     int
+	nestedLine [2]int
+	depth      int
+	stopped    bool
+	out        []shellCommand
 }
 
-type heredoc struct {
-	delimiter string
-	stripTabs bool
+func (r *shellReader) stmts(list []*syntax.Stmt) {
+	for _, st := range list {
+		if r.stopped {
+			return
+		}
+		r.stmt(st)
+	}
 }
 
-// readShell returns the simple commands of a script, in order.
-func readShell(script string) []shellCommand {
-	r := &shellReader{src: script, line: 1, vars: map[string]shellVar{}}
-	var out []shellCommand
-	for r.pos < len(r.src) {
-		cmd, ok := r.next()
-		if !ok {
+func (r *shellReader) stmt(st *syntax.Stmt) {
+	switch cmd := st.Cmd.(type) {
+	case nil:
+		r.record(st, nil, nil, map[string]shellVar{})
+	case *syntax.CallExpr:
+		r.call(st, cmd)
+	case *syntax.DeclClause:
+		r.decl(st, cmd)
+	case *syntax.BinaryCmd:
+		switch cmd.Op {
+		case syntax.AndStmt, syntax.OrStmt:
+			r.stmt(cmd.X)
+			switch x, known := r.status(cmd.X); {
+			case !known:
+				r.alternatives(func() { r.stmt(cmd.Y) }, func() {})
+			case x == (cmd.Op == syntax.AndStmt):
+				r.stmt(cmd.Y)
+			}
+		default: // pipelines: every part runs in a subshell
+			r.subshell(func() { r.stmt(cmd.X) })
+			r.subshell(func() { r.stmt(cmd.Y) })
+		}
+	case *syntax.Block:
+		r.stmts(cmd.Stmts)
+	case *syntax.Subshell:
+		r.subshell(func() { r.stmts(cmd.Stmts) })
+	case *syntax.IfClause:
+		r.ifClause(cmd)
+	case *syntax.WhileClause:
+		r.alternatives(func() { r.stmts(cmd.Cond); r.stmts(cmd.Do) }, func() { r.stmts(cmd.Cond) })
+	case *syntax.ForClause:
+		r.alternatives(func() {
+			if wi, ok := cmd.Loop.(*syntax.WordIter); ok {
+				r.assign(wi.Name.Value, shellVar{value: unknownText, unknown: true})
+			}
+			r.stmts(cmd.Do)
+		}, func() {})
+	case *syntax.CaseClause:
+		branches := []func(){func() {}}
+		for _, item := range cmd.Items {
+			branches = append(branches, func() { r.stmts(item.Stmts) })
+		}
+		r.alternatives(branches...)
+	case *syntax.FuncDecl:
+		if cmd.Name != nil {
+			r.funcs[cmd.Name.Value] = cmd.Body
+		}
+	case *syntax.TimeClause:
+		if cmd.Stmt != nil {
+			r.stmt(cmd.Stmt)
+		}
+	case *syntax.CoprocClause:
+		r.subshell(func() { r.stmt(cmd.Stmt) })
+	}
+}
+
+// ifClause reads an if after its condition: the branch the condition picks when it is known
+// (shellcond.go), else both (the else branch may be empty).
+func (r *shellReader) ifClause(c *syntax.IfClause) {
+	r.stmts(c.Cond)
+	elseBranch := func() {
+		switch {
+		case c.Else == nil:
+		case len(c.Else.Cond) == 0:
+			r.stmts(c.Else.Then)
+		default:
+			r.ifClause(c.Else)
+		}
+	}
+	switch ok, known := r.lastStatus(c.Cond); {
+	case !known:
+		r.alternatives(func() { r.stmts(c.Then) }, elseBranch)
+	case ok:
+		r.stmts(c.Then)
+	default:
+		elseBranch()
+	}
+}
+
+// alternatives reads branches of which one runs, each from the same variables; afterwards a
+// variable the branches leave differently is unknown.
+func (r *shellReader) alternatives(branches ...func()) {
+	start := maps.Clone(r.vars)
+	stopped := true
+	var results []map[string]shellVar
+	r.cond++
+	for _, branch := range branches {
+		r.vars = maps.Clone(start)
+		r.stopped = false
+		branch()
+		stopped = stopped && r.stopped
+		results = append(results, r.vars)
+	}
+	r.cond--
+	// The script goes on unless every branch stopped it; a branch that stopped adds nothing.
+	r.stopped = stopped
+	merged := map[string]shellVar{}
+	for _, res := range results {
+		for name := range res {
+			merged[name] = shellVar{}
+		}
+	}
+	for name := range merged {
+		first, same := results[0][name], true
+		exported := false
+		for _, res := range results {
+			same = same && res[name] == first
+			exported = exported || res[name].exported
+		}
+		if same {
+			merged[name] = first
+		} else {
+			merged[name] = shellVar{value: unknownText, unknown: true, exported: exported}
+		}
+	}
+	r.vars = merged
+}
+
+// subshell reads commands whose variable changes do not reach the script.
+func (r *shellReader) subshell(read func()) {
+	vars, funcs, stopped := maps.Clone(r.vars), maps.Clone(r.funcs), r.stopped
+	read()
+	r.vars, r.funcs, r.stopped = vars, funcs, stopped
+}
+
+// assign sets a variable, keeping whether it is exported.
+func (r *shellReader) assign(name string, v shellVar) {
+	v.exported = v.exported || r.vars[name].exported
+	r.vars[name] = v
+}
+
+// call reads a simple command.
+func (r *shellReader) call(st *syntax.Stmt, ce *syntax.CallExpr) {
+	assignments := map[string]shellVar{}
+	for _, a := range ce.Assigns {
+		assignments[a.Name.Value] = r.assignValue(a)
+	}
+	var words []shellWord
+	for _, w := range ce.Args {
+		words = append(words, r.fields(w)...)
+	}
+	if len(words) == 0 {
+		for name, v := range assignments {
+			r.assign(name, v)
+		}
+	}
+	r.record(st, words, r.redirects(st), assignments)
+	if len(words) == 0 || words[0].unknown {
+		return
+	}
+	for len(words) > 1 && isCommandWrapper(words[0].text) {
+		words = words[1:]
+		for len(words) > 1 && strings.HasPrefix(words[0].text, "-") {
+			words = words[1:]
+		}
+	}
+	r.builtin(words[0].text, words[1:])
+}
+
+// builtin follows what a command does to the reading: the builtins that change variables, the
+// script's flow or what it runs, and calls of the script's functions.
+func (r *shellReader) builtin(name string, args []shellWord) {
+	switch name {
+	case "source", ".":
+		r.makeOpaque()
+	case "eval":
+		r.evalText(args, false)
+	case "bash", "sh":
+		if len(args) >= 2 && args[0].text == "-c" {
+			r.subshell(func() { r.evalText(args[1:2], true) })
+		}
+	case "unset", "read", "mapfile", "readarray", "getopts", "printf", "set", "shift":
+		r.variableBuiltin(name, args)
+	case "exit":
+		r.stopped = r.stopped || r.cond == 0
+	case "return":
+		// return ends the function being read (and is an error outside one, which bash reports
+		// and goes on after).
+		if n := len(r.funcConds); n > 0 && r.cond == r.funcConds[n-1] {
+			r.stopped = true
+		}
+	case "exec":
+		r.stopped = r.stopped || len(args) > 0 && r.cond == 0
+	default:
+		if body, ok := r.funcs[name]; ok && r.depth < maxShellDepth {
+			r.callFunction(body, args)
+		}
+	}
+}
+
+// variableBuiltin follows the builtins that set or unset variables and positional parameters.
+func (r *shellReader) variableBuiltin(name string, args []shellWord) {
+	switch name {
+	case "unset":
+		for _, a := range args {
+			if !a.unknown && !strings.HasPrefix(a.text, "-") {
+				r.vars[a.text] = shellVar{unset: true}
+			}
+		}
+	case "set":
+		if len(args) > 0 && args[0].text == "--" {
+			r.params = args[1:]
+		}
+	case "shift":
+		if len(r.params) > 0 {
+			r.params = r.params[1:]
+		}
+	default: // read, mapfile, readarray, getopts, printf -v: values from input the reading does not have
+		for _, a := range args {
+			if !a.unknown && isName(a.text) {
+				r.assign(a.text, shellVar{value: unknownText, unknown: true})
+			}
+		}
+	}
+}
+
+// callFunction reads a function's body with its arguments as positional parameters; `local`
+// variables are restored when it returns.
+func (r *shellReader) callFunction(body *syntax.Stmt, args []shellWord) {
+	params := r.params
+	r.params = append([]shellWord{}, args...)
+	r.locals = append(r.locals, map[string]*shellVar{})
+	r.funcConds = append(r.funcConds, r.cond)
+	r.depth++
+	stopped := r.stopped
+	r.stmt(body)
+	r.depth--
+	r.funcConds = r.funcConds[:len(r.funcConds)-1]
+	for name, old := range r.locals[len(r.locals)-1] {
+		if old == nil {
+			delete(r.vars, name)
+		} else {
+			r.vars[name] = *old
+		}
+	}
+	r.locals = r.locals[:len(r.locals)-1]
+	r.params = params
+	// A return ends the function, not the script. An exit inside it is not told apart from a
+	// return here: the script is read on.
+	r.stopped = stopped
+}
+
+// evalText reads text the script runs: eval's arguments joined by blanks, or bash -c's string.
+func (r *shellReader) evalText(args []shellWord, child bool) {
+	text := make([]string, 0, len(args))
+	for _, a := range args {
+		if a.unknown {
+			if !child {
+				r.makeOpaque()
+			}
+			return
+		}
+		text = append(text, a.text)
+	}
+	if r.depth >= maxShellDepth || len(r.out) == 0 {
+		return
+	}
+	outer := r.out[len(r.out)-1]
+	if r.nested == 0 {
+		r.nestedLine = [2]int{outer.line, outer.endLine}
+	}
+	r.nested++
+	r.depth++
+	err := r.parse(strings.Join(text, " "))
+	r.depth--
+	r.nested--
+	if err != nil && !child {
+		r.makeOpaque()
+	}
+}
+
+// makeOpaque records that variables may have changed in ways the reading cannot see.
+func (r *shellReader) makeOpaque() {
+	r.opaque = true
+	for name, v := range r.vars {
+		r.vars[name] = shellVar{value: unknownText, unknown: true, exported: v.exported}
+	}
+}
+
+// decl reads export, declare, typeset, readonly, local and nameref.
+func (r *shellReader) decl(st *syntax.Stmt, dc *syntax.DeclClause) {
+	variant := dc.Variant.Value
+	export := variant == "export"
+	words := []shellWord{{text: variant, raw: variant}}
+	for _, a := range dc.Args {
+		if a.Naked && a.Name == nil && a.Value != nil {
+			flag := r.literal(a.Value)
+			words = append(words, flag)
+			if !flag.unknown && strings.HasPrefix(flag.text, "-") && strings.Contains(flag.text, "x") {
+				export = true
+			}
+		}
+	}
+	for _, a := range dc.Args {
+		if a.Name == nil {
 			continue
 		}
-		r.apply(&cmd)
-		out = append(out, cmd)
+		name := a.Name.Value
+		if variant == "local" && len(r.locals) > 0 {
+			frame := r.locals[len(r.locals)-1]
+			if _, saved := frame[name]; !saved {
+				if old, ok := r.vars[name]; ok {
+					frame[name] = &old
+				} else {
+					frame[name] = nil
+				}
+			}
+		}
+		v, known := r.vars[name]
+		switch {
+		case !a.Naked:
+			v = r.assignValue(a)
+			v.exported = r.vars[name].exported
+		case variant == "local":
+			// `local NAME` makes a new, empty variable in the function.
+			v = shellVar{unset: true}
+		case !known:
+			// `export NAME` of a variable the script never assigned: it may come from the
+			// environment.
+			v = shellVar{value: unknownText, unknown: true}
+		}
+		v.exported = v.exported || export
+		r.vars[name] = v
+		text := name
+		if !a.Naked {
+			text += "=" + v.value
+		}
+		words = append(words, shellWord{text: text, unknown: v.unknown && !a.Naked, raw: name})
+	}
+	r.record(st, words, r.redirects(st), map[string]shellVar{})
+}
+
+// assignValue is the value an assignment gives its variable.
+func (r *shellReader) assignValue(a *syntax.Assign) shellVar {
+	if a.Array != nil || a.Index != nil {
+		return shellVar{value: unknownText, unknown: true}
+	}
+	w := r.literal(a.Value)
+	v := shellVar{value: w.text, unknown: w.unknown}
+	if a.Append {
+		old, ok := r.vars[a.Name.Value]
+		if !ok && !r.opaque {
+			// NAME+=value on a variable the script never assigned: it may come from the
+			// environment.
+			return shellVar{value: unknownText, unknown: true}
+		}
+		v = shellVar{value: old.value + w.text, unknown: old.unknown || w.unknown || !ok}
+	}
+	return v
+}
+
+// record adds a command to the reading.
+func (r *shellReader) record(st *syntax.Stmt, words, redirects []shellWord, assignments map[string]shellVar) {
+	env := map[string]shellVar{}
+	for name, v := range r.vars {
+		if v.exported && !v.unset {
+			env[name] = v
+		}
+	}
+	maps.Copy(env, assignments)
+	cmd := shellCommand{
+		line: int(st.Pos().Line()), endLine: int(st.End().Line()),
+		assignments: assignments, words: words, redirects: redirects, env: env,
+		conditional: r.cond > 0, nested: r.nested > 0,
+	}
+	if r.nested > 0 {
+		cmd.line, cmd.endLine = r.nestedLine[0], r.nestedLine[1]
+	}
+	if len(words) == 0 && len(assignments) == 0 && len(redirects) == 0 {
+		return
+	}
+	r.out = append(r.out, cmd)
+}
+
+// redirects expands the targets of a statement's redirections (not here-document bodies).
+func (r *shellReader) redirects(st *syntax.Stmt) []shellWord {
+	var out []shellWord
+	for _, rd := range st.Redirs {
+		if rd.Word == nil || rd.Hdoc != nil {
+			continue
+		}
+		out = append(out, r.literal(rd.Word))
 	}
 	return out
 }
 
-// apply records the command's effect on variables and fills its env.
-func (r *shellReader) apply(cmd *shellCommand) {
-	if len(cmd.words) == 0 {
-		for name, v := range cmd.assignments {
-			v.exported = r.vars[name].exported
-			r.vars[name] = v
-		}
-	} else if name := cmd.words[0].text; name == "export" || name == "declare" || name == "typeset" || name == "readonly" || name == "local" {
-		export := name == "export"
-		for _, w := range cmd.words[1:] {
-			if w.text == "-x" {
-				export = true
-				continue
+// fields expands a word as a command argument: it may become several words, or none.
+func (r *shellReader) fields(w *syntax.Word) []shellWord {
+	unknown, unquotedUnknown := r.wordUnknown(w)
+	if hasGlob(w) {
+		// Pathname expansion depends on the files on the instance.
+		unknown, unquotedUnknown = true, true
+	}
+	raw := wordSource(w)
+	values, err := expand.Fields(r.expandConfig(w), w)
+	if err != nil {
+		return []shellWord{{text: unknownText, unknown: true, unknownSplit: unquotedUnknown, raw: raw}}
+	}
+	out := make([]shellWord, 0, len(values))
+	for _, v := range values {
+		out = append(out, shellWord{text: v, unknown: unknown || strings.Contains(v, unknownText), unknownSplit: unquotedUnknown, raw: raw})
+	}
+	return out
+}
+
+// literal expands a word that is not split: an assignment's value, a redirection's target.
+func (r *shellReader) literal(w *syntax.Word) shellWord {
+	if w == nil {
+		return shellWord{}
+	}
+	unknown, _ := r.wordUnknown(w)
+	raw := wordSource(w)
+	v, err := expand.Literal(r.expandConfig(w), w)
+	if err != nil {
+		return shellWord{text: unknownText, unknown: true, raw: raw}
+	}
+	return shellWord{text: v, unknown: unknown || strings.Contains(v, unknownText), raw: raw}
+}
+
+// wordUnknown reports whether a word holds an expansion the reading cannot know, and whether
+// one such is unquoted (so bash splits it into an unknown number of words).
+func (r *shellReader) wordUnknown(w *syntax.Word) (unknown, unquoted bool) {
+	for _, part := range w.Parts {
+		partUnknown := false
+		syntax.Walk(part, func(n syntax.Node) bool {
+			switch n := n.(type) {
+			case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.ArithmExp, *syntax.ExtGlob:
+				partUnknown = true
+			case *syntax.ParamExp:
+				partUnknown = partUnknown || r.paramUnknown(n)
 			}
-			key, value, isAssignment := strings.Cut(w.text, "=")
-			if !identifierAssignment.MatchString(key + "=") {
-				continue
+			return !partUnknown
+		})
+		if partUnknown {
+			unknown = true
+			if _, quoted := part.(*syntax.DblQuoted); !quoted {
+				if _, single := part.(*syntax.SglQuoted); !single {
+					unquoted = true
+				}
 			}
-			v := r.vars[key]
-			if isAssignment {
-				v.value, v.unknown = value, w.unknown
+		}
+	}
+	return unknown, unquoted
+}
+
+// paramUnknown reports whether a parameter expansion's value is unknown.
+func (r *shellReader) paramUnknown(pe *syntax.ParamExp) bool {
+	if pe.Param == nil || pe.Excl || pe.Index != nil {
+		return true
+	}
+	name := pe.Param.Value
+	if n, err := strconv.Atoi(name); err == nil || name == "@" || name == "*" || name == "#" {
+		if r.params == nil {
+			return true
+		}
+		if err == nil {
+			return n == 0 || n > len(r.params) || r.params[n-1].unknown
+		}
+		for _, p := range r.params {
+			if p.unknown {
+				return true
 			}
-			v.exported = v.exported || export
-			r.vars[key] = v
 		}
+		return false
 	}
-	cmd.env = map[string]shellVar{}
-	for name, v := range r.vars {
-		if v.exported {
-			cmd.env[name] = v
-		}
+	if !isName(name) {
+		return true // $? $$ $! $- and the like
 	}
-	for name, v := range cmd.assignments {
-		cmd.env[name] = v
-	}
-}
-
-// next reads one simple command; ok is false for an empty one.
-func (r *shellReader) next() (shellCommand, bool) {
-	b := &commandBuilder{r: r, cmd: shellCommand{line: r.line, assignments: map[string]shellVar{}}}
-	for r.pos < len(r.src) {
-		if b.step() {
-			return b.cmd, true
-		}
-	}
-	b.endWord()
-	return b.cmd, b.hasContent()
-}
-
-// commandBuilder accumulates the words of one command.
-type commandBuilder struct {
-	r         *shellReader
-	cmd       shellCommand
-	cur       strings.Builder
-	inWord    bool
-	unknown   bool
-	noSplit   bool
-	wordStart int
-}
-
-func (b *commandBuilder) hasContent() bool {
-	return len(b.cmd.words) > 0 || len(b.cmd.assignments) > 0
-}
-
-// step reads one character (or construct) and reports whether the command ended.
-func (b *commandBuilder) step() bool {
-	r := b.r
-	c := r.src[r.pos]
+	v, assigned := r.vars[name]
 	switch {
-	case c == ' ' || c == '\t' || c == '\r':
-		b.endWord()
-		r.pos++
-	case c == '\n':
-		b.endWord()
-		r.newline()
-		return b.endCommand()
-	case strings.IndexByte(";&|()", c) >= 0:
-		b.endWord()
-		r.pos++
-		return b.endCommand()
-	case c == '#' && !b.inWord:
-		for r.pos < len(r.src) && r.src[r.pos] != '\n' {
-			r.pos++
-		}
-	case c == '<' && strings.HasPrefix(r.src[r.pos:], "<<") && !strings.HasPrefix(r.src[r.pos:], "<<<"):
-		b.endWord()
-		r.readHeredocStart()
-	case c == '\\':
-		b.escaped()
-	case c == '\'':
-		b.singleQuoted()
-	case c == '"':
-		b.startWord()
-		r.pos++
-		b.unknown = r.readDoubleQuoted(&b.cur) || b.unknown
-	case c == '$' || c == '`':
-		b.startWord()
-		b.expand()
-	default:
-		b.startWord()
-		b.cur.WriteByte(c)
-		r.pos++
-	}
-	return false
-}
-
-// singleQuoted reads a single-quoted string: everything up to the next quote, literally.
-func (b *commandBuilder) singleQuoted() {
-	r := b.r
-	b.startWord()
-	end := strings.IndexByte(r.src[r.pos+1:], '\'')
-	if end < 0 {
-		end = len(r.src) - r.pos - 1
-	}
-	text := r.src[r.pos+1 : r.pos+1+end]
-	r.line += strings.Count(text, "\n")
-	b.cur.WriteString(text)
-	r.pos += end + 2
-}
-
-// endCommand ends the command if it has words; an empty one starts again on the current line.
-func (b *commandBuilder) endCommand() bool {
-	if b.hasContent() {
+	case assigned:
+		return v.unknown
+	case r.opaque:
 		return true
-	}
-	b.cmd.line = b.r.line
-	return false
-}
-
-// escaped reads a backslash outside quotes: a line continuation, or a literal character.
-func (b *commandBuilder) escaped() {
-	r := b.r
-	if r.pos+1 < len(r.src) && r.src[r.pos+1] == '\n' {
-		r.pos += 2
-		r.line++
-		return
-	}
-	b.startWord()
-	if r.pos+1 < len(r.src) {
-		b.cur.WriteByte(r.src[r.pos+1])
-	}
-	r.pos += 2
-}
-
-// expand reads an unquoted expansion, which the shell splits into words at blanks (but not in
-// an assignment).
-func (b *commandBuilder) expand() {
-	value, unknown := b.r.readExpansion()
-	b.unknown = b.unknown || unknown
-	if b.noSplit || unknown {
-		b.cur.WriteString(value)
-		return
-	}
-	fields := strings.Fields(value)
-	if len(fields) == 0 {
-		return
-	}
-	if isBlank(value[0]) {
-		b.endWord()
-		b.startWord()
-	}
-	for i, f := range fields {
-		if i > 0 {
-			b.endWord()
-			b.startWord()
+	case pe.Exp != nil:
+		// A variable the script never assigned is taken as unset when the expansion says what
+		// to do then (${NAME:-default}, ${NAME:+alternative}).
+		switch pe.Exp.Op {
+		case syntax.DefaultUnset, syntax.DefaultUnsetOrNull, syntax.AlternateUnset, syntax.AlternateUnsetOrNull:
+			return false
 		}
-		b.cur.WriteString(f)
 	}
-	if isBlank(value[len(value)-1]) {
-		b.endWord()
-	}
+	return true
 }
 
-func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' }
-
-func (b *commandBuilder) endWord() {
-	if !b.inWord {
-		return
-	}
-	r := b.r
-	w := shellWord{text: b.cur.String(), unknown: b.unknown, raw: strings.TrimSpace(r.src[b.wordStart:r.pos])}
-	b.cmd.endLine = r.line
-	if len(b.cmd.words) == 0 && identifierAssignment.MatchString(w.raw) {
-		name, value, _ := strings.Cut(w.text, "=")
-		v := shellVar{value: value, unknown: w.unknown}
-		if base, appending := strings.CutSuffix(name, "+"); appending {
-			// NAME+=value appends to what NAME holds.
-			name = base
-			if old, ok := r.vars[name]; ok {
-				v = shellVar{value: old.value + value, unknown: old.unknown || w.unknown}
-			} else {
-				v.unknown = true
+// expandConfig is the expansion environment of one word: the script's variables, unknown ones
+// as unknownText. A variable the script never assigned is unset when the word only uses it with
+// a default or alternative, and unknownText otherwise, so that it stays one word.
+func (r *shellReader) expandConfig(w *syntax.Word) *expand.Config {
+	withDefault := map[string]bool{}
+	syntax.Walk(w, func(n syntax.Node) bool {
+		if pe, ok := n.(*syntax.ParamExp); ok && pe.Param != nil {
+			name := pe.Param.Value
+			if _, seen := withDefault[name]; !seen {
+				withDefault[name] = true
+			}
+			if pe.Exp == nil || pe.Length {
+				withDefault[name] = false
 			}
 		}
-		b.cmd.assignments[name] = v
-	} else {
-		b.cmd.words = append(b.cmd.words, w)
+		return true
+	})
+	return &expand.Config{
+		Env: readerEnv{r: r, withDefault: withDefault},
+		CmdSubst: func(out io.Writer, _ *syntax.CmdSubst) error {
+			_, err := out.Write([]byte(unknownText))
+			return err
+		},
+		ProcSubst: func(*syntax.ProcSubst) (string, error) { return unknownText, nil },
 	}
-	b.cur.Reset()
-	b.inWord, b.unknown, b.noSplit = false, false, false
 }
 
-func (b *commandBuilder) startWord() {
-	if b.inWord {
-		return
-	}
-	b.inWord, b.wordStart = true, b.r.pos
-	// Assignment values are not split into words, and neither are export's arguments.
-	b.noSplit = identifierAssignment.MatchString(b.r.src[b.r.pos:]) && (len(b.cmd.words) == 0 || isDeclaration(b.cmd.words[0].text))
+// readerEnv shows the reader's variables to the expander.
+type readerEnv struct {
+	r           *shellReader
+	withDefault map[string]bool
 }
 
-func isDeclaration(name string) bool {
+func (e readerEnv) Get(name string) expand.Variable {
+	str := func(s string) expand.Variable { return expand.Variable{Set: true, Kind: expand.String, Str: s} }
+	r := e.r
+	if v, positional := e.positional(name); positional {
+		return v
+	}
+	if name == "IFS" {
+		if v, ok := r.vars[name]; ok && !v.unknown && !v.unset {
+			return str(v.value)
+		}
+		return expand.Variable{}
+	}
+	v, assigned := r.vars[name]
+	switch {
+	case assigned && v.unset:
+		return expand.Variable{}
+	case assigned && v.unknown:
+		return str(unknownText)
+	case assigned:
+		return str(v.value)
+	case e.withDefault[name] && !r.opaque:
+		return expand.Variable{}
+	}
+	return str(unknownText)
+}
+
+// positional returns $1..., $@, $* and $#: the function's arguments, unknown outside one.
+func (e readerEnv) positional(name string) (expand.Variable, bool) {
+	str := func(s string) expand.Variable { return expand.Variable{Set: true, Kind: expand.String, Str: s} }
+	params := e.r.params
+	if n, err := strconv.Atoi(name); err == nil {
+		if params == nil || n == 0 || n > len(params) {
+			return str(unknownText), true
+		}
+		return str(params[n-1].text), true
+	}
 	switch name {
-	case "export", "declare", "typeset", "readonly", "local":
-		return true
+	case "@", "*":
+		if params == nil {
+			return expand.Variable{Set: true, Kind: expand.Indexed, List: []string{unknownText}}, true
+		}
+		list := make([]string, 0, len(params))
+		for _, p := range params {
+			list = append(list, p.text)
+		}
+		return expand.Variable{Set: true, Kind: expand.Indexed, List: list}, true
+	case "#":
+		if params == nil {
+			return str(unknownText), true
+		}
+		return str(strconv.Itoa(len(params))), true
 	}
-	return false
+	return expand.Variable{}, false
 }
 
-// newline steps over a line end and then over the bodies of pending here-documents.
-func (r *shellReader) newline() {
-	r.pos++
-	r.line++
-	for _, h := range r.heredocs {
-		for r.pos < len(r.src) {
-			end := strings.IndexByte(r.src[r.pos:], '\n')
-			if end < 0 {
-				end = len(r.src) - r.pos
-			}
-			line := r.src[r.pos : r.pos+end]
-			r.pos += end + 1
-			r.line++
-			if h.stripTabs {
-				line = strings.TrimLeft(line, "\t")
-			}
-			if line == h.delimiter {
-				break
-			}
-		}
-	}
-	r.heredocs = nil
-	r.pos = min(r.pos, len(r.src))
-}
-
-// readHeredocStart reads <<[-]DELIM and queues the here-document.
-func (r *shellReader) readHeredocStart() {
-	r.pos += 2
-	h := heredoc{}
-	if r.pos < len(r.src) && r.src[r.pos] == '-' {
-		h.stripTabs = true
-		r.pos++
-	}
-	for r.pos < len(r.src) && (r.src[r.pos] == ' ' || r.src[r.pos] == '\t') {
-		r.pos++
-	}
-	var d strings.Builder
-	for r.pos < len(r.src) {
-		c := r.src[r.pos]
-		if c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '<' || c == '>' {
-			break
-		}
-		if c != '\'' && c != '"' && c != '\\' {
-			d.WriteByte(c)
-		}
-		r.pos++
-	}
-	h.delimiter = d.String()
-	r.heredocs = append(r.heredocs, h)
-}
-
-// readDoubleQuoted reads up to the closing double quote; it reports whether an expansion was
-// unknown.
-func (r *shellReader) readDoubleQuoted(cur *strings.Builder) bool {
-	unknown := false
-	for r.pos < len(r.src) {
-		c := r.src[r.pos]
-		switch {
-		case c == '"':
-			r.pos++
-			return unknown
-		case c == '\\' && r.pos+1 < len(r.src) && strings.IndexByte("$`\"\\\n", r.src[r.pos+1]) >= 0:
-			if r.src[r.pos+1] == '\n' {
-				r.line++
-			} else {
-				cur.WriteByte(r.src[r.pos+1])
-			}
-			r.pos += 2
-		case c == '$' || c == '`':
-			value, unk := r.readExpansion()
-			unknown = unknown || unk
-			cur.WriteString(value)
-		default:
-			if c == '\n' {
-				r.line++
-			}
-			cur.WriteByte(c)
-			r.pos++
-		}
-	}
-	return unknown
-}
-
-var variableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*`)
-
-// readExpansion reads a $-expansion or backquote at r.pos and returns its value, or its source
-// text and unknown=true when the reader cannot follow it.
-func (r *shellReader) readExpansion() (string, bool) {
-	start := r.pos
-	if r.src[r.pos] == '`' {
-		end := strings.IndexByte(r.src[r.pos+1:], '`')
-		if end < 0 {
-			end = len(r.src) - r.pos - 1
-		}
-		r.pos = min(r.pos+end+2, len(r.src))
-		return r.src[start:r.pos], true
-	}
-	r.pos++ // $
-	if r.pos >= len(r.src) {
-		return "$", false
-	}
-	switch c := r.src[r.pos]; c {
-	case '(':
-		r.skipParens()
-		return r.src[start:r.pos], true
-	case '{':
-		return r.readBraced(start)
-	default:
-		name := variableName.FindString(r.src[r.pos:])
-		if name == "" {
-			if strings.IndexByte("@*#?$!-0123456789", c) >= 0 {
-				r.pos++
-				return r.src[start:r.pos], true
-			}
-			return "$", false
-		}
-		r.pos += len(name)
-		v, known := r.vars[name]
-		if !known || v.unknown {
-			return r.src[start:r.pos], true
-		}
-		return v.value, false
-	}
-}
-
-// skipParens steps over a balanced $( ... ) or $(( ... )).
-func (r *shellReader) skipParens() {
-	depth := 0
-	for r.pos < len(r.src) {
-		switch r.src[r.pos] {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case '\n':
-			r.line++
-		}
-		r.pos++
-		if depth == 0 {
+func (e readerEnv) Each(fn func(name string, vr expand.Variable) bool) {
+	for name := range e.r.vars {
+		if !fn(name, e.Get(name)) {
 			return
 		}
 	}
 }
 
-// readBraced reads ${NAME} or ${NAME:-default}; other operators are unknown.
-func (r *shellReader) readBraced(start int) (string, bool) {
-	end := strings.IndexByte(r.src[r.pos:], '}')
-	if end < 0 {
-		r.pos = len(r.src)
-		return r.src[start:], true
-	}
-	inner := r.src[r.pos+1 : r.pos+end]
-	r.pos += end + 1
-	name := variableName.FindString(inner)
-	rest := inner[len(name):]
-	v, known := r.vars[name]
-	switch {
-	case name == "":
-		return r.src[start:r.pos], true
-	case rest == "" && known && !v.unknown:
-		return v.value, false
-	case rest == "":
-		return r.src[start:r.pos], true
-	case strings.HasPrefix(rest, ":-") || strings.HasPrefix(rest, "-"):
-		if known && v.unknown {
-			return r.src[start:r.pos], true
+// hasGlob reports whether a word has an unquoted glob pattern (*, ? or [...]), which bash
+// replaces with the names of the files it matches.
+func hasGlob(w *syntax.Word) bool {
+	for _, part := range w.Parts {
+		lit, ok := part.(*syntax.Lit)
+		if !ok {
+			continue
 		}
-		if known && v.value != "" {
-			return v.value, false
+		bracket := false
+		for i := 0; i < len(lit.Value); i++ {
+			switch c := lit.Value[i]; {
+			case c == '\\':
+				i++ // an escaped character is literal
+			case c == '*' || c == '?' || c == ']' && bracket:
+				return true
+			case c == '[':
+				bracket = true
+			}
 		}
-		return strings.TrimPrefix(strings.TrimPrefix(rest, ":"), "-"), false
-	default:
-		return r.src[start:r.pos], true
 	}
+	return false
 }
 
-// systemdWords splits a value the way systemd splits an unbraced $VARIABLE in ExecStart: at
-// blanks, honouring double and single quotes, which it then removes. A %% becomes %.
-func systemdWords(value string) []string {
-	var (
-		words  []string
-		cur    strings.Builder
-		inWord bool
-		quote  byte
-	)
-	for i := 0; i < len(value); i++ {
-		c := value[i]
-		switch {
-		case quote != 0 && c == quote:
-			quote = 0
-		case quote == '"' && c == '\\' && i+1 < len(value):
-			i++
-			cur.WriteByte(value[i])
-		case quote != 0:
-			cur.WriteByte(c)
-		case c == '"' || c == '\'':
-			quote, inWord = c, true
-		case c == ' ' || c == '\t' || c == '\n':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		case c == '\\' && i+1 < len(value):
-			i++
-			cur.WriteByte(value[i])
-			inWord = true
-		default:
-			cur.WriteByte(c)
-			inWord = true
+// wordSource is a word as written.
+func wordSource(w *syntax.Word) string {
+	var b strings.Builder
+	if err := syntax.NewPrinter().Print(&b, w); err != nil {
+		return w.Lit()
+	}
+	return b.String()
+}
+
+// isName reports whether s is a shell variable name.
+func isName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		if c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (i == 0 || c < '0' || c > '9') {
+			return false
 		}
 	}
-	if inWord {
-		words = append(words, cur.String())
+	return true
+}
+
+// isCommandWrapper reports whether a command runs its arguments as a command.
+func isCommandWrapper(name string) bool {
+	switch name {
+	case "sudo", "env", "nohup", "command", "time", "builtin":
+		return true
 	}
-	for i, w := range words {
-		words[i] = strings.ReplaceAll(w, "%%", "%")
+	return false
+}
+
+// isDeclaration reports whether a command name is one of bash's declaration builtins.
+func isDeclaration(name string) bool {
+	switch name {
+	case "export", "declare", "typeset", "readonly", "local", "nameref":
+		return true
 	}
-	return words
+	return false
 }
 
 // shellQuote quotes s as one word for a POSIX shell.
