@@ -3,8 +3,6 @@ package userdata
 import (
 	"encoding/base64"
 	"errors"
-	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -60,7 +58,9 @@ func mime(parts ...[2]string) string {
 	return b.String()
 }
 
-func shellPart(body string) [2]string { return [2]string{"text/x-shellscript; charset=\"us-ascii\"", body} }
+func shellPart(body string) [2]string {
+	return [2]string{"text/x-shellscript; charset=\"us-ascii\"", body}
+}
 
 // nodeConfig is a NodeConfig document with the cluster section and the given kubelet section.
 func nodeConfig(kubelet string) string {
@@ -132,9 +132,13 @@ func expected(row agreement) registered {
 	return registered{Starts: row.starts, Taints: taints, Labels: row.labels, Flags: row.flags}
 }
 
+func bootInterpret(row agreement) (*boot.KubeletRegistration, []string, error) {
+	return boot.Interpret(instance(row.family, row.userData), cluster())
+}
+
 func emulate(t *testing.T, row agreement) registered {
 	t.Helper()
-	reg, console, err := boot.Interpret(instance(row.family, row.userData), cluster())
+	reg, console, err := bootInterpret(row)
 	if be := (*boot.BootError)(nil); errors.As(err, &be) && be.Reason == boot.ReasonNoBootstrap {
 		return registered{}
 	}
@@ -173,6 +177,3 @@ func labels(pairs ...string) map[string]string {
 	}
 	return m
 }
-
-var _ = fmt.Sprint
-var _ = maps.Clone[map[string]string]

@@ -200,6 +200,36 @@ func agreementTable() []agreement {
 			userData: "#!/bin/sh\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n",
 			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
 		},
+		{
+			name: "bootstrap.sh through bash -c", family: "AL2",
+			userData: al2(`bash -c "/etc/eks/bootstrap.sh demo --kubelet-extra-args '` + taintFlag + `'"`),
+			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
+		},
+		{
+			name: "bootstrap.sh through eval", family: "AL2",
+			userData: al2(`eval "` + bootstrap(` --kubelet-extra-args '`+taintFlag+`'`) + `"`),
+			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
+		},
+		{
+			name: "bootstrap.sh guarded by if [ -x ]", family: "AL2",
+			userData: al2("if [ -x /etc/eks/bootstrap.sh ]; then\n  " + bootstrap(` --kubelet-extra-args '`+taintFlag+`'`) + "\nfi"),
+			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
+		},
+		{
+			name: "a default value expansion ${EXTRA:-...}", family: "AL2",
+			userData: al2(bootstrap(` --kubelet-extra-args "${EXTRA:-` + taintFlag + `}"`)),
+			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
+		},
+		{
+			name: "a function that exits, never called", family: "AL2",
+			userData: al2("fail() { echo failed; exit 1; }\n" + bootstrap(` --kubelet-extra-args '`+taintFlag+`'`)),
+			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
+		},
+		{
+			name: "an empty --register-with-taints last clears the taints", family: "AL2",
+			userData: al2(bootstrap(` --kubelet-extra-args '` + taintFlag + ` --register-with-taints='`)),
+			starts:   true, flags: []string{taintFlag, "--register-with-taints="},
+		},
 		// AL2: MIME multi-part.
 		{
 			name: "MIME: Karpenter's generated part with AWS's logging idiom", family: "AL2",
@@ -261,6 +291,11 @@ func agreementTable() []agreement {
 			userData: mime(shellPart("#!/bin/bash\necho hello"), nodeConfigPart(nodeConfig("  kubelet:\n    flags:\n    - "+taintFlag+"\n"))),
 			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
 		},
+		{
+			name: "AL2023: one flag string holding two flags, split by systemd", family: "AL2023",
+			userData: nodeConfig("  kubelet:\n    flags:\n    - \"--node-labels=team=a " + taintFlag + "\"\n"),
+			starts:   true, taints: []string{unregistered}, labels: labels("team=a"), flags: []string{labelFlag, taintFlag},
+		},
 		// Bottlerocket TOML.
 		{
 			name: "Bottlerocket: taints and labels", family: "Bottlerocket",
@@ -282,6 +317,11 @@ func agreementTable() []agreement {
 			name: "Bottlerocket: no taints", family: "Bottlerocket",
 			userData: bottlerocket("[settings.kubernetes.node-labels]\nteam = \"a\"\n"),
 			starts:   true, labels: labels("team=a"),
+		},
+		{
+			name: "Bottlerocket: a taint given as a single string", family: "Bottlerocket",
+			userData: bottlerocket("[settings.kubernetes.node-taints]\n\"karpenter.sh/unregistered\" = \":NoExecute\"\n"),
+			starts:   true, taints: []string{unregistered},
 		},
 		// Custom.
 		{
