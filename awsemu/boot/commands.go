@@ -57,9 +57,24 @@ type exitError struct {
 
 func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.status) }
 
+// amiPrograms are the programs an EKS AMI has in /usr/bin besides the ones a node models, so
+// that a script asking for one (command -v jq, [ -x /usr/bin/aws ]) finds it.
+var amiPrograms = []string{
+	"aws", "awk", "base64", "bash", "cat", "chmod", "chown", "cloud-init", "containerd", "cp", "crictl", "ctr", "curl",
+	"cut", "date", "ec2-metadata", "env", "find", "grep", "gzip", "head", "hostname", "id", "ip", "iptables",
+	"jq", "kubelet", "ln", "logger", "ls", "lsblk", "mdadm", "mkdir", "mkfs.xfs", "modprobe", "mount", "mv",
+	"nohup", "nvme", "openssl", "python3", "rm", "rpm", "sed", "sh", "sleep", "sort", "sudo", "sysctl",
+	"systemctl", "tail", "tar", "tee", "timeout", "touch", "tr", "uname", "uniq", "unzip", "wget", "xargs", "yum",
+}
+
+// lookupCommand is what the shell's command -v NAME becomes: a lookup on the node.
+const lookupCommand = "command -v"
+
 func newNode(in Instance, c Cluster) *node {
 	n := &node{in: in, c: c, fs: newMemFS(), launchers: map[string]launcher{}}
-	n.fs.writeFile("/usr/bin/kubelet", nil, 0o755)
+	for _, p := range amiPrograms {
+		n.fs.writeFile("/usr/bin/"+p, nil, 0o755)
+	}
 	n.fs.mkdirAll(kubeletDropInDir)
 	return n
 }
@@ -116,7 +131,13 @@ func (n *node) exec(ctx context.Context, args []string) error {
 			}
 		}
 	}
+	switch args[0] {
+	case lookupCommand:
+		return cmd.lookup(args[1:], env)
+	}
 	switch name {
+	case "which":
+		return cmd.lookup(args[1:], env)
 	case "bash", "sh":
 		return cmd.shell(args[1:], env)
 	case "cat":
@@ -263,6 +284,37 @@ func (c command) shell(args []string, env map[string]string) error {
 	status := c.node.runShell(c.ctx, name, body, opts, params, vars, c.stdout)
 	if status != 0 {
 		return interp.NewExitStatus(uint8(status))
+	}
+	return nil
+}
+
+// lookup prints where each program is found on the node (command -v, which), failing when one
+// is not.
+func (c command) lookup(names []string, env map[string]string) error {
+	dirs := strings.Split(env["PATH"], ":")
+	if env["PATH"] == "" {
+		dirs = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}
+	}
+	missing := false
+	for _, name := range operands(names) {
+		candidates := []string{clean(c.dir, name)}
+		if !strings.Contains(name, "/") {
+			candidates = candidates[:0]
+			for _, d := range dirs {
+				candidates = append(candidates, path.Join(d, name))
+			}
+		}
+		found := slices.ContainsFunc(candidates, func(p string) bool {
+			if c.node.fs.access(p, interp.AccessExec) == nil {
+				fmt.Fprintln(c.stdout, p)
+				return true
+			}
+			return false
+		})
+		missing = missing || !found
+	}
+	if missing {
+		return interp.NewExitStatus(1)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -160,6 +161,7 @@ func (n *node) runShell(ctx context.Context, name, body string, opts, params, en
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ps := &procSubsts{node: n, byPath: map[string]*syntax.ProcSubst{}}
+	var runner *interp.Runner
 	ctx = context.WithValue(ctx, procSubstKey{}, ps)
 	options := []interp.RunnerOption{
 		interp.Env(expand.ListEnviron(append(shellEnv(), env...)...)),
@@ -170,6 +172,14 @@ func (n *node) runShell(ctx context.Context, name, body string, opts, params, en
 			if n.step() > maxSteps {
 				cancel()
 				return nil, fmt.Errorf("%s: more than %d commands, the script never finishes", name, maxSteps)
+			}
+			// command -v looks programs up in the host's PATH: look them up on the node instead
+			// (builtins, functions and keywords are the interpreter's to answer).
+			if len(args) > 2 && args[0] == "command" && (args[1] == "-v" || args[1] == "-V") &&
+				!slices.ContainsFunc(args[2:], func(a string) bool {
+					return interp.IsBuiltin(a) || syntax.IsKeyword(a) || (runner != nil && runner.Funcs[a] != nil)
+				}) {
+				return append([]string{lookupCommand}, args[2:]...), nil
 			}
 			return args, nil
 		}),

@@ -104,6 +104,14 @@ func TestInterpretShell(t *testing.T) {
 			want:     al2Reg(nil),
 		},
 		{
+			name:   "command -v finds the AMI's programs on the node, not on the host",
+			family: "AL2",
+			userData: al2Script("if command -v nodeadm >/dev/null; then\n  nodeadm init\nelif command -v jq >/dev/null && which aws; then\n  " +
+				boot + " --kubelet-extra-args '" + taintArgs + "'\nfi"),
+			want:    al2Reg(func(r *KubeletRegistration) { r.Taints = unregistered }),
+			wantLog: "cloud-init[2411]: /usr/bin/aws",
+		},
+		{
 			name:     "output redirected to a file does not reach the console",
 			family:   "AL2",
 			userData: al2Script("exec >> /var/log/user-data.log 2>&1\necho secret-marker\n" + boot),
