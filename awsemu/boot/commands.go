@@ -580,6 +580,11 @@ func (n *node) openFile(ctx context.Context, p string, flag int, perm fs.FileMod
 		return nopFile{w: io.Discard}, nil
 	case "/dev/console", "/dev/kmsg", "/dev/tty":
 		return nopFile{w: n.console(ctx)}, nil
+	case "/dev/stdin", "/dev/fd/0":
+		if hc.Stdin == nil {
+			return nopFile{w: io.Discard}, nil
+		}
+		return readOnly{hc.Stdin}, nil
 	case "/dev/stdout", "/dev/fd/1":
 		return nopFile{w: hc.Stdout}, nil
 	case "/dev/stderr", "/dev/fd/2":

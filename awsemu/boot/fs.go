@@ -142,7 +142,7 @@ func (m *memFS) open(p string, flag int, perm fs.FileMode) (io.ReadWriteCloser, 
 }
 
 // readOnly is a file opened for reading.
-type readOnly struct{ *bytes.Reader }
+type readOnly struct{ io.Reader }
 
 func (readOnly) Write([]byte) (int, error) { return 0, errors.New("bad file descriptor") }
 func (readOnly) Close() error              { return nil }

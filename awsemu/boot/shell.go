@@ -171,7 +171,7 @@ func (n *node) runShell(ctx context.Context, name, body string, opts, params, en
 		interp.CallHandler(func(ctx context.Context, args []string) ([]string, error) {
 			if n.step() > maxSteps {
 				cancel()
-				return nil, fmt.Errorf("%s: more than %d commands, the script never finishes", name, maxSteps)
+				return nil, fmt.Errorf("more than %d commands, the script never finishes", maxSteps)
 			}
 			// command -v looks programs up in the host's PATH: look them up on the node instead
 			// (builtins, functions and keywords are the interpreter's to answer).
@@ -267,7 +267,8 @@ type procSubsts struct {
 
 	mu      sync.Mutex
 	running sync.WaitGroup
-	writers []*os.File
+	// held are the ends the shell holds, closed when it exits.
+	held []*os.File
 }
 
 // rewrite replaces the process substitutions in stmt by /dev/fd paths.
@@ -307,40 +308,57 @@ func (p *procSubsts) open(ctx context.Context, path string, write bool) (io.Read
 		return nil, true, err
 	}
 	shell := p.runner.Subshell()
+	subCtx, kill := context.WithCancel(ctx)
 	mine, theirs := w, r
 	if write { // >(...): the subshell reads what the shell writes
 		err = interp.StdIO(r, hc.Stdout, hc.Stderr)(shell)
 	} else { // <(...): the shell reads what the subshell prints
 		mine, theirs = r, w
-		err = interp.StdIO(hc.Stdin, w, hc.Stderr)(shell)
+		err = interp.StdIO(hc.Stdin, sigpipeWriter{w: w, kill: kill}, hc.Stderr)(shell)
 	}
 	if err != nil {
+		kill()
 		r.Close()
 		w.Close()
 		return nil, true, err
 	}
 	p.mu.Lock()
-	if write {
-		p.writers = append(p.writers, w)
-	}
+	p.held = append(p.held, mine)
 	p.mu.Unlock()
 	p.running.Add(1)
 	go func() {
 		defer p.running.Done()
+		defer kill()
 		defer theirs.Close()
-		_ = shell.Run(ctx, &syntax.File{Stmts: sub.Stmts})
+		_ = shell.Run(subCtx, &syntax.File{Stmts: sub.Stmts})
 	}()
 	return mine, true, nil
 }
 
-// wait closes the write ends the shell still holds (the shell has exited, so the kernel would
-// close them) and waits for every substitution to finish.
+// wait closes the ends the shell still holds (the shell has exited, so the kernel would close
+// them: a reader sees end of file, a writer a broken pipe) and waits for every substitution to
+// finish.
 func (p *procSubsts) wait() {
 	p.mu.Lock()
-	for _, w := range p.writers {
-		w.Close()
+	for _, f := range p.held {
+		f.Close()
 	}
-	p.writers = nil
+	p.held = nil
 	p.mu.Unlock()
 	p.running.Wait()
+}
+
+// sigpipeWriter is a process substitution's output: once the shell has closed its end, the next
+// write kills the subshell, as SIGPIPE does.
+type sigpipeWriter struct {
+	w    io.Writer
+	kill context.CancelFunc
+}
+
+func (s sigpipeWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if err != nil {
+		s.kill()
+	}
+	return n, err
 }

@@ -249,3 +249,14 @@ func FuzzInterpretAL2(f *testing.F) {
 
 var _ = corev1.TaintEffectNoSchedule
 var _ = v1.NodePoolLabelKey
+
+// TestProcessSubstitutionNotRead: a substitution whose output nobody reads, and one that never
+// reads its input, end when the script does.
+func TestProcessSubstitutionNotRead(t *testing.T) {
+	n := newNode(testInstance("AL2", ""), testCluster())
+	body := "#!/bin/bash\nexec 0< <(while true; do echo y; done)\nexec > >(true)\necho lost\nexit 0\n"
+	_, status := n.runScript(context.Background(), script{name: "part-001", body: body})
+	if status != 0 {
+		t.Errorf("status = %d, want 0", status)
+	}
+}
