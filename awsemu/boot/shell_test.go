@@ -7,9 +7,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
-
-	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 )
 
 // TestInterpretShell covers what running userData with a shell interpreter brings: the
@@ -246,9 +243,6 @@ func FuzzInterpretAL2(f *testing.F) {
 		_, _, _ = Interpret(testInstance("AL2", userData), testCluster())
 	})
 }
-
-var _ = corev1.TaintEffectNoSchedule
-var _ = v1.NodePoolLabelKey
 
 // TestProcessSubstitutionNotRead: a substitution whose output nobody reads, and one that never
 // reads its input, end when the script does.
