@@ -146,7 +146,11 @@ func (n *node) runScript(ctx context.Context, s script) ([]string, int) {
 // shebangOptions returns the shell options on a #! line: "#!/bin/bash -xe" gives ["-xe"].
 func shebangOptions(shebang string) []string {
 	var opts []string
-	for _, f := range strings.Fields(strings.TrimPrefix(shebang, "#!"))[1:] {
+	fields := strings.Fields(strings.TrimPrefix(shebang, "#!"))
+	if len(fields) == 0 {
+		return nil
+	}
+	for _, f := range fields[1:] {
 		if len(f) > 1 && (f[0] == '-' || f[0] == '+') && !strings.HasPrefix(f, "--") {
 			opts = append(opts, f)
 		}
