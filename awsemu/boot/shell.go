@@ -212,10 +212,19 @@ func (n *node) runShell(ctx context.Context, name, body string, opts, params, en
 	status := 0
 	parser := syntax.NewParser(syntax.Variant(syntax.LangBash))
 	stopped := false
-	parseErr := parser.Stmts(strings.NewReader(body), func(stmt *syntax.Stmt) bool {
-		// The parser may call again after being told to stop; the shell has exited by then.
-		if stopped {
-			return false
+	var parseErr error
+	// The loop never breaks: mvdan.cc/sh v3.14.1 yields again after a break in some inputs
+	// (after a syntax error), which panics ("range function continued iteration"; found by
+	// FuzzInterpretAL2, kept as a seed). Once the shell has exited the rest is only parsed.
+	for stmt, err := range parser.StmtsSeq(strings.NewReader(body)) {
+		if err != nil {
+			if parseErr == nil {
+				parseErr = err
+			}
+			continue
+		}
+		if stopped || parseErr != nil {
+			continue
 		}
 		ps.rewrite(stmt)
 		err := runner.Run(ctx, stmt)
@@ -224,8 +233,7 @@ func (n *node) runShell(ctx context.Context, name, body string, opts, params, en
 		}
 		status = exitStatus(err)
 		stopped = runner.Exited() || ctx.Err() != nil
-		return !stopped
-	})
+	}
 	if se := (syntax.ParseError{}); errors.As(parseErr, &se) && !runner.Exited() && ctx.Err() == nil {
 		// bash's wording for the syntax error met most in userData, an unclosed quote.
 		if q, ok := strings.CutPrefix(se.Text, "reached EOF without closing quote "); ok {

@@ -254,3 +254,17 @@ func TestProcessSubstitutionNotRead(t *testing.T) {
 		t.Errorf("status = %d, want 0", status)
 	}
 }
+
+// BenchmarkInterpretAL2 is the cost of one AL2 boot's userData run: Karpenter's MIME document
+// with AWS's logging idiom (a process substitution) and a bootstrap.sh call.
+func BenchmarkInterpretAL2(b *testing.B) {
+	userData := mimeDoc([2]string{"text/x-shellscript", "#!/bin/bash -xe\nexec > >(tee /var/log/user-data.log|logger -t user-data -s 2>/dev/console) 2>&1\n" +
+		"/etc/eks/bootstrap.sh 'demo' --apiserver-endpoint '" + testEndpoint + "' --b64-cluster-ca '" + testCAB64 + "' \\\n--use-max-pods false \\\n" +
+		"--kubelet-extra-args '--node-labels=\"karpenter.sh/nodepool=default\" --register-with-taints=\"karpenter.sh/unregistered:NoExecute\"'"})
+	in, c := testInstance("AL2", userData), testCluster()
+	for b.Loop() {
+		if _, _, err := Interpret(in, c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
