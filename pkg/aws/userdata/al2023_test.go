@@ -175,15 +175,7 @@ func TestRenderAL2023S3(t *testing.T) {
 
 func TestRenderAL2023(t *testing.T) {
 	const keep = "---\napiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  containerd:\n    config: |\n      [plugins]\n"
-	mimeOf := func(parts ...string) string {
-		var b strings.Builder
-		b.WriteString("MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"B\"\n\n")
-		for _, p := range parts {
-			b.WriteString("--B\n" + p + "\n")
-		}
-		b.WriteString("--B--\n")
-		return b.String()
-	}
+	mimeOf := mimeDocument
 	nodeConfigPart := func(body string) string { return "Content-Type: application/node.eks.aws\n\n" + body }
 	tests := []struct {
 		name         string

@@ -2,6 +2,7 @@ package userdata
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -67,9 +68,11 @@ type bootstrapScript struct {
 // bash, sh, sudo, exec, env or time, and what else the script does that a check must allow for.
 func readBootstrapScript(script string) bootstrapScript {
 	var s bootstrapScript
-	// modelled are the lines of the calls and of the plain assignments the reader follows.
+	// modelled are the lines of the calls, of the plain assignments the reader follows and of
+	// the statements that never run.
 	modelled := map[int]bool{}
-	for _, cmd := range readShell(script).commands {
+	read := readShell(script)
+	for _, cmd := range read.commands {
 		if len(cmd.words) == 0 && len(cmd.redirects) == 0 || len(cmd.words) > 0 && isDeclaration(cmd.words[0].text) {
 			markLines(modelled, cmd)
 			continue
@@ -89,12 +92,17 @@ func readBootstrapScript(script string) bootstrapScript {
 			s.modifiedAt = cmd.line
 		}
 	}
+	maps.Copy(modelled, read.dead)
 	s.taintElsewhereAt = firstTaintMention(script, modelled)
 	return s
 }
 
+// markLines marks the lines of a command, and of the function calls it runs inside.
 func markLines(lines map[int]bool, cmd shellCommand) {
 	for l := cmd.line; l <= max(cmd.line, cmd.endLine); l++ {
+		lines[l] = true
+	}
+	for _, l := range cmd.callers {
 		lines[l] = true
 	}
 }

@@ -81,6 +81,9 @@ func TestCheckBootstrapScript(t *testing.T) {
 		{name: "export of a variable the script never assigned is unknown", script: header + "export KUBELET_EXTRA_ARGS\n/etc/eks/bootstrap.sh demo\n", want: []finding{{SeverityAdvice, "BootstrapTaintUnverifiable"}}},
 		{name: "a call through eval is read", script: header + "eval \"/etc/eks/bootstrap.sh demo --kubelet-extra-args '--v=2'\"\n", want: []finding{problem("UnregisteredTaintMissing")}},
 		{name: "a call through bash -c is read", script: header + "bash -c \"/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=karpenter.sh/unregistered:NoExecute'\"\n"},
+		{name: "a drop-in in a function never called is not another way", script: header + "taints() {\n  cat > /etc/systemd/system/kubelet.service.d/90.conf <<'EOF'\n[Service]\nEnvironment='KUBELET_EXTRA_ARGS=--register-with-taints=karpenter.sh/unregistered:NoExecute'\nEOF\n}\n/etc/eks/bootstrap.sh demo\n", want: []finding{problem("UnregisteredTaintMissing")}},
+		{name: "a drop-in in a function that is called is", script: header + "taints() {\n  cat > /etc/systemd/system/kubelet.service.d/90.conf <<'EOF'\n[Service]\nEnvironment='KUBELET_EXTRA_ARGS=--register-with-taints=karpenter.sh/unregistered:NoExecute'\nEOF\n}\ntaints\n/etc/eks/bootstrap.sh demo\n", want: []finding{{SeverityAdvice, "BootstrapTaintUnverifiable"}}},
+		{name: "a branch a known condition skips is not another way", script: header + "MODE=plain\nif [ \"$MODE\" = custom ]; then\n  echo '--register-with-taints=karpenter.sh/unregistered:NoExecute' > /etc/kubelet-args\nfi\n/etc/eks/bootstrap.sh demo\n", want: []finding{problem("UnregisteredTaintMissing")}},
 		{name: "ANSI-C quoting", script: header + "/etc/eks/bootstrap.sh demo --kubelet-extra-args $'--register-with-taints=karpenter.sh/unregistered:NoExecute\\t--v=2'\n"},
 	}
 	for _, tt := range tests {

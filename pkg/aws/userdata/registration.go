@@ -69,11 +69,20 @@ func ReadRegistration(family, userData string) (*Registration, error) {
 // drop-in and restarts it, so the last call that runs decides.
 func al2Registration(parts []part) *Registration {
 	reg := &Registration{Labels: map[string]string{}}
+	// otherWay is the first place a shell part changes bootstrap.sh or mentions another way of
+	// registering taints (a kubelet config file, a drop-in); it holds for the calls after it.
+	otherWay := ""
 	for i, p := range parts {
 		if p.mediaType() != "text/x-shellscript" {
 			continue
 		}
 		s := readBootstrapScript(p.body)
+		if otherWay == "" && s.modifiedAt > 0 {
+			otherWay = fmt.Sprintf("userData part %d changes bootstrap.sh itself (line %d)", i+1, s.modifiedAt)
+		}
+		if otherWay == "" && s.taintElsewhereAt > 0 {
+			otherWay = fmt.Sprintf("userData part %d may register taints some other way (line %d names a kubelet config, a drop-in or the taint)", i+1, s.taintElsewhereAt)
+		}
 		for _, call := range s.calls {
 			earlier := *reg
 			reg.Starts = true
@@ -89,8 +98,8 @@ func al2Registration(parts []part) *Registration {
 			case call.conditional && earlier.Starts && (earlier.Unknown != "" || !slices.Equal(earlier.KubeletFlags, reg.KubeletFlags)):
 				reg.Unknown = fmt.Sprintf("the bootstrap.sh call on line %d of userData part %d runs only if a condition known at boot holds, and would replace the arguments of the earlier call (%s)",
 					call.line, i+1, earlier.Source)
-			case s.modifiedAt > 0:
-				reg.Unknown = fmt.Sprintf("the script changes bootstrap.sh itself (line %d)", s.modifiedAt)
+			case otherWay != "":
+				reg.Unknown = otherWay
 			case call.conditional:
 				// Either the call runs and the kubelet gets these flags, or no kubelet starts.
 				reg.Source += ", which runs only if a condition known at boot holds"

@@ -1,7 +1,6 @@
 package userdata
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -16,15 +15,7 @@ func TestReadRegistration(t *testing.T) {
 	unregistered := corev1.Taint{Key: "karpenter.sh/unregistered", Effect: corev1.TaintEffectNoExecute}
 	gpu := corev1.Taint{Key: "gpu", Value: "true", Effect: corev1.TaintEffectNoSchedule}
 	const taintFlag = "--register-with-taints=karpenter.sh/unregistered:NoExecute"
-	mime := func(parts ...string) string {
-		var b strings.Builder
-		b.WriteString("MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"BOUNDARY\"\n\n")
-		for _, p := range parts {
-			b.WriteString("--BOUNDARY\n" + p + "\n")
-		}
-		b.WriteString("--BOUNDARY--\n")
-		return b.String()
-	}
+	mime := mimeDocument
 	tests := []struct {
 		name     string
 		family   string
@@ -139,6 +130,8 @@ func TestReadRegistrationUnknown(t *testing.T) {
 		"a call on a condition on an unknown value": sh + "/etc/eks/bootstrap.sh demo\nif [ \"$(cat /etc/mode)\" = gpu ]; then\n  /etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\nfi\n",
 		"after source":                              sh + "ARGS='" + taintFlag + "'\nsource /etc/profile.d/custom.sh\n/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$ARGS\"\n",
 		"read from input":                           sh + "read -r ARGS < /etc/args\n/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$ARGS\"\n",
+		"a drop-in written in a here-document":      sh + "cat > /etc/systemd/system/kubelet.service.d/90-taints.conf <<'EOF'\n[Service]\nEnvironment='KUBELET_EXTRA_ARGS=--register-with-taints=a=b:NoSchedule'\nEOF\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n",
+		"an earlier part edits bootstrap.sh":        "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"B\"\n\n--B\nContent-Type: text/x-shellscript\n\n" + sh + "sed -i 's/x/y/' /etc/eks/bootstrap.sh\n--B\nContent-Type: text/x-shellscript\n\n" + sh + "/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n--B--\n",
 		"the script edits bootstrap.sh":             sh + "sed -i 's/x/y/' /etc/eks/bootstrap.sh\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n",
 		"the script rewrites bootstrap.sh":          sh + "cat > /etc/eks/bootstrap.sh <<'EOF'\necho hi\nEOF\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n",
 	} {

@@ -12,6 +12,18 @@ import (
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 )
 
+// mimeDocument is a multipart/mixed userData of parts (each its headers, a blank line and its
+// body), with the boundary B.
+func mimeDocument(parts ...string) string {
+	var b strings.Builder
+	b.WriteString("MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"B\"\n\n")
+	for _, p := range parts {
+		b.WriteString("--B\n" + p + "\n")
+	}
+	b.WriteString("--B--\n")
+	return b.String()
+}
+
 // baseOptions are the cluster and NodeClaim of most rendering tests.
 func baseOptions(family, userData string) Options {
 	return Options{

@@ -3,6 +3,7 @@ package userdata
 import (
 	"io"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -71,6 +72,8 @@ type shellCommand struct {
 	// nested is true when the command was read from text the script builds (eval, bash -c):
 	// its lines are the outer command's.
 	nested bool
+	// callers are the lines of the function calls the command runs inside, outermost first.
+	callers []int
 }
 
 // shellScript is what a static reading of a script found.
@@ -78,13 +81,21 @@ type shellScript struct {
 	commands []shellCommand
 	// parseErr is the syntax error that ends the script, if any.
 	parseErr error
+	// dead are the lines of statements that never run: branches a known condition skips,
+	// functions never called, what follows an exit.
+	dead map[int]bool
 }
 
 // readShell reads a script's simple commands, in the order bash would run them.
 func readShell(script string) shellScript {
-	r := &shellReader{vars: map[string]shellVar{}, funcs: map[string]*syntax.Stmt{}}
+	r := &shellReader{vars: map[string]shellVar{}, funcs: map[string]*syntax.Stmt{}, called: map[string]bool{}, dead: map[int]bool{}}
 	err := r.parse(script)
-	return shellScript{commands: r.out, parseErr: err}
+	for name, body := range r.funcs {
+		if !r.called[name] {
+			r.markDead(body)
+		}
+	}
+	return shellScript{commands: r.out, parseErr: err, dead: r.dead}
 }
 
 // parse reads a script statement by statement, as bash does, until it stops or a syntax error.
@@ -100,6 +111,8 @@ func (r *shellReader) parse(script string) error {
 			parseErr = err
 		case !r.stopped:
 			r.stmt(st)
+		default:
+			r.markDead(st)
 		}
 	}
 	return parseErr
@@ -109,6 +122,11 @@ func (r *shellReader) parse(script string) error {
 type shellReader struct {
 	vars  map[string]shellVar
 	funcs map[string]*syntax.Stmt
+	// called are the functions the reading called.
+	called map[string]bool
+	// callers are the lines of the function calls being read.
+	callers []int
+	dead    map[int]bool
 	// params are the positional parameters inside a function call; nil outside (unknown).
 	params []shellWord
 	// locals holds, for each function call being read, the values its `local` declarations
@@ -133,9 +151,31 @@ type shellReader struct {
 func (r *shellReader) stmts(list []*syntax.Stmt) {
 	for _, st := range list {
 		if r.stopped {
-			return
+			r.markDead(st)
+			continue
 		}
 		r.stmt(st)
+	}
+}
+
+// markDead records the lines of statements that never run.
+func (r *shellReader) markDead(nodes ...syntax.Node) {
+	if r.nested > 0 {
+		return // their lines are the outer command's
+	}
+	for _, n := range nodes {
+		if n == nil {
+			continue
+		}
+		for l := int(n.Pos().Line()); l <= int(n.End().Line()); l++ {
+			r.dead[l] = true
+		}
+	}
+}
+
+func (r *shellReader) markDeadList(list []*syntax.Stmt) {
+	for _, st := range list {
+		r.markDead(st)
 	}
 }
 
@@ -148,19 +188,7 @@ func (r *shellReader) stmt(st *syntax.Stmt) {
 	case *syntax.DeclClause:
 		r.decl(st, cmd)
 	case *syntax.BinaryCmd:
-		switch cmd.Op {
-		case syntax.AndStmt, syntax.OrStmt:
-			r.stmt(cmd.X)
-			switch x, known := r.status(cmd.X); {
-			case !known:
-				r.alternatives(func() { r.stmt(cmd.Y) }, func() {})
-			case x == (cmd.Op == syntax.AndStmt):
-				r.stmt(cmd.Y)
-			}
-		default: // pipelines: every part runs in a subshell
-			r.subshell(func() { r.stmt(cmd.X) })
-			r.subshell(func() { r.stmt(cmd.Y) })
-		}
+		r.binaryCmd(cmd)
 	case *syntax.Block:
 		r.stmts(cmd.Stmts)
 	case *syntax.Subshell:
@@ -177,11 +205,7 @@ func (r *shellReader) stmt(st *syntax.Stmt) {
 			r.stmts(cmd.Do)
 		}, func() {})
 	case *syntax.CaseClause:
-		branches := []func(){func() {}}
-		for _, item := range cmd.Items {
-			branches = append(branches, func() { r.stmts(item.Stmts) })
-		}
-		r.alternatives(branches...)
+		r.caseClause(cmd)
 	case *syntax.FuncDecl:
 		if cmd.Name != nil {
 			r.funcs[cmd.Name.Value] = cmd.Body
@@ -192,6 +216,87 @@ func (r *shellReader) stmt(st *syntax.Stmt) {
 		}
 	case *syntax.CoprocClause:
 		r.subshell(func() { r.stmt(cmd.Stmt) })
+	}
+}
+
+// caseClause reads the item a known word matches, when every pattern before it is a known
+// literal (or *), else every item as one that may run.
+func (r *shellReader) caseClause(c *syntax.CaseClause) {
+	if i, known := r.caseMatch(c); known {
+		for j, item := range c.Items {
+			if j == i {
+				r.stmts(item.Stmts)
+			} else {
+				r.markDeadList(item.Stmts)
+			}
+		}
+		return
+	}
+	branches := []func(){func() {}}
+	for _, item := range c.Items {
+		branches = append(branches, func() { r.stmts(item.Stmts) })
+	}
+	r.alternatives(branches...)
+}
+
+// caseMatch returns the index of the item a case's word matches (-1 for none), when it is known.
+func (r *shellReader) caseMatch(c *syntax.CaseClause) (int, bool) {
+	word := r.literal(c.Word)
+	if word.unknown {
+		return 0, false
+	}
+	for i, item := range c.Items {
+		if item.Op != syntax.Break {
+			return 0, false // ;& and ;;& run more than one item
+		}
+		for _, p := range item.Patterns {
+			if lit := p.Lit(); lit == "*" {
+				return i, true
+			}
+			if hasGlob(p) {
+				return 0, false
+			}
+			pattern := r.literal(p)
+			if pattern.unknown || strings.ContainsAny(pattern.text, "*?[") && !isQuotedWord(p) {
+				return 0, false
+			}
+			if pattern.text == word.text {
+				return i, true
+			}
+		}
+	}
+	return -1, true
+}
+
+// isQuotedWord reports whether a word is one quoted string, whose glob characters are literal.
+func isQuotedWord(w *syntax.Word) bool {
+	if len(w.Parts) != 1 {
+		return false
+	}
+	switch w.Parts[0].(type) {
+	case *syntax.SglQuoted, *syntax.DblQuoted:
+		return true
+	}
+	return false
+}
+
+// binaryCmd reads X && Y and X || Y (Y runs as X's status says, or may run when it is not
+// known) and pipelines (every part runs in a subshell).
+func (r *shellReader) binaryCmd(cmd *syntax.BinaryCmd) {
+	switch cmd.Op {
+	case syntax.AndStmt, syntax.OrStmt:
+		r.stmt(cmd.X)
+		switch x, known := r.status(cmd.X); {
+		case !known:
+			r.alternatives(func() { r.stmt(cmd.Y) }, func() {})
+		case x == (cmd.Op == syntax.AndStmt):
+			r.stmt(cmd.Y)
+		default:
+			r.markDead(cmd.Y)
+		}
+	default:
+		r.subshell(func() { r.stmt(cmd.X) })
+		r.subshell(func() { r.stmt(cmd.Y) })
 	}
 }
 
@@ -213,7 +318,11 @@ func (r *shellReader) ifClause(c *syntax.IfClause) {
 		r.alternatives(func() { r.stmts(c.Then) }, elseBranch)
 	case ok:
 		r.stmts(c.Then)
+		if c.Else != nil {
+			r.markDead(c.Else)
+		}
 	default:
+		r.markDeadList(c.Then)
 		elseBranch()
 	}
 }
@@ -324,6 +433,7 @@ func (r *shellReader) builtin(name string, args []shellWord) {
 		r.stopped = r.stopped || len(args) > 0 && r.cond == 0
 	default:
 		if body, ok := r.funcs[name]; ok && r.depth < maxShellDepth {
+			r.called[name] = true
 			r.callFunction(body, args)
 		}
 	}
@@ -362,11 +472,13 @@ func (r *shellReader) callFunction(body *syntax.Stmt, args []shellWord) {
 	r.params = append([]shellWord{}, args...)
 	r.locals = append(r.locals, map[string]*shellVar{})
 	r.funcConds = append(r.funcConds, r.cond)
+	r.callers = append(r.callers, r.out[len(r.out)-1].line) // the call, recorded just before
 	r.depth++
 	stopped := r.stopped
 	r.stmt(body)
 	r.depth--
 	r.funcConds = r.funcConds[:len(r.funcConds)-1]
+	r.callers = r.callers[:len(r.callers)-1]
 	for name, old := range r.locals[len(r.locals)-1] {
 		if old == nil {
 			delete(r.vars, name)
@@ -502,7 +614,7 @@ func (r *shellReader) record(st *syntax.Stmt, words, redirects []shellWord, assi
 	cmd := shellCommand{
 		line: int(st.Pos().Line()), endLine: int(st.End().Line()),
 		assignments: assignments, words: words, redirects: redirects, env: env,
-		conditional: r.cond > 0, nested: r.nested > 0,
+		conditional: r.cond > 0, nested: r.nested > 0, callers: slices.Clone(r.callers),
 	}
 	if r.nested > 0 {
 		cmd.line, cmd.endLine = r.nestedLine[0], r.nestedLine[1]

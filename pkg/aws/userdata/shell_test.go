@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 )
 
 // shellCall is a command as a test states it: its words, or "?" for an unknown word.
@@ -57,6 +59,9 @@ func TestReadShell(t *testing.T) {
 		{name: "a return in a branch may not", script: "f() { if grep -q a /f; then return 1; fi; echo maybe; }\nf\n", want: [][]string{{"f"}, {"grep", "-q", "a", "/f"}, {"return", "1"}, {"echo", "maybe"}}},
 		{name: "globs depend on the files", script: "echo *.sh 'a*' x\\?\n", want: [][]string{{"echo", "?", "a*", "x?"}}},
 		{name: "brace expansion", script: "echo a{b,c}d\n", want: [][]string{{"echo", "abd", "acd"}}},
+		{name: "a case on a known word picks its item", script: "M=gpu\ncase \"$M\" in\n  cpu|arm) A=1 ;;\n  gpu) A=2 ;;\n  *) A=3 ;;\nesac\ncase x in y) B=1 ;; *) B=2 ;; esac\necho $A $B\n", want: [][]string{{"echo", "2", "2"}}},
+		{name: "a case on an unknown word may run any item", script: "case \"$(uname -m)\" in\n  x86_64) A=1 ;;\n  *) A=2 ;;\nesac\necho $A\n", want: [][]string{{"echo", "?"}}},
+		{name: "a case with glob patterns is not decided", script: "M=gpu\ncase $M in g*) A=1 ;; esac\necho $A\n", want: [][]string{{"echo", "?"}}},
 		{name: "comments", script: "# echo no\necho yes # not this\n", want: [][]string{{"echo", "yes"}}},
 	}
 	for _, tt := range tests {
@@ -102,5 +107,8 @@ func FuzzReadShell(f *testing.F) {
 			}
 		}
 		_ = CheckBootstrapScript(script)
+		if reg, err := ReadRegistration(awsv1.AMIFamilyAL2, script); err == nil && !reg.Starts && (len(reg.Taints) > 0 || len(reg.KubeletFlags) > 0) {
+			t.Fatalf("a registration without a kubelet has taints or flags: %v", reg)
+		}
 	})
 }
