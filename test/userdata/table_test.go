@@ -126,7 +126,7 @@ func agreementTable() []agreement {
 		// AL2: here-documents, functions, conditionals, control flow.
 		{
 			name: "a bootstrap.sh line inside a here-document is data, not a call", family: "AL2",
-			userData: al2("cat <<'EOF' > /root/README\n/etc/eks/bootstrap.sh other --kubelet-extra-args '--register-with-taints=x:NoSchedule'\nEOF\n" +
+			userData: al2("cat <<'EOF' > /root/README\n/etc/eks/bootstrap.sh other --kubelet-extra-args '--max-pods=5'\nEOF\n" +
 				bootstrap(` --kubelet-extra-args '`+taintFlag+`'`)),
 			starts: true, taints: []string{unregistered}, flags: []string{taintFlag},
 		},
@@ -158,6 +158,11 @@ func agreementTable() []agreement {
 		{
 			name: "if on a variable the script set: the else branch", family: "AL2",
 			userData: al2("SPOT=false\nif [[ $SPOT == true ]]; then\n  ARGS='--max-pods=20'\nelse\n  ARGS='" + taintFlag + "'\nfi\n" + bootstrap(` --kubelet-extra-args "$ARGS"`)),
+			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
+		},
+		{
+			name: "case on a variable the script set", family: "AL2",
+			userData: al2("ROLE=gpu\ncase $ROLE in\n  gpu) A=" + taintFlag + " ;;\n  *) A=--max-pods=20 ;;\nesac\n" + bootstrap(` --kubelet-extra-args "$A"`)),
 			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
 		},
 		{
