@@ -120,16 +120,8 @@ func (n *node) exec(ctx context.Context, args []string) error {
 		return n.runLauncher(ctx, launch, args[1:], env, hc.Stdout, hc.Stderr)
 	}
 	cmd := command{node: n, ctx: ctx, dir: hc.Dir, stdin: hc.Stdin, stdout: hc.Stdout, stderr: hc.Stderr, name: name}
-	if strings.Contains(args[0], "/") {
-		// A script the userData wrote and runs by path runs with its #! line's options.
-		if data, err := n.fs.readFile(clean(hc.Dir, args[0])); err == nil && len(data) > 0 {
-			if n.fs.access(clean(hc.Dir, args[0]), interp.AccessExec) != nil {
-				return cmd.fail(126, "%s: Permission denied", args[0])
-			}
-			if first := firstLine(string(data)); strings.HasPrefix(first, "#!") && strings.Contains(first, "sh") {
-				return cmd.shell(append(shebangOptions(first), args...), env)
-			}
-		}
+	if ran, err := cmd.script(args, env); ran {
+		return err
 	}
 	switch args[0] {
 	case lookupCommand:
@@ -178,7 +170,7 @@ func (n *node) runLauncher(ctx context.Context, launch launcher, args []string, 
 			fmt.Fprintln(stderr, line)
 		}
 		n.lastErr = strings.Join(failure.console, "; ")
-		return interp.NewExitStatus(uint8(failure.status))
+		return interp.ExitStatus(uint8(failure.status))
 	}
 	n.launch = l
 	return nil
@@ -190,32 +182,9 @@ func unwrap(args []string, env map[string]string) ([]string, map[string]string) 
 	for len(args) > 0 {
 		switch path.Base(args[0]) {
 		case "sudo":
-			args = args[1:]
-			for len(args) > 0 && strings.HasPrefix(args[0], "-") {
-				opt := args[0]
-				args = args[1:]
-				if opt == "--" {
-					break
-				}
-				if (opt == "-u" || opt == "-g" || opt == "-C" || opt == "-D") && len(args) > 0 {
-					args = args[1:]
-				}
-			}
+			args = skipSudoOptions(args[1:])
 		case "env":
-			args = args[1:]
-			for len(args) > 0 {
-				if args[0] == "-i" {
-					env = map[string]string{}
-				} else if args[0] == "-u" && len(args) > 1 {
-					delete(env, args[1])
-					args = args[1:]
-				} else if k, v, ok := strings.Cut(args[0], "="); ok && !strings.HasPrefix(args[0], "-") && k != "" {
-					env[k] = v
-				} else {
-					break
-				}
-				args = args[1:]
-			}
+			args, env = applyEnv(args[1:], env)
 		case "nohup":
 			args = args[1:]
 		case "timeout":
@@ -233,6 +202,40 @@ func unwrap(args []string, env map[string]string) ([]string, map[string]string) 
 	return args, env
 }
 
+// skipSudoOptions drops sudo's options (and the values of -u, -g, -C, -D).
+func skipSudoOptions(args []string) []string {
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		opt := args[0]
+		args = args[1:]
+		if opt == "--" {
+			return args
+		}
+		if (opt == "-u" || opt == "-g" || opt == "-C" || opt == "-D") && len(args) > 0 {
+			args = args[1:]
+		}
+	}
+	return args
+}
+
+// applyEnv applies env's options and NAME=value words and returns the command after them.
+func applyEnv(args []string, env map[string]string) ([]string, map[string]string) {
+	for len(args) > 0 {
+		switch k, v, ok := strings.Cut(args[0], "="); {
+		case args[0] == "-i":
+			env = map[string]string{}
+		case args[0] == "-u" && len(args) > 1:
+			delete(env, args[1])
+			args = args[1:]
+		case ok && !strings.HasPrefix(args[0], "-") && k != "":
+			env[k] = v
+		default:
+			return args, env
+		}
+		args = args[1:]
+	}
+	return args, env
+}
+
 // command is one run of a modelled command.
 type command struct {
 	node           *node
@@ -245,12 +248,33 @@ type command struct {
 
 func (c command) fail(status uint8, format string, args ...any) error {
 	fmt.Fprintf(c.stderr, c.name+": "+format+"\n", args...)
-	return interp.NewExitStatus(status)
+	return interp.ExitStatus(status)
 }
 
 // open opens a file for a command as the shell would (devices, process substitutions, files).
 func (c command) open(p string, flag int) (io.ReadWriteCloser, error) {
 	return c.node.openFile(c.ctx, clean(c.dir, p), flag, 0o644)
+}
+
+// script runs a shell script the userData wrote and runs by path, with its #! line's options;
+// ran is false when args[0] is no such script.
+func (c command) script(args []string, env map[string]string) (ran bool, err error) {
+	if !strings.Contains(args[0], "/") {
+		return false, nil
+	}
+	p := clean(c.dir, args[0])
+	data, err := c.node.fs.readFile(p)
+	if err != nil || len(data) == 0 {
+		return false, nil
+	}
+	if c.node.fs.access(p, interp.AccessExec) != nil {
+		return true, c.fail(126, "%s: Permission denied", args[0])
+	}
+	first := firstLine(string(data))
+	if !strings.HasPrefix(first, "#!") || !strings.Contains(first, "sh") {
+		return false, nil
+	}
+	return true, c.shell(append(shebangOptions(first), args...), env)
 }
 
 // shell is bash -c 'script' or bash file: a new bash process with the same handlers.
@@ -283,7 +307,7 @@ func (c command) shell(args []string, env map[string]string) error {
 	}
 	status := c.node.runShell(c.ctx, name, body, opts, params, vars, c.stdout)
 	if status != 0 {
-		return interp.NewExitStatus(uint8(status))
+		return interp.ExitStatus(uint8(status))
 	}
 	return nil
 }
@@ -314,7 +338,7 @@ func (c command) lookup(names []string, env map[string]string) error {
 		missing = missing || !found
 	}
 	if missing {
-		return interp.NewExitStatus(1)
+		return interp.ExitStatus(1)
 	}
 	return nil
 }
@@ -328,7 +352,7 @@ func (c command) cat(args []string) error {
 	for _, f := range files {
 		if f == "-" {
 			if c.stdin != nil {
-				io.Copy(c.stdout, c.stdin)
+				_, _ = io.Copy(c.stdout, c.stdin)
 			}
 			continue
 		}
@@ -338,11 +362,11 @@ func (c command) cat(args []string) error {
 			failed = true
 			continue
 		}
-		io.Copy(c.stdout, r)
+		_, _ = io.Copy(c.stdout, r)
 		r.Close()
 	}
 	if failed {
-		return interp.NewExitStatus(1)
+		return interp.ExitStatus(1)
 	}
 	return nil
 }
@@ -364,7 +388,7 @@ func (c command) tee(args []string) error {
 		writers = append(writers, w)
 	}
 	if c.stdin != nil {
-		io.Copy(io.MultiWriter(writers...), c.stdin)
+		_, _ = io.Copy(io.MultiWriter(writers...), c.stdin)
 	}
 	return nil
 }
@@ -547,7 +571,7 @@ func (c command) base64(args []string) error {
 	if err != nil {
 		return c.fail(1, "invalid input")
 	}
-	c.stdout.Write(out)
+	_, _ = c.stdout.Write(out)
 	return nil
 }
 

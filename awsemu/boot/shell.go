@@ -1,6 +1,7 @@
 package boot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -94,13 +95,6 @@ func (w *consoleWriter) Write(p []byte) (int, error) {
 	}
 }
 
-// add appends a whole line, after what was printed so far.
-func (w *consoleWriter) add(line string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.lines = append(w.lines, line)
-}
-
 // done returns every line, the last one even without its newline.
 func (w *consoleWriter) done() []string {
 	w.mu.Lock()
@@ -165,62 +159,24 @@ func (n *node) runShell(ctx context.Context, name, body string, opts, params, en
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ps := &procSubsts{node: n, byPath: map[string]*syntax.ProcSubst{}}
-	var runner *interp.Runner
 	ctx = context.WithValue(ctx, procSubstKey{}, ps)
-	options := []interp.RunnerOption{
-		interp.Env(expand.ListEnviron(append(shellEnv(), env...)...)),
-		func(r *interp.Runner) error { r.Dir = "/"; return nil },
-		interp.StdIO(nil, out, out),
-		interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc { return n.exec }),
-		interp.CallHandler(func(ctx context.Context, args []string) ([]string, error) {
-			if n.step() > maxSteps {
-				cancel()
-				return nil, fmt.Errorf("more than %d commands, the script never finishes", maxSteps)
-			}
-			// command -v looks programs up in the host's PATH: look them up on the node instead
-			// (builtins, functions and keywords are the interpreter's to answer).
-			if len(args) > 2 && args[0] == "command" && (args[1] == "-v" || args[1] == "-V") &&
-				!slices.ContainsFunc(args[2:], func(a string) bool {
-					return interp.IsBuiltin(a) || syntax.IsKeyword(a) || (runner != nil && runner.Funcs[a] != nil)
-				}) {
-				return append([]string{lookupCommand}, args[2:]...), nil
-			}
-			return args, nil
-		}),
-		interp.Params(append(append(opts, "--"), params...)...),
-	}
-	options = append(options,
-		interp.OpenHandler(func(ctx context.Context, p string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
-			return n.openFile(ctx, clean(interp.HandlerCtx(ctx).Dir, p), flag, perm)
-		}),
-		interp.StatHandler(func(ctx context.Context, p string, _ bool) (fs.FileInfo, error) {
-			return n.fs.stat(clean(interp.HandlerCtx(ctx).Dir, p))
-		}),
-		interp.AccessHandler(func(ctx context.Context, p string, mode interp.AccessMode) error {
-			return n.fs.access(clean(interp.HandlerCtx(ctx).Dir, p), mode)
-		}),
-		interp.ReadDirHandler2(func(ctx context.Context, p string) ([]fs.DirEntry, error) {
-			return n.fs.readDir(clean(interp.HandlerCtx(ctx).Dir, p))
-		}),
-	)
-	runner, err := interp.New(options...)
+	var runner *interp.Runner
+	runner, err := interp.New(n.interpOptions(cancel, &runner, append(append(opts, "--"), params...), env, out)...)
 	if err != nil {
 		fmt.Fprintf(out, "%s: %v\n", name, err)
 		return 1
 	}
 	ps.runner = runner
 	status := 0
-	parser := syntax.NewParser(syntax.Variant(syntax.LangBash))
 	stopped := false
 	var parseErr error
 	// The loop never breaks: mvdan.cc/sh v3.14.1 yields again after a break in some inputs
 	// (after a syntax error), which panics ("range function continued iteration"; found by
-	// FuzzInterpretAL2, kept as a seed). Once the shell has exited the rest is only parsed.
-	for stmt, err := range parser.StmtsSeq(strings.NewReader(body)) {
+	// FuzzInterpretAL2, kept as a seed). Once the shell has exited the rest is only parsed, and
+	// after a syntax error nothing more runs, as in bash.
+	for stmt, err := range syntax.NewParser(syntax.Variant(syntax.LangBash)).StmtsSeq(strings.NewReader(body)) {
 		if err != nil {
-			if parseErr == nil {
-				parseErr = err
-			}
+			parseErr = cmp.Or(parseErr, err)
 			continue
 		}
 		if stopped || parseErr != nil {
@@ -228,20 +184,14 @@ func (n *node) runShell(ctx context.Context, name, body string, opts, params, en
 		}
 		ps.rewrite(stmt)
 		err := runner.Run(ctx, stmt)
-		if _, isStatus := interp.IsExitStatus(err); err != nil && !isStatus {
+		if status := interp.ExitStatus(0); err != nil && !errors.As(err, &status) {
 			fmt.Fprintf(out, "%s: %v\n", name, err)
 		}
 		status = exitStatus(err)
 		stopped = runner.Exited() || ctx.Err() != nil
 	}
 	if se := (syntax.ParseError{}); errors.As(parseErr, &se) && !runner.Exited() && ctx.Err() == nil {
-		// bash's wording for the syntax error met most in userData, an unclosed quote.
-		if q, ok := strings.CutPrefix(se.Text, "reached EOF without closing quote "); ok {
-			fmt.Fprintf(out, "%s: line %d: unexpected EOF while looking for matching %s'\n", name, se.Pos.Line(), strings.TrimSuffix(q, "`"))
-			fmt.Fprintf(out, "%s: line %d: syntax error: unexpected end of file\n", name, strings.Count(body, "\n")+1)
-		} else {
-			fmt.Fprintf(out, "%s: line %d: syntax error: %s\n", name, se.Pos.Line(), se.Text)
-		}
+		printSyntaxError(out, name, body, se)
 		status = 2
 	}
 	// The processes the script left in the background (a kubelet started with &) go on after
@@ -256,13 +206,54 @@ func (n *node) runShell(ctx context.Context, name, body string, opts, params, en
 	return status
 }
 
+// interpOptions are the interpreter's options for one bash process of the node: cloud-init's
+// environment plus env, the node's exec and file handlers, a call handler that stops a script
+// past maxSteps (calling cancel) and answers command -v on the node, and the shell parameters
+// params (options, "--", positional parameters).
+func (n *node) interpOptions(cancel context.CancelFunc, runner **interp.Runner, params, env []string, out io.Writer) []interp.RunnerOption {
+	return []interp.RunnerOption{
+		interp.Env(expand.ListEnviron(append(shellEnv(), env...)...)),
+		func(r *interp.Runner) error { r.Dir = "/"; return nil },
+		interp.StdIO(nil, out, out),
+		interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc { return n.exec }),
+		interp.CallHandler(func(ctx context.Context, args []string) ([]string, error) {
+			if n.step() > maxSteps {
+				cancel()
+				return nil, fmt.Errorf("more than %d commands, the script never finishes", maxSteps)
+			}
+			// command -v looks programs up in the host's PATH: look them up on the node instead
+			// (builtins, functions and keywords are the interpreter's to answer).
+			if len(args) > 2 && args[0] == "command" && (args[1] == "-v" || args[1] == "-V") &&
+				!slices.ContainsFunc(args[2:], func(a string) bool {
+					return interp.IsBuiltin(a) || syntax.IsKeyword(a) || (*runner != nil && (*runner).Funcs[a] != nil)
+				}) {
+				return append([]string{lookupCommand}, args[2:]...), nil
+			}
+			return args, nil
+		}),
+		interp.Params(params...),
+		interp.OpenHandler(func(ctx context.Context, p string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
+			return n.openFile(ctx, clean(interp.HandlerCtx(ctx).Dir, p), flag, perm)
+		}),
+		interp.StatHandler(func(ctx context.Context, p string, _ bool) (fs.FileInfo, error) {
+			return n.fs.stat(clean(interp.HandlerCtx(ctx).Dir, p))
+		}),
+		interp.AccessHandler(func(ctx context.Context, p string, mode interp.AccessMode) error {
+			return n.fs.access(clean(interp.HandlerCtx(ctx).Dir, p), mode)
+		}),
+		interp.ReadDirHandler2(func(ctx context.Context, p string) ([]fs.DirEntry, error) {
+			return n.fs.readDir(clean(interp.HandlerCtx(ctx).Dir, p))
+		}),
+	}
+}
+
 // exitStatus is the status a Run error stands for.
 func exitStatus(err error) int {
 	if err == nil {
 		return 0
 	}
-	if code, ok := interp.IsExitStatus(err); ok {
-		return int(code)
+	if status := interp.ExitStatus(0); errors.As(err, &status) {
+		return int(status)
 	}
 	return 1
 }
@@ -373,4 +364,15 @@ func (s sigpipeWriter) Write(p []byte) (int, error) {
 		s.kill()
 	}
 	return n, err
+}
+
+// printSyntaxError prints a syntax error as bash does for the one met most in userData, an
+// unclosed quote, and in the interpreter's words otherwise.
+func printSyntaxError(out io.Writer, name, body string, se syntax.ParseError) {
+	if q, ok := strings.CutPrefix(se.Text, "reached EOF without closing quote "); ok {
+		fmt.Fprintf(out, "%s: line %d: unexpected EOF while looking for matching %s'\n", name, se.Pos.Line(), strings.TrimSuffix(q, "`"))
+		fmt.Fprintf(out, "%s: line %d: syntax error: unexpected end of file\n", name, strings.Count(body, "\n")+1)
+		return
+	}
+	fmt.Fprintf(out, "%s: line %d: syntax error: %s\n", name, se.Pos.Line(), se.Text)
 }
