@@ -109,6 +109,14 @@ func TestInterpretShell(t *testing.T) {
 			wantLog: "cloud-init[2411]: /usr/bin/aws",
 		},
 		{
+			// The hand-written reader kept $(...) as literal text, which bootstrap.sh then failed
+			// to decode; bash runs it.
+			name:     "command substitution reads a file the script wrote",
+			family:   "AL2",
+			userData: "#!/bin/bash\necho " + testCAB64 + " > /root/ca.b64\n/etc/eks/bootstrap.sh demo --b64-cluster-ca \"$(cat /root/ca.b64)\" --apiserver-endpoint " + testEndpoint + "\n",
+			want:     al2Reg(nil),
+		},
+		{
 			name:     "output redirected to a file does not reach the console",
 			family:   "AL2",
 			userData: al2Script("exec >> /var/log/user-data.log 2>&1\necho secret-marker\n" + boot),
