@@ -81,6 +81,12 @@ func TestInterpretShell(t *testing.T) {
 			}),
 		},
 		{
+			name:     "%% in bootstrap.sh's drop-in is systemd's literal %",
+			family:   "AL2",
+			userData: al2Script(boot + " --kubelet-extra-args '--eviction-hard=memory.available<5%%'"),
+			want:     al2Reg(func(r *KubeletRegistration) { r.ExtraFlags = []string{"--eviction-hard=memory.available<5%"} }),
+		},
+		{
 			name:   "bootstrap.sh's own drop-in sorts after a user's 20-*.conf and wins",
 			family: "AL2",
 			userData: al2Script("cat <<EOF > /etc/systemd/system/kubelet.service.d/20-taints.conf\n[Service]\nEnvironment=KUBELET_EXTRA_ARGS=--max-pods=5\nEOF\n" +
@@ -211,7 +217,8 @@ func TestSplitSystemd(t *testing.T) {
 	}{
 		{name: "inner double quotes removed", in: `--register-with-taints="karpenter.sh/unregistered:NoExecute" --max-pods=110`, want: []string{"--register-with-taints=karpenter.sh/unregistered:NoExecute", "--max-pods=110"}},
 		{name: "quoted blanks stay in a word", in: `'KUBELET_EXTRA_ARGS=--a=1 --b=2'`, want: []string{"KUBELET_EXTRA_ARGS=--a=1 --b=2"}},
-		{name: "escapes", in: `a\ b c\"d e\sf`, want: []string{"a b", `c"d`, "e f"}},
+		{name: "escapes", in: `a\ b c\"d e\sf 'g\'h'`, want: []string{"a b", `c"d`, "e f", "g'h"}},
+		{name: "the $VAR split keeps escaped characters", in: `a\sb c\"d`, relax: true, want: []string{"asb", `c"d`}},
 		{name: "unterminated strict keeps the words before", in: `x 'a b`, want: []string{"x"}, wantErr: true},
 		{name: "unterminated relaxed", in: `"a b`, relax: true, want: []string{"a b"}},
 		{name: "empty", in: "  ", want: nil},

@@ -96,6 +96,7 @@ func environment(value, where string, env map[string]string, journal *[]string) 
 		*journal = append(*journal, systemd+fmt.Sprintf("%s: Invalid syntax, ignoring: Environment=%s", where, value))
 	}
 	for _, w := range words {
+		w = strings.ReplaceAll(w, "%%", "%") // the one specifier a value uses: a literal %
 		k, v, ok := strings.Cut(w, "=")
 		if !ok || k == "" {
 			*journal = append(*journal, systemd+fmt.Sprintf("%s: Invalid environment assignment, ignoring: %s", where, w))
@@ -107,10 +108,12 @@ func environment(value, where string, env map[string]string, journal *[]string) 
 
 // splitSystemd splits s into words the way systemd splits unit-file values (Environment=) and
 // the expansion of an unbraced $VAR in ExecStart=: words are separated by blanks; single and
-// double quotes group blanks into a word, anywhere in it, and are removed; a backslash escapes
-// the next character, and the C escapes \n, \t and \s (space) are decoded.
+// double quotes group blanks into a word, anywhere in it, and are removed; a backslash, inside
+// quotes or not, escapes the next character. In Environment= (relax false) the C escapes \n,
+// \t and \s (space) are decoded; in the $VAR split (relax true) they are not.
 //
-// This is systemd's extract_first_word with EXTRACT_UNQUOTE|EXTRACT_CUNESCAPE, written here
+// This is systemd's extract_first_word with EXTRACT_UNQUOTE|EXTRACT_CUNESCAPE (Environment=)
+// and EXTRACT_UNQUOTE|EXTRACT_RELAX (the $VAR split), written here
 // because no Go module the proxy serves implements it: go-systemd's unit package reads unit
 // files but leaves values unsplit, podman's port of extract_first_word lives in a module the
 // proxy does not serve, and mvdan.cc/sh splits by the shell's rules, which differ (systemd
@@ -139,7 +142,11 @@ func splitSystemd(s string, relax bool) ([]string, error) {
 				continue
 			}
 			i++
-			cur.WriteRune(cUnescape(rs[i]))
+			if relax {
+				cur.WriteRune(rs[i]) // ExecStart's $VAR split keeps the escaped character as is
+			} else {
+				cur.WriteRune(cUnescape(rs[i]))
+			}
 			inWord = true
 		case quote != 0:
 			if c == quote {
