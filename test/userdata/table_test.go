@@ -82,6 +82,11 @@ func agreementTable() []agreement {
 			starts:   true, taints: []string{unregistered}, labels: labels("team=a", "tier=web"),
 			flags: []string{labelFlag, "--node-labels=tier=web", taintFlag},
 		},
+		{
+			name: "%% in the extra args is systemd's literal %", family: "AL2",
+			userData: al2(bootstrap(` --kubelet-extra-args '--eviction-hard=memory.available<5%% ` + taintFlag + `'`)),
+			starts:   true, taints: []string{unregistered}, flags: []string{"--eviction-hard=memory.available<5%", taintFlag},
+		},
 		// AL2: variables.
 		{
 			name: "extra args in a variable, quoted", family: "AL2",
