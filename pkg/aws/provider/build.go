@@ -2,6 +2,7 @@ package provider
 
 import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,6 +27,9 @@ type Options struct {
 	KubernetesVersion string
 	// VMMemoryOverheadPercent, 0 for instancetype.DefaultVMMemoryOverheadPercent.
 	VMMemoryOverheadPercent float64
+	// IsAgentTaint names the agent of a well-known agent taint (pkg/agenttaint), for the join
+	// check's startupTaints advice; nil knows none.
+	IsAgentTaint func(corev1.Taint) (agent string, ok bool)
 }
 
 // AWS is the AWS provider wired from one set of SDK clients: the CloudProvider and the parts
@@ -62,7 +66,8 @@ func Build(kube client.Reader, clients *sdk.Clients, o Options, clk clock.Passiv
 			Kube: kube, Cluster: o.Cluster, Region: o.Region, InstanceTypes: instanceTypes, Prices: prices,
 			LaunchTemplates: launchTemplates, Instances: instances,
 		}),
-		NodeClasses:      nodeclass.NewResolver(clients.EC2, clients.SSM, profiles, validator, o.KubernetesVersion, clk),
+		NodeClasses: nodeclass.NewResolver(clients.EC2, clients.SSM, profiles, validator, o.KubernetesVersion, clk).
+			WithJoinChecker(nodeclass.NewJoinChecker(clients.EKS, clients.IAM, clients.STS, kube, instanceTypes, o.Cluster, o.IsAgentTaint)),
 		InstanceProfiles: profiles,
 		LaunchTemplates:  launchTemplates,
 		Instances:        instances,
