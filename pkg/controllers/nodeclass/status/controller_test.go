@@ -8,9 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
@@ -29,8 +27,6 @@ import (
 )
 
 type env struct {
-	world      func(func(*state.World) error) error
-	eks        *eks.Client
 	kube       client.Client
 	controller *Controller
 	iam        *iam.Client
@@ -55,13 +51,12 @@ func newEnv(t *testing.T, objects ...client.Object) *env {
 	scheme := runtime.NewScheme()
 	_ = awsv1.AddToScheme(scheme)
 	_ = v1.AddToScheme(scheme)
-	_ = corev1.AddToScheme(scheme)
 	kube := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&awsv1.EC2NodeClass{}).WithObjects(objects...).Build()
 	a := provider.Build(kube, c, provider.Options{
 		Cluster: userdata.Cluster{Name: "demo", Endpoint: "https://demo.eks.example", CABundle: "Q0E=", DNS: "10.100.0.10", CIDR: "10.100.0.0/16"},
 		Region:  "us-west-2", KubernetesVersion: "1.33",
 	}, clk)
-	return &env{world: st.Update, eks: c.EKS, kube: kube, controller: NewController(kube, a.NodeClasses, a.InstanceProfiles, clk, events.NewFakeRecorder(100)), iam: c.IAM, setPolicy: func(doc string) {
+	return &env{kube: kube, controller: NewController(kube, a.NodeClasses, a.InstanceProfiles, clk, events.NewFakeRecorder(100)), iam: c.IAM, setPolicy: func(doc string) {
 		_ = st.Update(func(w *state.World) error {
 			w.PutRole(state.DefaultSeed().ControllerRole, map[string]string{"controller": doc})
 			return nil
@@ -157,66 +152,5 @@ func TestFinalizer(t *testing.T) {
 	}
 	if profile != instanceprofile.Name("demo", "us-west-2", class()) {
 		t.Errorf("profile %s", profile)
-	}
-}
-
-// TestNodeJoinReady (S1): aws-auth maps the controller's role instead of the node role, in a
-// cluster whose authentication mode reads aws-auth and that has no access entry for the node
-// role: NodeJoinReady is False naming the mistake and the exact mapRoles entry, Ready is held
-// back, one Warning event is sent (not one per reconcile); after the fix the class is Ready.
-func TestNodeJoinReady(t *testing.T) {
-	var seed struct{ AccountID, NodeRole, ControllerRole string }
-	seed.NodeRole, seed.ControllerRole = state.DefaultSeed().NodeRole, state.DefaultSeed().ControllerRole
-	probe := newEnv(t)
-	role, err := probe.iam.GetRole(t.Context(), &iam.GetRoleInput{RoleName: aws.String(seed.NodeRole)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seed.AccountID = strings.Split(aws.ToString(role.Role.Arn), ":")[4]
-	wrong := &corev1.ConfigMap{Data: map[string]string{"mapRoles": "- rolearn: arn:aws:iam::" + seed.AccountID + ":role/" + seed.ControllerRole +
-		"\n  username: system:node:{{EC2PrivateDNSName}}\n  groups:\n  - system:bootstrappers\n  - system:nodes\n"}}
-	wrong.Namespace, wrong.Name = "kube-system", "aws-auth"
-	np := &v1.NodePool{}
-	np.Name = "default"
-	np.Spec.Template.Spec.NodeClassRef = &v1.NodeClassReference{Group: awsv1.Group, Kind: "EC2NodeClass", Name: "default"}
-	e := newEnv(t, class(), wrong, np)
-	recorder := events.NewFakeRecorder(100)
-	e.controller.recorder = recorder
-	// The seeded cluster lets the node role in with an access entry: S1's cluster has none.
-	if err := e.world(func(w *state.World) error {
-		r, err := w.Region("us-west-2")
-		if err != nil {
-			return err
-		}
-		clear(r.Clusters["demo"].AccessEntries)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	nc, after := e.reconcile(t)
-	cond := meta.FindStatusCondition(nc.Status.Conditions, awsv1.ConditionTypeNodeJoinReady)
-	t.Logf("NodeJoinReady %+v", cond)
-	if cond == nil || cond.Status != "False" || cond.Reason != "AWSAuthMapsControllerRole" ||
-		!strings.Contains(cond.Message, "- rolearn: arn:aws:iam::"+seed.AccountID+":role/KarpenterNodeRole-demo\n  username: system:node:{{EC2PrivateDNSName}}") {
-		t.Fatalf("NodeJoinReady %+v", cond)
-	}
-	if meta.IsStatusConditionTrue(nc.Status.Conditions, awsv1.ConditionTypeReady) || after > time.Minute {
-		t.Errorf("Ready %+v, requeue %v", meta.FindStatusCondition(nc.Status.Conditions, awsv1.ConditionTypeReady), after)
-	}
-	e.reconcile(t)
-	if n := len(recorder.Events); n != 1 {
-		t.Errorf("%d events after two reconciles, want 1", n)
-	}
-	fixed := wrong.DeepCopy()
-	if err := e.kube.Get(t.Context(), client.ObjectKeyFromObject(wrong), fixed); err != nil {
-		t.Fatal(err)
-	}
-	fixed.Data["mapRoles"] = "- rolearn: arn:aws:iam::" + seed.AccountID + ":role/KarpenterNodeRole-demo\n  username: system:node:{{EC2PrivateDNSName}}\n  groups:\n  - system:bootstrappers\n  - system:nodes\n"
-	if err := e.kube.Update(t.Context(), fixed); err != nil {
-		t.Fatal(err)
-	}
-	nc, _ = e.reconcile(t)
-	if !meta.IsStatusConditionTrue(nc.Status.Conditions, awsv1.ConditionTypeNodeJoinReady) || !meta.IsStatusConditionTrue(nc.Status.Conditions, awsv1.ConditionTypeReady) {
-		t.Errorf("after the fix: %+v", nc.Status.Conditions)
 	}
 }
