@@ -129,8 +129,12 @@ func (r *Resolver) ResolveWithFindings(ctx context.Context, nodeClass *awsv1.EC2
 	if r.join != nil {
 		var err error
 		if findings, err = r.join.Check(ctx, nodeClass); err != nil {
+			// Not knowing is not a certain failure: Unknown, which does not hold Ready back.
 			errs = append(errs, err.Error())
-			set(awsv1.ConditionTypeNodeJoinReady, false, ReasonJoinCheckFailed, err.Error())
+			meta.SetStatusCondition(&nodeClass.Status.Conditions, metav1.Condition{
+				Type: awsv1.ConditionTypeNodeJoinReady, Status: metav1.ConditionUnknown, Reason: ReasonJoinCheckFailed, Message: err.Error(),
+				ObservedGeneration: nodeClass.Generation, LastTransitionTime: metav1.NewTime(r.clock.Now()),
+			})
 		} else {
 			ok, reason, message := JoinCondition(findings)
 			set(awsv1.ConditionTypeNodeJoinReady, ok, reason, message)
@@ -138,7 +142,8 @@ func (r *Resolver) ResolveWithFindings(ctx context.Context, nodeClass *awsv1.EC2
 	}
 	var notReady []string
 	for _, c := range nodeClass.Status.Conditions {
-		if c.Type != awsv1.ConditionTypeReady && c.Status != metav1.ConditionTrue {
+		if c.Type != awsv1.ConditionTypeReady && c.Status != metav1.ConditionTrue &&
+			(c.Type != awsv1.ConditionTypeNodeJoinReady || c.Status == metav1.ConditionFalse) {
 			notReady = append(notReady, c.Type)
 		}
 	}
@@ -153,18 +158,27 @@ func (r *Resolver) ResolveWithFindings(ctx context.Context, nodeClass *awsv1.EC2
 	return findings, nil
 }
 
-// JoinCondition is NodeJoinReady of ranked findings: False only with an Error, with the top
-// finding's reason and its message and fix.
+// JoinCondition is NodeJoinReady of ranked findings: False only with an Error about the class
+// itself (its role, userData, IAM), with that finding's reason, message and fix; otherwise True
+// with the top finding's. An Error about one NodePool (no AMI for its architectures) does not
+// hold the class back: other NodePools may use it, and launches never pair an AMI with an
+// instance type of another architecture.
 func JoinCondition(findings []nodejoin.Finding) (ok bool, reason, message string) {
 	if len(findings) == 0 {
 		return true, ReasonNodesCanJoin, ""
 	}
-	top := findings[0]
-	message = fmt.Sprintf("%s: %s Fix: %s", top.Object, top.Message, top.Fix)
+	top, ok := findings[0], true
+	for _, f := range findings {
+		if f.Severity == nodejoin.SeverityError && !strings.HasPrefix(f.Object, "NodePool/") {
+			top, ok = f, false
+			break
+		}
+	}
+	message = fmt.Sprintf("%s %s: %s Fix: %s", top.Severity, top.Object, top.Message, top.Fix)
 	if n := len(findings) - 1; n > 0 {
 		message += fmt.Sprintf(" (and %d more: see the EC2NodeClass's events)", n)
 	}
-	return top.Severity != nodejoin.SeverityError, top.Reason, message
+	return ok, top.Reason, message
 }
 
 // validate sets ValidationSucceeded once everything it depends on is resolved.
