@@ -51,7 +51,7 @@ type getParametersOutput struct {
 func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) {
 	var out any
 	err := h.state.Update(func(world *state.World) error {
-		p, err := authz.Identify(world, call.AccessKey)
+		p, err := authz.Identify(world, call)
 		if err != nil {
 			return wire.NewError(http.StatusBadRequest, "UnrecognizedClientException", "The security token included in the request is invalid.")
 		}
@@ -122,6 +122,9 @@ func Parameters(w *state.World, region string) map[string]Parameter {
 	newest := map[string]*state.Image{} // alias path → newest image
 	for _, id := range state.SortedKeys(r.Images) {
 		img := r.Images[id]
+		if img.OwnerID != state.EKSAMIOwner {
+			continue // an account's own image, not one AWS publishes
+		}
 		base, release, ok := paths(img)
 		if !ok {
 			continue

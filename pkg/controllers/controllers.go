@@ -21,6 +21,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/controllers/aws/instancegc"
 	"github.com/joinerhq/joiner/pkg/controllers/disruption"
 	"github.com/joinerhq/joiner/pkg/controllers/interruption"
+	nodeclaimmetrics "github.com/joinerhq/joiner/pkg/controllers/metrics/nodeclaim"
 	podmetrics "github.com/joinerhq/joiner/pkg/controllers/metrics/pod"
 	"github.com/joinerhq/joiner/pkg/controllers/node/termination"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/consolidatable"
@@ -28,6 +29,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/lifecycle"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/podevents"
 	nodeclassstatus "github.com/joinerhq/joiner/pkg/controllers/nodeclass/status"
+	"github.com/joinerhq/joiner/pkg/controllers/nodepool/startuptaints"
 	nodepoolstatus "github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
 	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
 )
@@ -76,6 +78,10 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 	if err != nil {
 		return nil, err
 	}
+	claimMetrics, err := nodeclaimmetrics.NewController(deps.Registry)
+	if err != nil {
+		return nil, err
+	}
 	recorder := mgr.GetEventRecorder("karpenter")
 	disrupt, err := disruption.NewController(mgr.GetClient(), view, deps.Clock, recorder, deps.Registry)
 	if err != nil {
@@ -84,12 +90,16 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 	controllers := []Controller{
 		prov,
 		nodepoolstatus.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock),
+		// Advice to declare agent taints (Cilium's, the EBS CSI driver's...) in startupTaints.
+		startuptaints.NewController(mgr.GetClient(), recorder),
 		// Lifecycle and termination each rely on the other for deletion: lifecycle finalizes
 		// NodeClaims (Node deleted, instance deleted), termination drains Nodes.
 		lifecycle.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
 		termination.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
 		garbagecollection.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
 		pods,
+		// Launched, registered, initialized and failed joins, counted from NodeClaim transitions.
+		claimMetrics,
 		// Empty-node consolidation: podevents records when pods come and go, consolidatable marks
 		// NodeClaims quiet for consolidateAfter, disruption deletes the empty ones within budgets.
 		podevents.NewController(mgr.GetClient(), deps.Clock),

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/joinerhq/joiner/pkg/agenttaint"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 )
 
@@ -322,7 +323,9 @@ func (s *solver) buildPools() {
 }
 
 func (s *solver) newPool(i int, np *v1.NodePool) *pool {
-	p := &pool{idx: i, name: np.Name, np: np, defined: map[string]bool{}, taints: np.Spec.Template.Spec.Taints}
+	// Agent taints (Cilium's, the EBS CSI driver's...) leave with their agent's start, like
+	// startupTaints: pods need not tolerate them.
+	p := &pool{idx: i, name: np.Name, np: np, defined: map[string]bool{}, taints: agenttaint.Without(np.Spec.Template.Spec.Taints)}
 	if np.Spec.Weight != nil {
 		p.weight = *np.Spec.Weight
 	}

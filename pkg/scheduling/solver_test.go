@@ -79,6 +79,12 @@ func TestSolvePlacements(t *testing.T) {
 		np.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
 		np.Spec.Template.Spec.StartupTaints = []corev1.Taint{{Key: "cni", Effect: corev1.TaintEffectNoSchedule}}
 	}
+	agentTainted := func(np *v1.NodePool) {
+		np.Spec.Template.Spec.Taints = []corev1.Taint{
+			{Key: "node.cilium.io/agent-not-ready", Value: "true", Effect: corev1.TaintEffectNoExecute},
+			{Key: "ebs.csi.aws.com/agent-not-ready", Effect: corev1.TaintEffectNoExecute},
+		}
+	}
 	tolerate := func(p *corev1.Pod) {
 		p.Spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
 	}
@@ -109,6 +115,12 @@ func TestSolvePlacements(t *testing.T) {
 			pools: []*v1.NodePool{nodePool("gpu", tainted)},
 			pods:  []*corev1.Pod{pod("a", "1", "1Gi"), pod("b", "1", "1Gi", tolerate)},
 			want:  summary{Claims: []string{"gpu:b"}, Unschedulable: []string{"a:gpu=TaintNotTolerated"}},
+		},
+		{
+			name:  "agent taints in the template are ignored like startup taints, the operator's are not",
+			pools: []*v1.NodePool{nodePool("cilium", agentTainted), nodePool("gpu", tainted)},
+			pods:  []*corev1.Pod{pod("a", "1", "1Gi"), pod("b", "1", "1Gi")},
+			want:  summary{Claims: []string{"cilium:a,b"}},
 		},
 		{
 			name:  "host ports conflict",

@@ -191,7 +191,7 @@ func (c *Controller) provision(ctx context.Context) error {
 	if len(pods) == 0 {
 		return nil
 	}
-	b, err := c.newBatch(ctx, pods)
+	b, err := newBatch(ctx, c.cluster, c.cloud, pods)
 	if err != nil {
 		return err
 	}
@@ -207,6 +207,7 @@ func (c *Controller) provision(ctx context.Context) error {
 	for _, p := range plan.Placements {
 		if nc, ok := b.starting[p.Node]; ok {
 			c.nominate(p.Pod, nc)
+			c.waitingOn(p.Pod, b.nodePools[nc.Labels[v1.NodePoolLabelKey]], nc)
 		}
 	}
 	for _, u := range plan.Unschedulable {

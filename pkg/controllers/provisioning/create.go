@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -28,6 +29,10 @@ const NodePoolHashVersion = "v1"
 const (
 	ReasonNominated        = "Nominated"
 	ReasonFailedScheduling = "FailedScheduling"
+	// ReasonNodePoolNotJoining is the Warning on a pod nominated to a NodeClaim whose Registered
+	// condition is False, or of a NodePool whose NodeRegistrationHealthy is False: the node fails
+	// to join, and the event says why.
+	ReasonNodePoolNotJoining = "NodePoolNodesNotJoining"
 )
 
 // NodePoolHash is the hash of the fields of a NodePool's template that a NodeClaim copies and
@@ -122,6 +127,7 @@ func (c *Controller) createAll(ctx context.Context, b *batch, planned []scheduli
 		c.metrics.nodeClaimsCreated.WithLabelValues(np.Name, reasonLabel).Inc()
 		for _, pod := range p.Pods {
 			c.nominate(pod, nc)
+			c.waitingOn(pod, np, nil)
 		}
 	}
 	return errors.Join(errs...)
@@ -129,6 +135,28 @@ func (c *Controller) createAll(ctx context.Context, b *batch, planned []scheduli
 
 func (c *Controller) nominate(pod *corev1.Pod, nc *v1.NodeClaim) {
 	c.recorder.Eventf(pod, nc, corev1.EventTypeNormal, ReasonNominated, "Nominate", "Pod should schedule on nodeclaim %s", nc.Name)
+}
+
+// waitingOn warns a pod nominated to nodeClaim (nil for one being created) of np when the node
+// fails to join, naming the cause that holds the pod: the NodeClaim's own Registered=False, else
+// np's NodeRegistrationHealthy=False.
+func (c *Controller) waitingOn(pod *corev1.Pod, np *v1.NodePool, nodeClaim *v1.NodeClaim) {
+	if nodeClaim != nil {
+		if cond := meta.FindStatusCondition(nodeClaim.Status.Conditions, v1.ConditionTypeRegistered); cond != nil && cond.Status == metav1.ConditionFalse {
+			c.recorder.Eventf(pod, nodeClaim, corev1.EventTypeWarning, ReasonNodePoolNotJoining, "Nominate",
+				"Pod waits on nodeclaim %s, whose node fails to join: %s: %s", nodeClaim.Name, cond.Reason, cond.Message)
+			return
+		}
+	}
+	if np == nil {
+		return
+	}
+	cond := meta.FindStatusCondition(np.Status.Conditions, v1.ConditionTypeNodeRegistrationHealthy)
+	if cond == nil || cond.Status != metav1.ConditionFalse {
+		return
+	}
+	c.recorder.Eventf(pod, np, corev1.EventTypeWarning, ReasonNodePoolNotJoining, "Nominate",
+		"Pod waits on nodepool %s, whose nodes fail to join: %s: %s", np.Name, cond.Reason, cond.Message)
 }
 
 // failedScheduling records why no NodePool can take the pod, one reason per NodePool.

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/joinerhq/joiner/pkg/agenttaint"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
@@ -63,11 +64,24 @@ func Provisionable(pod *corev1.Pod) bool {
 	return false
 }
 
+// Input is the scheduling input provisioning would solve for pods now: the NodePools that can
+// launch (each restricted to its own instance types), their instance types, the nodes and
+// in-flight NodeClaims, and the DaemonSet overhead, read from view and cloud. excluded are the
+// NodePools that cannot launch now, with the reason. Operator tools (joiner explain) call it so
+// that what they explain is what the controller decides.
+func Input(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider, pods []*corev1.Pod) (in *scheduling.Input, excluded []scheduling.Reason, err error) {
+	b, err := newBatch(ctx, view, cloud, pods)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &b.input, b.excluded, nil
+}
+
 // newBatch reads the cluster and the cloud into a scheduling input.
-func (c *Controller) newBatch(ctx context.Context, pods []*corev1.Pod) (*batch, error) {
+func newBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider, pods []*corev1.Pod) (*batch, error) {
 	b := &batch{nodePools: map[string]*v1.NodePool{}, starting: map[string]*v1.NodeClaim{}}
 	b.input.Pods = pods
-	nodePools, err := c.cluster.NodePools(ctx)
+	nodePools, err := view.NodePools(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +89,7 @@ func (c *Controller) newBatch(ctx context.Context, pods []*corev1.Pod) (*batch, 
 	union := map[string]*scheduling.InstanceType{}
 	var order []string
 	for _, np := range nodePools {
-		types, reason, err := c.instanceTypes(ctx, np)
+		types, reason, err := instanceTypes(ctx, cloud, np)
 		if err != nil {
 			b.transient = append(b.transient, err)
 		}
@@ -102,10 +116,10 @@ func (c *Controller) newBatch(ctx context.Context, pods []*corev1.Pod) (*batch, 
 		}
 		b.input.NodePools = append(b.input.NodePools, restrictTypes(np, types, len(union)))
 	}
-	if b.input.DaemonSetPods, err = c.cluster.DaemonSetPods(ctx); err != nil {
+	if b.input.DaemonSetPods, err = view.DaemonSetPods(ctx); err != nil {
 		return nil, err
 	}
-	nodes, err := c.cluster.Nodes(ctx)
+	nodes, err := view.Nodes(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -130,14 +144,14 @@ func (c *Controller) newBatch(ctx context.Context, pods []*corev1.Pod) (*batch, 
 
 // instanceTypes returns the NodePool's instance types, or why it cannot launch now, and an error
 // when that reason is transient (worth retrying the batch for).
-func (c *Controller) instanceTypes(ctx context.Context, np *v1.NodePool) ([]*cloudprovider.InstanceType, *scheduling.Reason, error) {
+func instanceTypes(ctx context.Context, cloud cloudprovider.CloudProvider, np *v1.NodePool) ([]*cloudprovider.InstanceType, *scheduling.Reason, error) {
 	if !np.DeletionTimestamp.IsZero() {
 		return nil, &scheduling.Reason{NodePool: np.Name, Code: "NodePoolDeleting", Message: "the NodePool is being deleted"}, nil
 	}
 	if cond := meta.FindStatusCondition(np.Status.Conditions, v1.ConditionTypeNodeClassReady); cond != nil && cond.Status == metav1.ConditionFalse {
 		return nil, &scheduling.Reason{NodePool: np.Name, Code: "NodeClassNotReady", Message: fmt.Sprintf("its node class is not ready: %s", cond.Message)}, nil
 	}
-	types, err := c.cloud.GetInstanceTypes(ctx, np)
+	types, err := cloud.GetInstanceTypes(ctx, np)
 	if cloudprovider.IsNodeClassNotReadyError(err) {
 		return nil, &scheduling.Reason{NodePool: np.Name, Code: "NodeClassNotReady", Message: err.Error()}, nil
 	}
@@ -192,15 +206,17 @@ func toSchedulingType(it *cloudprovider.InstanceType) *scheduling.InstanceType {
 }
 
 // toSchedulingNode converts a node of the cluster view. A Node not initialized yet is seen without
-// its starting taints and startup taints; an in-flight NodeClaim is seen with the labels its
-// requirements pin, the allocatable it launched with (or, before launch, the requests it was made
-// for) and, for limits, its capacity (or, before launch, the largest capacity among its options).
+// its starting taints and startup taints, and no Node with the agent taints of pkg/agenttaint; an
+// in-flight NodeClaim is seen with the labels its requirements pin, the allocatable it launched
+// with (or, before launch, the requests it was made for) and, for limits, its capacity (or, before launch, the largest capacity among its options).
 func toSchedulingNode(sn *cluster.StateNode, types map[string]*scheduling.InstanceType) *scheduling.Node {
 	n := &scheduling.Node{Name: sn.Name(), NodePool: sn.NodePool(), Pods: sn.Pods}
 	nc := sn.NodeClaim
 	if sn.Node != nil {
 		n.Labels = sn.Node.Labels
-		n.Taints = sn.Node.Spec.Taints
+		// Agent taints go when their agent starts: a node carrying one is not held to be
+		// unusable, or every node joining with Cilium's taint would cause another launch.
+		n.Taints = agenttaint.Without(sn.Node.Spec.Taints)
 		n.Allocatable = sn.Node.Status.Allocatable
 		n.Capacity = sn.Node.Status.Capacity
 		if !sn.Initialized() {

@@ -346,6 +346,55 @@ func TestFailedSchedulingNamesEachNodePool(t *testing.T) {
 	}
 }
 
+// TestPodsWaitingOnANodePoolWhoseNodesDoNotJoin: pods nominated to a NodePool whose
+// NodeRegistrationHealthy is False are told which cause holds them; pods of a healthy NodePool are
+// not.
+func TestPodsWaitingOnANodePoolWhoseNodesDoNotJoin(t *testing.T) {
+	reset(t)
+	h := newHarness(t)
+	broken := nodePool("broken")
+	create(t, broken, nodePool("default"))
+	meta.SetStatusCondition(&broken.Status.Conditions, metav1.Condition{Type: v1.ConditionTypeNodeRegistrationHealthy, Status: metav1.ConditionFalse,
+		Reason: "NodeRoleNotAuthorized", Message: "role KarpenterNodeRole-demo is not mapped in aws-auth"})
+	if err := env.Client.Status().Update(t.Context(), broken); err != nil {
+		t.Fatal(err)
+	}
+	create(t, pendingPod("held", "1", "1Gi", func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"example.com/team": "broken"} }),
+		pendingPod("free", "1", "1Gi", func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"example.com/team": "default"} }))
+	h.runBatch(t)
+
+	warned := h.events.byReason(provisioning.ReasonNodePoolNotJoining)
+	if len(warned) != 1 || warned[0].Regarding != "held" || warned[0].Related != "broken" {
+		t.Fatalf("%s events = %+v, want one on pod held, related to nodepool broken", provisioning.ReasonNodePoolNotJoining, warned)
+	}
+	if want := "Pod waits on nodepool broken, whose nodes fail to join: NodeRoleNotAuthorized: role KarpenterNodeRole-demo is not mapped in aws-auth"; warned[0].Note != want {
+		t.Errorf("note = %q, want %q", warned[0].Note, want)
+	}
+
+	// The NodeClaim launched for held has a certain cause of its own: the next batch names it.
+	var held v1.NodeClaim
+	for _, nc := range nodeClaims(t) {
+		if nc.Labels[v1.NodePoolLabelKey] == "broken" {
+			held = nc
+		}
+	}
+	held.Status.ProviderID = "fake:///test-zone-a/i-held"
+	held.Status.Conditions = []metav1.Condition{
+		{Type: v1.ConditionTypeLaunched, Status: metav1.ConditionTrue, Reason: "Launched", LastTransitionTime: metav1.Now()},
+		{Type: v1.ConditionTypeRegistered, Status: metav1.ConditionFalse, Reason: "UnregisteredTaintMissing", Message: "fix the userData", LastTransitionTime: metav1.Now()},
+	}
+	if err := env.Client.Status().Update(t.Context(), &held); err != nil {
+		t.Fatal(err)
+	}
+	before := len(warned)
+	h.runBatch(t)
+	warned = h.events.byReason(provisioning.ReasonNodePoolNotJoining)[before:]
+	want := "Pod waits on nodeclaim " + held.Name + ", whose node fails to join: UnregisteredTaintMissing: fix the userData"
+	if len(warned) != 1 || warned[0].Regarding != "held" || warned[0].Note != want {
+		t.Errorf("%s events = %+v, want one on pod held: %q", provisioning.ReasonNodePoolNotJoining, warned, want)
+	}
+}
+
 func TestDaemonSetOverhead(t *testing.T) {
 	reset(t)
 	h := newHarness(t)
@@ -461,6 +510,57 @@ func TestRegisteredNodeNotInitializedTakesPods(t *testing.T) {
 	nominated := h.events.byReason(provisioning.ReasonNominated)
 	if len(nominated) != 1 || nominated[0].Regarding != "a" || nominated[0].Related != nc.Name {
 		t.Errorf("Nominated events = %+v, want pod a on %s", nominated, nc.Name)
+	}
+}
+
+// TestInitializedNodeWithAgentTaintTakesPods: a node initialized while Cilium's agent taint, which
+// the NodePool does not declare, is still on it must not cause another launch (each new node
+// would join with the same taint: a loop).
+func TestInitializedNodeWithAgentTaintTakesPods(t *testing.T) {
+	reset(t)
+	h := newHarness(t)
+	np := nodePool("default")
+	create(t, np)
+	nc := &v1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "default-cilium", Labels: map[string]string{v1.NodePoolLabelKey: "default"}},
+		Spec: v1.NodeClaimSpec{
+			Requirements: []v1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelInstanceTypeStable, Operator: v1.NodeSelectorOpIn, Values: []string{"large.8x"}}},
+			NodeClassRef: np.Spec.Template.Spec.NodeClassRef,
+		},
+	}
+	create(t, nc)
+	nc.Status.ProviderID = "fake:///test-zone-a/i-3"
+	if err := env.Client.Status().Update(t.Context(), nc); err != nil {
+		t.Fatal(err)
+	}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-3", Labels: map[string]string{v1.NodePoolLabelKey: "default", corev1.LabelInstanceTypeStable: "large.8x",
+			v1.NodeRegisteredLabelKey: "true", v1.NodeInitializedLabelKey: "true"}},
+		Spec: corev1.NodeSpec{ProviderID: "fake:///test-zone-a/i-3", Taints: []corev1.Taint{
+			{Key: "node.cilium.io/agent-not-ready", Value: "true", Effect: corev1.TaintEffectNoExecute},
+		}},
+	}
+	create(t, node)
+	// The API server adds the not-ready taint at creation; the node is Ready now and only
+	// Cilium's taint is left.
+	node.Spec.Taints = []corev1.Taint{{Key: "node.cilium.io/agent-not-ready", Value: "true", Effect: corev1.TaintEffectNoExecute}}
+	if err := env.Client.Update(t.Context(), node); err != nil {
+		t.Fatal(err)
+	}
+	node.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi"), corev1.ResourcePods: resource.MustParse("110")}
+	node.Status.Capacity = node.Status.Allocatable
+	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	if err := env.Client.Status().Update(t.Context(), node); err != nil {
+		t.Fatal(err)
+	}
+	create(t, pendingPod("a", "1", "1Gi"))
+	h.runBatch(t)
+
+	if n := len(nodeClaims(t)); n != 1 {
+		t.Errorf("got %d NodeClaims, want only the existing one: an agent taint goes when its agent starts", n)
+	}
+	if failed := h.events.byReason(provisioning.ReasonFailedScheduling); len(failed) != 0 {
+		t.Errorf("FailedScheduling events = %+v, want none: the pod fits the node", failed)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/joinerhq/joiner/pkg/agenttaint"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/scheduling"
 )
@@ -154,7 +155,7 @@ func (c *checker) buildClaims(plan *scheduling.Plan) {
 			c.fail("nodeclaim %s names unknown NodePool %s", nc.Name, nc.NodePool)
 			continue
 		}
-		n := &cnode{name: nc.Name, pool: nc.NodePool, claim: true, taints: np.Spec.Template.Spec.Taints,
+		n := &cnode{name: nc.Name, pool: nc.NodePool, claim: true, taints: agenttaint.Without(np.Spec.Template.Spec.Taints),
 			pods: nc.Pods, placed: nc.Pods}
 		if len(nc.InstanceTypes) == 0 || len(nc.InstanceTypes) > scheduling.MaxInstanceTypes {
 			c.fail("nodeclaim %s has %d instance types", nc.Name, len(nc.InstanceTypes))

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/joinerhq/joiner/pkg/agenttaint"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/manifest"
 	"github.com/joinerhq/joiner/pkg/scheduling"
@@ -30,8 +31,9 @@ func Input(docs []*unstructured.Unstructured, types []*scheduling.InstanceType) 
 	for _, n := range objects.Nodes {
 		sn := &scheduling.Node{Name: n.Name, NodePool: n.Labels[v1.NodePoolLabelKey], Labels: n.Labels, Allocatable: n.Status.Allocatable, Capacity: n.Status.Capacity}
 		for _, t := range n.Spec.Taints {
-			// Joiner removes this taint at registration; it does not keep pods off for good.
-			if t.Key != v1.UnregisteredTaintKey {
+			// Joiner removes this taint at registration, and agents theirs when they start; they
+			// do not keep pods off for good.
+			if t.Key != v1.UnregisteredTaintKey && !agenttaint.Is(t) {
 				sn.Taints = append(sn.Taints, t)
 			}
 		}

@@ -28,7 +28,7 @@ apiVersion: v1
 kind: Node
 metadata: {name: n1, labels: {karpenter.sh/nodepool: default}}
 spec:
-  taints: [{key: karpenter.sh/unregistered, effect: NoExecute}, {key: gpu, effect: NoSchedule}]
+  taints: [{key: karpenter.sh/unregistered, effect: NoExecute}, {key: gpu, effect: NoSchedule}, {key: node.cilium.io/agent-not-ready, value: "true", effect: NoExecute}]
 status: {allocatable: {cpu: "2"}, capacity: {cpu: "2"}}
 ---
 apiVersion: v1

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/base64"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/state"
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/aws/provider"
+	"github.com/joinerhq/joiner/pkg/aws/sdk"
+	"github.com/joinerhq/joiner/pkg/aws/userdata"
+	"github.com/joinerhq/joiner/pkg/explain"
+	"github.com/joinerhq/joiner/pkg/operator"
+)
+
+// TestExplainPodReadsInstanceTypesFromAWS runs explain pod's AWS path (the default credential
+// chain and AWS_ENDPOINT_URL) against the emulator: the NodePool's instance types and prices come
+// from its EC2NodeClass through EC2 and the Price List.
+func TestExplainPodReadsInstanceTypesFromAWS(t *testing.T) {
+	ctx := t.Context()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	st, err := awsemu.NewState(clk, state.DefaultSeed())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cluster userdata.Cluster
+	if err := st.Update(func(w *state.World) error {
+		c := w.Regions["us-west-2"].Clusters[state.DefaultSeed().ClusterName]
+		c.CertificateData = base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\nZW11bGF0ZWQ=\n-----END CERTIFICATE-----\n"))
+		cluster = userdata.Cluster{Name: c.Name, Endpoint: c.Endpoint, CABundle: c.CertificateData, DNS: "10.100.0.10", CIDR: c.ServiceIPv4CIDR}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(awsemu.New(st, clk))
+	t.Cleanup(srv.Close)
+	t.Setenv("AWS_ENDPOINT_URL", srv.URL)
+	t.Setenv("AWS_ACCESS_KEY_ID", state.DefaultSeed().ControllerAccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+
+	scheme, err := operator.NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&awsv1.EC2NodeClass{}).Build()
+	// The EC2NodeClass as the controller leaves it: resolved and Ready.
+	nc := &awsv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: awsv1.EC2NodeClassSpec{
+		AMISelectorTerms:           []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}},
+		SubnetSelectorTerms:        []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"karpenter.sh/discovery": "demo"}}},
+		SecurityGroupSelectorTerms: []awsv1.SecurityGroupSelectorTerm{{Tags: map[string]string{"karpenter.sh/discovery": "demo"}}},
+		Role:                       "KarpenterNodeRole-demo",
+	}}
+	cfg, err := sdk.LoadConfig(ctx, sdk.Options{Region: "us-west-2", Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	controller := provider.Build(kube, sdk.NewClients(cfg), provider.Options{Cluster: cluster, Region: "us-west-2", KubernetesVersion: "1.33"}, clk)
+	if err := controller.NodeClasses.Resolve(ctx, nc); err != nil {
+		t.Fatal(err)
+	}
+	status := nc.Status
+	if err := kube.Create(ctx, nc); err != nil {
+		t.Fatal(err)
+	}
+	nc.Status = status
+	if err := kube.Status().Update(ctx, nc); err != nil {
+		t.Fatal(err)
+	}
+	np := &v1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "arm"}}
+	np.Spec.Template.Spec.NodeClassRef = &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}
+	np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"arm64"}}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"}, Spec: corev1.PodSpec{
+		NodeSelector: map[string]string{corev1.LabelArchStable: "arm64"},
+		Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}}}
+	for _, o := range []client.Object{np, pod} {
+		if err := kube.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	cloud, err := explainCloud(ctx, kube, "", "us-west-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := explain.ReadPod(ctx, kube, cloud, types.NamespacedName{Namespace: "default", Name: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.NodePools) != 1 || !r.NodePools[0].Fits || r.NodePools[0].FittingTypes == 0 {
+		t.Fatalf("report %+v: want NodePool arm to fit with instance types from AWS", r)
+	}
+	for _, it := range r.NodePools[0].InstanceTypes {
+		if it.Price <= 0 || it.Zone == "" {
+			t.Errorf("instance type %+v has no price or zone", it)
+		}
+	}
+	t.Logf("%s; %+v", r.Outcome, r.NodePools[0].InstanceTypes[:min(3, len(r.NodePools[0].InstanceTypes))])
+	if !strings.Contains(r.Outcome, "would launch a NodeClaim of NodePool arm") {
+		t.Errorf("outcome = %q", r.Outcome)
+	}
+}
