@@ -62,20 +62,19 @@ type JoinChecker struct {
 	kube          client.Reader
 	instanceTypes InstanceTypes
 	cluster       userdata.Cluster
-	isAgentTaint  func(corev1.Taint) (string, bool)
 }
 
 // NewJoinChecker returns a join checker. kube reads NodePools and kube-system/aws-auth; instanceTypes
-// may be nil. isAgentTaint (pkg/agenttaint) may be nil.
-func NewJoinChecker(eksAPI EKSAPI, iamAPI IAMAPI, stsAPI STSAPI, kube client.Reader, instanceTypes InstanceTypes, cluster userdata.Cluster, isAgentTaint func(corev1.Taint) (string, bool)) *JoinChecker {
-	return &JoinChecker{eks: eksAPI, iam: iamAPI, sts: stsAPI, kube: kube, instanceTypes: instanceTypes, cluster: cluster, isAgentTaint: isAgentTaint}
+// may be nil.
+func NewJoinChecker(eksAPI EKSAPI, iamAPI IAMAPI, stsAPI STSAPI, kube client.Reader, instanceTypes InstanceTypes, cluster userdata.Cluster) *JoinChecker {
+	return &JoinChecker{eks: eksAPI, iam: iamAPI, sts: stsAPI, kube: kube, instanceTypes: instanceTypes, cluster: cluster}
 }
 
 // Inputs observes the class's join inputs. Failures to read leave the input unknown, and are
 // logged at V(1); only the NodePool list, without which nothing can be said, is an error.
 func (j *JoinChecker) Inputs(ctx context.Context, nc *awsv1.EC2NodeClass) (nodejoin.Inputs, error) {
 	logger := log.FromContext(ctx).V(1)
-	in := nodejoin.Inputs{NodeClass: nc, Cluster: j.cluster, IsAgentTaint: j.isAgentTaint}
+	in := nodejoin.Inputs{NodeClass: nc, Cluster: j.cluster}
 	pools := &v1.NodePoolList{}
 	if err := j.kube.List(ctx, pools); err != nil {
 		return in, fmt.Errorf("listing nodepools, %w", err)

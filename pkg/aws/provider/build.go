@@ -2,7 +2,6 @@ package provider
 
 import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,9 +26,6 @@ type Options struct {
 	KubernetesVersion string
 	// VMMemoryOverheadPercent, 0 for instancetype.DefaultVMMemoryOverheadPercent.
 	VMMemoryOverheadPercent float64
-	// IsAgentTaint names the agent of a well-known agent taint (pkg/agenttaint), for the join
-	// check's startupTaints advice; nil knows none.
-	IsAgentTaint func(corev1.Taint) (agent string, ok bool)
 }
 
 // AWS is the AWS provider wired from one set of SDK clients: the CloudProvider and the parts
@@ -67,7 +63,7 @@ func Build(kube client.Reader, clients *sdk.Clients, o Options, clk clock.Passiv
 			LaunchTemplates: launchTemplates, Instances: instances,
 		}),
 		NodeClasses: nodeclass.NewResolver(clients.EC2, clients.SSM, profiles, validator, o.KubernetesVersion, clk).
-			WithJoinChecker(nodeclass.NewJoinChecker(clients.EKS, clients.IAM, clients.STS, kube, instanceTypes, o.Cluster, o.IsAgentTaint)),
+			WithJoinChecker(nodeclass.NewJoinChecker(clients.EKS, clients.IAM, clients.STS, kube, instanceTypes, o.Cluster)),
 		InstanceProfiles: profiles,
 		LaunchTemplates:  launchTemplates,
 		Instances:        instances,
