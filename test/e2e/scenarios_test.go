@@ -140,8 +140,23 @@ func TestScenarioS1UnmappedNodeRole(t *testing.T) {
 // controller identity) registers a Node without karpenter.sh/unregistered:NoExecute, as the
 // field saw it.
 func TestScenarioS2CustomAMITaintArgs(t *testing.T) {
+	applied := time.Now()
 	stack := startScenario(t, "s2-custom-ami-taint-args")
 	ctx := t.Context()
+	eventually(t, 60*time.Second, "EC2NodeClass custom-ami: NodeJoinReady=False BootstrapOptionIgnored with the corrected line", func(ctx context.Context) (bool, string, error) {
+		var nc awsv1.EC2NodeClass
+		if err := stack.Client.Get(ctx, client.ObjectKey{Name: "custom-ami"}, &nc); err != nil {
+			return false, "", err
+		}
+		cond := meta.FindStatusCondition(nc.Status.Conditions, awsv1.ConditionTypeNodeJoinReady)
+		if cond == nil {
+			return false, "no NodeJoinReady", nil
+		}
+		return cond.Status == metav1.ConditionFalse && cond.Reason == "BootstrapOptionIgnored" &&
+			strings.Contains(cond.Message, "The corrected line: /etc/eks/bootstrap.sh") && strings.Contains(cond.Message, "--kubelet-extra-args '--register-with-taints="),
+			cond.Reason + ": " + cond.Message, nil
+	})
+	t.Logf("S2 diagnosed %.0fs after the manifests were applied", time.Since(applied).Seconds())
 	var nc awsv1.EC2NodeClass
 	eventually(t, 2*time.Minute, "EC2NodeClass custom-ami refused for its userData", func(ctx context.Context) (bool, string, error) {
 		if err := stack.Client.Get(ctx, client.ObjectKey{Name: "custom-ami"}, &nc); err != nil {
@@ -226,6 +241,7 @@ func TestScenarioS2CustomAMITaintArgs(t *testing.T) {
 // validate, and refuses `batch` (iam:PassRole on BatchNodeRole-demo) and `tenant-a` (the launch
 // of its instances, whose tags lack the cost-center the policy's condition asks for).
 func TestScenarioS4RunInstancesAuthCheck(t *testing.T) {
+	applied := time.Now()
 	stack := startScenario(t, "s4-runinstances-auth-check")
 	want := map[string]struct {
 		ok   bool
@@ -256,7 +272,20 @@ func TestScenarioS4RunInstancesAuthCheck(t *testing.T) {
 			case !w.ok && (cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, w.text)):
 				done = false
 			}
+			// The join check carries the same denial, per class: one broken class hides no other.
+			join := meta.FindStatusCondition(nc.Status.Conditions, awsv1.ConditionTypeNodeJoinReady)
+			switch {
+			case join == nil:
+				done = false
+			case w.ok && join.Status == metav1.ConditionFalse:
+				done = false
+				seen = append(seen, fmt.Sprintf("%s NodeJoinReady: %s %s", name, join.Reason, join.Message))
+			case !w.ok && (join.Status != metav1.ConditionFalse || !strings.Contains(join.Message, w.text)):
+				done = false
+				seen = append(seen, fmt.Sprintf("%s NodeJoinReady: %s %s %s", name, join.Status, join.Reason, join.Message))
+			}
 		}
 		return done, strings.Join(seen, "\n"), nil
 	})
+	t.Logf("S4 diagnosed %.0fs after the manifests were applied", time.Since(applied).Seconds())
 }
