@@ -153,7 +153,7 @@ func TestScenarioS2CustomAMITaintArgs(t *testing.T) {
 			return false, "no NodeJoinReady", nil
 		}
 		return cond.Status == metav1.ConditionFalse && cond.Reason == "BootstrapOptionIgnored" &&
-			strings.Contains(cond.Message, "The corrected line: /etc/eks/bootstrap.sh") && strings.Contains(cond.Message, "--kubelet-extra-args '--register-with-taints="),
+				strings.Contains(cond.Message, "The corrected line: /etc/eks/bootstrap.sh") && strings.Contains(cond.Message, "--kubelet-extra-args '--register-with-taints="),
 			cond.Reason + ": " + cond.Message, nil
 	})
 	t.Logf("S2 diagnosed %.0fs after the manifests were applied", time.Since(applied).Seconds())
