@@ -165,6 +165,13 @@ func checkNodeClass(obs *Observations, nc *awsv1.EC2NodeClass) []Finding {
 		},
 	}
 	out := nodejoin.Check(in)
+	// Reading already said why the role is unknown (the instance profile or role does not exist).
+	object := "EC2NodeClass/" + nc.Name
+	if slices.ContainsFunc(obs.Findings, func(f Finding) bool {
+		return f.Object == object && slices.Contains([]string{ReasonNodeRoleNotFound, ReasonInstanceProfileNotFound, ReasonInstanceProfileNoRole}, f.Reason)
+	}) {
+		out = slices.DeleteFunc(out, func(f Finding) bool { return f.Reason == nodejoin.ReasonNodeRoleUnknown })
+	}
 	for i, f := range out {
 		if f.Reason != nodejoin.ReasonNodeRoleUnknown || obs.Mode != ModeOffline {
 			continue
