@@ -32,44 +32,91 @@ import (
 // EC2_LINUX access entry, and the role finding goes.
 func TestLive(t *testing.T) {
 	ctx := t.Context()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	seed := state.DefaultSeed()
-	st, err := awsemu.NewState(clk, seed)
+	e := startEmulator(t)
+	for _, o := range liveObjects(e) {
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := Options{ClusterName: e.seed.ClusterName}
+	obs, err := ReadLive(ctx, env.Client, e.cloud, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	account := ""
-	if err := st.Update(func(w *state.World) error { account = w.AccountID; return nil }); err != nil {
+	r := Diagnose(obs)
+	checkLiveReport(t, r, e)
+	t.Log(text(r))
+
+	// The administrator's fix: the node role's EC2_LINUX access entry.
+	if _, err := e.cloud.EKS.(*eks.Client).CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: awssdk.String(e.seed.ClusterName),
+		PrincipalArn: awssdk.String(e.nodeRole), Type: awssdk.String("EC2_LINUX")}); err != nil {
+		t.Fatal(err)
+	}
+	obs, err = ReadLive(ctx, env.Client, e.cloud, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(Diagnose(obs)); slices.ContainsFunc(got, func(k string) bool {
+		return strings.Contains(k, "aws-auth") || strings.Contains(k, "NodeRoleNotMapped")
+	}) {
+		t.Errorf("after the access entry, role findings remain: %v", got)
+	}
+}
+
+// emulator is the AWS side of the live test.
+type emulator struct {
+	cloud                    AWS
+	seed                     state.SeedOptions
+	account                  string
+	nodeRole, controllerRole string
+	armAMI                   string
+}
+
+// startEmulator serves the emulator, points the default credential chain and AWS_ENDPOINT_URL at
+// it, and removes the node role's access entry (S1).
+func startEmulator(t *testing.T) *emulator {
+	ctx := t.Context()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	e := &emulator{seed: state.DefaultSeed()}
+	st, err := awsemu.NewState(clk, e.seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Update(func(w *state.World) error { e.account = w.AccountID; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(awsemu.New(st, clk))
 	t.Cleanup(srv.Close)
 	t.Setenv("AWS_ENDPOINT_URL", srv.URL)
-	t.Setenv("AWS_ACCESS_KEY_ID", seed.ControllerAccessKey)
+	t.Setenv("AWS_ACCESS_KEY_ID", e.seed.ControllerAccessKey)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
 	cfg, err := sdk.LoadConfig(ctx, sdk.Options{Region: "us-west-2"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cloud := AWS{EKS: eks.NewFromConfig(cfg), IAM: iam.NewFromConfig(cfg), EC2: ec2.NewFromConfig(cfg)}
-	nodeRole := "arn:aws:iam::" + account + ":role/" + seed.NodeRole
-	controllerRole := "arn:aws:iam::" + account + ":role/" + seed.ControllerRole
-	// S1: the node role has no access entry; aws-auth maps the controller's role.
-	if _, err := cloud.EKS.(*eks.Client).DeleteAccessEntry(ctx, &eks.DeleteAccessEntryInput{ClusterName: awssdk.String(seed.ClusterName), PrincipalArn: awssdk.String(nodeRole)}); err != nil {
+	e.cloud = AWS{EKS: eks.NewFromConfig(cfg), IAM: iam.NewFromConfig(cfg), EC2: ec2.NewFromConfig(cfg)}
+	e.nodeRole = "arn:aws:iam::" + e.account + ":role/" + e.seed.NodeRole
+	e.controllerRole = "arn:aws:iam::" + e.account + ":role/" + e.seed.ControllerRole
+	if _, err := e.cloud.EKS.(*eks.Client).DeleteAccessEntry(ctx, &eks.DeleteAccessEntryInput{ClusterName: awssdk.String(e.seed.ClusterName), PrincipalArn: awssdk.String(e.nodeRole)}); err != nil {
 		t.Fatal(err)
 	}
-	arm, err := cloud.EC2.(*ec2.Client).DescribeImages(ctx, &ec2.DescribeImagesInput{Filters: []ec2types.Filter{{Name: awssdk.String("architecture"), Values: []string{"arm64"}}}})
+	arm, err := e.cloud.EC2.(*ec2.Client).DescribeImages(ctx, &ec2.DescribeImagesInput{Filters: []ec2types.Filter{{Name: awssdk.String("architecture"), Values: []string{"arm64"}}}})
 	if err != nil || len(arm.Images) == 0 {
 		t.Fatalf("no arm64 image in the emulator: %v", err)
 	}
-	armAMI := awssdk.ToString(arm.Images[0].ImageId)
+	e.armAMI = awssdk.ToString(arm.Images[0].ImageId)
+	return e
+}
 
+// liveObjects are the cluster's objects: S1's ServiceAccount and aws-auth, the classes, their
+// NodePools and a pod.
+func liveObjects(e *emulator) []client.Object {
 	class := func(name string, mutate func(*awsv1.EC2NodeClass)) *awsv1.EC2NodeClass {
 		nc := &awsv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: awsv1.EC2NodeClassSpec{
 			AMISelectorTerms:           []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}},
 			SubnetSelectorTerms:        []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"karpenter.sh/discovery": "demo"}}},
 			SecurityGroupSelectorTerms: []awsv1.SecurityGroupSelectorTerm{{Tags: map[string]string{"karpenter.sh/discovery": "demo"}}},
-			Role:                       seed.NodeRole,
+			Role:                       e.seed.NodeRole,
 		}}
 		mutate(nc)
 		return nc
@@ -83,16 +130,16 @@ func TestLive(t *testing.T) {
 		np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64"}}}
 		return np
 	}
-	objects := []client.Object{
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "karpenter", Namespace: "kube-system", Annotations: map[string]string{IRSAAnnotation: controllerRole}}},
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "aws-auth", Namespace: "kube-system"}, Data: map[string]string{"mapRoles": "- rolearn: " + controllerRole + "\n  username: system:node:{{EC2PrivateDNSName}}\n  groups: [system:bootstrappers, system:nodes]\n"}},
+	return []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "karpenter", Namespace: "kube-system", Annotations: map[string]string{IRSAAnnotation: e.controllerRole}}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "aws-auth", Namespace: "kube-system"}, Data: map[string]string{"mapRoles": "- rolearn: " + e.controllerRole + "\n  username: system:node:{{EC2PrivateDNSName}}\n  groups: [system:bootstrappers, system:nodes]\n"}},
 		class("default", func(*awsv1.EC2NodeClass) {}),
 		class("batch", func(nc *awsv1.EC2NodeClass) { nc.Spec.Role, nc.Spec.InstanceProfile = "", &profile }),
 		class("gone", func(nc *awsv1.EC2NodeClass) {
 			nc.Spec.AMIFamily, nc.Spec.AMISelectorTerms = &al2023, []awsv1.AMISelectorTerm{{ID: "ami-0123456789abcdef0"}}
 		}),
 		class("graviton", func(nc *awsv1.EC2NodeClass) {
-			nc.Spec.AMIFamily, nc.Spec.AMISelectorTerms = &al2023, []awsv1.AMISelectorTerm{{ID: armAMI}}
+			nc.Spec.AMIFamily, nc.Spec.AMISelectorTerms = &al2023, []awsv1.AMISelectorTerm{{ID: e.armAMI}}
 		}),
 		pool("default", "default", map[string]string{"pod-type": "app"}),
 		pool("batch", "batch", nil),
@@ -102,18 +149,11 @@ func TestLive(t *testing.T) {
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "typo", Namespace: "default"}, Spec: corev1.PodSpec{
 			NodeSelector: map[string]string{"pod-type": "ap"}, Containers: []corev1.Container{{Name: "c", Image: "pause"}}}},
 	}
-	for _, o := range objects {
-		if err := env.Client.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
+}
 
-	o := Options{ClusterName: seed.ClusterName}
-	obs, err := ReadLive(ctx, env.Client, cloud, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := Diagnose(obs)
+// checkLiveReport: every defect found, from what live reading saw.
+func checkLiveReport(t *testing.T, r *Report, e *emulator) {
+	t.Helper()
 	got := keys(r)
 	want := []string{
 		"Error ConfigMap/kube-system/aws-auth AWSAuthMapsControllerRole",
@@ -131,33 +171,19 @@ func TestLive(t *testing.T) {
 	if slices.Contains(got, "Warning EC2NodeClass/batch NodeRoleUnknown") {
 		t.Errorf("the missing instance profile is reported twice: %v", got)
 	}
-	if r.Mode != ModeLive || r.AccountID != account || r.AuthenticationMode != "API_AND_CONFIG_MAP" || !r.HasError() {
+	if r.Mode != ModeLive || r.AccountID != e.account || r.AuthenticationMode != "API_AND_CONFIG_MAP" || !r.HasError() {
 		t.Errorf("report mode %s account %s mode %s errors %d", r.Mode, r.AccountID, r.AuthenticationMode, r.Errors)
 	}
 	if slices.ContainsFunc(r.Findings, func(f Finding) bool { return f.Reason == ReasonNotVisible }) {
 		t.Errorf("something was not visible:\n%s", text(r))
 	}
 	for _, f := range r.Findings {
-		if f.Reason == "AWSAuthMapsControllerRole" && (strings.Contains(f.Message, "unless") || !strings.Contains(f.Fix, "--cluster-name demo --principal-arn "+nodeRole)) {
+		if f.Reason == "AWSAuthMapsControllerRole" && (strings.Contains(f.Message, "unless") || !strings.Contains(f.Fix, "--cluster-name demo --principal-arn "+e.nodeRole)) {
 			t.Errorf("access entries were visible, the finding hedges or its fix is wrong: %+v", f)
 		}
-		if f.Reason == "AMIArchitectureMismatch" && !strings.Contains(f.Message, armAMI+" (arm64)") {
+		if f.Reason == "AMIArchitectureMismatch" && !strings.Contains(f.Message, e.armAMI+" (arm64)") {
 			t.Errorf("the AMI's architecture from DescribeImages is not named: %+v", f)
 		}
-	}
-	t.Log(text(r))
-
-	// The administrator's fix: the node role's EC2_LINUX access entry.
-	if _, err := cloud.EKS.(*eks.Client).CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: awssdk.String(seed.ClusterName),
-		PrincipalArn: awssdk.String(nodeRole), Type: awssdk.String("EC2_LINUX")}); err != nil {
-		t.Fatal(err)
-	}
-	obs, err = ReadLive(ctx, env.Client, cloud, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := keys(Diagnose(obs)); slices.ContainsFunc(got, func(k string) bool { return strings.Contains(k, "aws-auth") || strings.Contains(k, "NodeRoleNotMapped") }) {
-		t.Errorf("after the access entry, role findings remain: %v", got)
 	}
 }
 
