@@ -32,8 +32,8 @@ demo: build testenv ## Run the local stack and tell the sample story: scale up, 
 	$(BIN)/joiner dev --once --assets "$$(hack/install-testenv.sh $(BIN)/testenv)" --workdir $(BIN)/localstack
 
 .PHONY: dev
-dev: build testenv ## Run the local stack (control plane, emulator, controller, samples) until interrupted; prints the kubeconfig path.
-	$(BIN)/joiner dev --assets "$$(hack/install-testenv.sh $(BIN)/testenv)" --workdir $(BIN)/localstack
+dev: build testenv ## Run the local stack (control plane, emulator, controller, samples) until interrupted; prints the kubeconfig path. WORLD=file seeds that world (docs/world.md) instead of the demo world.
+	$(BIN)/joiner dev --assets "$$(hack/install-testenv.sh $(BIN)/testenv)" --workdir $(BIN)/localstack $(if $(WORLD),--world $(WORLD))
 
 .PHONY: build
 build: ## Build bin/joiner and the AWS emulator bin/awsemu.

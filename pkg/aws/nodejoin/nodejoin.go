@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
-
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/userdata"
@@ -123,9 +121,6 @@ type Inputs struct {
 	InstanceTypes []*cloudprovider.InstanceType `json:"-"`
 	// Validation is the IAM dry-run validation's result, nil when it was not run.
 	Validation *Validation `json:"validation,omitempty"`
-	// IsAgentTaint reports whether a taint is a known node agent's (pkg/agenttaint), whose place
-	// is the NodePool's startupTaints. Nil knows no agent taints.
-	IsAgentTaint func(corev1.Taint) (agent string, ok bool) `json:"-"`
 }
 
 // Check runs every check on the inputs and returns the findings ranked: errors first, then

@@ -196,28 +196,44 @@ func (v *roleView) decide() []Finding {
 		return v.findings
 	}
 	// The node role cannot join through what counts in this mode. Name the known mistakes.
+	if v.modeMistake() || (v.modeCM && v.mistakes()) {
+		return v.findings
+	}
+	v.unmapped()
+	return v.findings
+}
+
+// modeMistake names a mapping that the authentication mode ignores, or aws-auth that maps
+// nothing. It reports whether it found one.
+func (v *roleView) modeMistake() bool {
+	canonical := CanonicalRoleARN(v.role)
 	if v.yamlErr != nil && v.modeCM {
 		v.add(SeverityError, awsAuthObject, ReasonAWSAuthInvalid,
 			fmt.Sprintf("kube-system/aws-auth mapRoles is not valid YAML, so aws-iam-authenticator maps no role at all: %v", v.yamlErr),
 			"rewrite mapRoles as a YAML list; the node role's entry is:\n"+MapRolesEntry(v.role))
-		return v.findings
+		return true
 	}
 	if v.in.AuthenticationMode == AuthenticationModeConfigMap && v.entry != nil && v.entry.Type == AccessEntryTypeEC2Linux {
 		v.add(SeverityError, "AccessEntry/"+v.entry.PrincipalARN, ReasonAccessEntryIgnored,
 			fmt.Sprintf("the cluster's authentication mode is CONFIG_MAP, so EKS ignores the %s access entry of node role %s", AccessEntryTypeEC2Linux, canonical),
 			fmt.Sprintf("aws eks update-cluster-config --name %s --access-config authenticationMode=API_AND_CONFIG_MAP\nor add to mapRoles in kube-system/aws-auth:\n%s",
 				clusterOrPlaceholder(v.in.Cluster.Name), MapRolesEntry(v.role)))
-		return v.findings
+		return true
 	}
 	if v.in.AuthenticationMode == AuthenticationModeAPI && v.mapped != nil && v.mappedRight() {
 		v.add(SeverityError, awsAuthObject, ReasonAWSAuthIgnoredInAPIMode,
 			fmt.Sprintf("kube-system/aws-auth maps node role %s correctly, but the cluster's authentication mode is API, which ignores aws-auth", canonical),
 			CreateAccessEntryCommand(v.in.Cluster.Name, v.role))
-		return v.findings
+		return true
 	}
-	if v.modeCM && v.mistakes() {
-		return v.findings
-	}
+	return false
+}
+
+// unmapped reports the node role as not mapped: an Error only when every source that counts in
+// the authentication mode was seen, else a Warning naming what was not.
+func (v *roleView) unmapped() {
+	canonical := CanonicalRoleARN(v.role)
+	nc := v.in.NodeClass.Name
 	// Certain only when every source that counts was seen.
 	certain := v.in.AuthenticationMode != "" &&
 		(!v.modeAPI || v.in.AccessEntriesVisible) && (!v.modeCM || v.in.AWSAuth != nil)
@@ -235,7 +251,7 @@ func (v *roleView) decide() []Finding {
 		v.add(SeverityWarning, nodeClassObject(v.in.NodeClass), ReasonNodeRoleMappingUnverified,
 			fmt.Sprintf("Joiner could not read %s, so it cannot tell whether node role %s of EC2NodeClass %s may join", strings.Join(unseen, " or "), canonical, nc),
 			"make sure the role is mapped: "+v.fixBoth())
-		return v.findings
+		return
 	}
 	where := map[string]string{
 		AuthenticationModeAPI:             "has no EKS access entry (the authentication mode API ignores aws-auth)",
@@ -248,7 +264,6 @@ func (v *roleView) decide() []Finding {
 	v.add(SeverityError, nodeClassObject(v.in.NodeClass), ReasonNodeRoleNotMapped,
 		fmt.Sprintf("node role %s of EC2NodeClass %s %s, so its kubelets are Unauthorized and nodes never register", canonical, nc, where),
 		v.fixBoth())
-	return v.findings
 }
 
 // checkMappedEntry checks the mapRoles entry of the node role: username and groups.

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/joinerhq/joiner/pkg/agenttaint"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/userdata"
 )
@@ -62,18 +63,20 @@ func checkUserData(in Inputs) []Finding {
 			continue
 		}
 		reg, err := userdata.ReadRegistration(family, rendered.UserData)
-		var agents []Finding
+		var agents []agentFinding
 		if err == nil && reg.Unknown == "" && reg.Starts {
 			out = append(out, checkKubeletFlags(nc.Name, operator, reg.KubeletFlags)...)
 			agents = agentTaints(in, pool, reg.Taints)
 		}
 		for _, w := range rendered.Warnings {
-			if w.Reason == reasonUserDataTaintNotInNodePool && len(agents) > 0 {
-				continue // the agent-taint advice says it, with the YAML
+			if w.Reason == reasonUserDataTaintNotInNodePool && slices.ContainsFunc(agents, func(a agentFinding) bool { return strings.Contains(w.Message, "taint "+a.taint+",") }) {
+				continue // the agent-taint advice says it, naming the agent
 			}
 			out = append(out, fromWarning(nc.Name, operator, w))
 		}
-		out = append(out, agents...)
+		for _, a := range agents {
+			out = append(out, a.Finding)
+		}
 	}
 	return out
 }
@@ -251,27 +254,34 @@ func distance(a, b string) int {
 	return prev[len(b)]
 }
 
-// agentTaints advises declaring in startupTaints the agent taints a node registers with that
-// the NodePool does not list.
-func agentTaints(in Inputs, pool *v1.NodePool, taints []corev1.Taint) []Finding {
-	if in.IsAgentTaint == nil || pool.Name == "" {
+// agentTaints advises declaring in startupTaints the agent taints (pkg/agenttaint) a node
+// registers with that the NodePool does not declare.
+func agentTaints(in Inputs, pool *v1.NodePool, taints []corev1.Taint) []agentFinding {
+	if pool.Name == "" {
 		return nil
 	}
 	declared := append(slices.Clone(pool.Spec.Template.Spec.StartupTaints), pool.Spec.Template.Spec.Taints...)
-	var out []Finding
-	for _, t := range taints {
-		agent, ok := in.IsAgentTaint(t)
-		if !ok || slices.ContainsFunc(declared, func(d corev1.Taint) bool { return d.MatchTaint(&t) }) {
-			continue
-		}
-		value := ""
-		if t.Value != "" {
-			value = fmt.Sprintf("\n        value: %q", t.Value)
-		}
-		out = append(out, Finding{Severity: SeverityAdvice, Object: "NodePool/" + pool.Name, Reason: ReasonAgentTaintNotStartupTaint,
+	var out []agentFinding
+	for _, t := range agenttaint.Undeclared(taints, declared) {
+		agent, _ := agenttaint.Lookup(t)
+		out = append(out, agentFinding{taint: formatTaint(t), Finding: Finding{Severity: SeverityAdvice, Object: "NodePool/" + pool.Name, Reason: ReasonAgentTaintNotStartupTaint,
 			Message: fmt.Sprintf("agent taint %s (%s) is registered by the userData of EC2NodeClass %s but not declared by NodePool %s: its agent removes it once ready, and Joiner waits for it only when it is a startup taint",
-				t.ToString(), agent, in.NodeClass.Name, pool.Name),
-			Fix: fmt.Sprintf("add to NodePool %s:\nspec:\n  template:\n    spec:\n      startupTaints:\n      - key: %s%s\n        effect: %s\n", pool.Name, t.Key, value, t.Effect)})
+				t.ToString(), agent.Name, in.NodeClass.Name, pool.Name),
+			Fix: fmt.Sprintf("add to NodePool %s:\n%s", pool.Name, agenttaint.StartupTaintsYAML([]corev1.Taint{t}))}})
 	}
 	return out
+}
+
+// agentFinding is an agent-taint finding and its taint, as pkg/aws/userdata writes it.
+type agentFinding struct {
+	Finding
+	taint string
+}
+
+// formatTaint writes a taint as --register-with-taints takes it, key[=value]:effect.
+func formatTaint(t corev1.Taint) string {
+	if t.Value == "" {
+		return t.Key + ":" + string(t.Effect)
+	}
+	return t.Key + "=" + t.Value + ":" + string(t.Effect)
 }

@@ -33,16 +33,6 @@ func pool(name string, startupTaints ...corev1.Taint) *v1.NodePool {
 	return p
 }
 
-func agents(t corev1.Taint) (string, bool) {
-	switch t.Key {
-	case "node.cilium.io/agent-not-ready":
-		return "Cilium", true
-	case "ebs.csi.aws.com/agent-not-ready":
-		return "Amazon EBS CSI driver", true
-	}
-	return "", false
-}
-
 const al2Head = "#!/bin/bash\nset -ex\n"
 
 func nodeConfig(kubelet string) string {
@@ -133,6 +123,9 @@ func TestUserDataVariants(t *testing.T) {
 		{name: "AL2023 an operator taint the NodePool does not list", family: awsv1.AMIFamilyAL2023,
 			userData: mime("application/node.eks.aws", nodeConfig("    flags:\n    - --register-with-taints=dedicated=ci:NoSchedule\n")),
 			want:     []string{"Advice UserDataTaintNotInNodePool"}},
+		{name: "AL2023 an agent taint and an operator taint", family: awsv1.AMIFamilyAL2023,
+			userData: mime("application/node.eks.aws", nodeConfig("    flags:\n    - --register-with-taints=node.cilium.io/agent-not-ready=true:NoExecute,dedicated=ci:NoSchedule\n")),
+			want:     []string{"Advice UserDataTaintNotInNodePool", "Advice AgentTaintNotInStartupTaints"}},
 		{name: "AL2023 shell part only", family: awsv1.AMIFamilyAL2023,
 			userData: mime("text/x-shellscript", al2Head+"echo hi\n")},
 		{name: "AL2023 clusterDNS in userData", family: awsv1.AMIFamilyAL2023,
@@ -182,7 +175,7 @@ func TestUserDataVariants(t *testing.T) {
 			if pools == nil {
 				pools = []*v1.NodePool{pool("default")}
 			}
-			got := Check(Inputs{NodeClass: classWith(tc.family, tc.userData), NodePools: pools, Cluster: testCluster, IsAgentTaint: agents})
+			got := Check(Inputs{NodeClass: classWith(tc.family, tc.userData), NodePools: pools, Cluster: testCluster})
 			var reasons []string
 			for _, f := range got {
 				reasons = append(reasons, string(f.Severity)+" "+f.Reason)
