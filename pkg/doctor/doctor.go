@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/joinerhq/joiner/pkg/agenttaint"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/nodejoin"
@@ -159,10 +158,6 @@ func checkNodeClass(obs *Observations, nc *awsv1.EC2NodeClass) []Finding {
 		AccessEntriesVisible: obs.AccessEntriesVisible,
 		AWSAuth:              obs.AWSAuth,
 		Validation:           validation(nc),
-		IsAgentTaint: func(t corev1.Taint) (string, bool) {
-			a, ok := agenttaint.Lookup(t)
-			return a.Name, ok && a.Declare
-		},
 	}
 	out := nodejoin.Check(in)
 	// Reading already said why the role is unknown (the instance profile or role does not exist).
