@@ -69,12 +69,18 @@ func classNames(classes []*awsv1.EC2NodeClass) []string {
 	return names
 }
 
-// poolArchitectures returns the architectures a NodePool's kubernetes.io/arch requirement allows:
-// both when it has none.
+// poolArchitectures returns the architectures a NodePool's kubernetes.io/arch requirement allows
+// when it lists them with In; nil when it has no such requirement. Without one, the instance
+// families it allows decide, and those are not known offline (t4g is arm64 only): guessing "both"
+// would warn about NodePools that are fine.
 func poolArchitectures(reqs scheduling.Requirements) []string {
+	r, ok := reqs[corev1.LabelArchStable]
+	if !ok {
+		return nil
+	}
 	var out []string
 	for _, arch := range []string{v1.ArchitectureAmd64, v1.ArchitectureArm64} {
-		if r, ok := reqs[corev1.LabelArchStable]; !ok || r.Has(arch) {
+		if r.Has(arch) {
 			out = append(out, arch)
 		}
 	}
