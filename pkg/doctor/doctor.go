@@ -92,9 +92,7 @@ func (r *Report) HasError() bool { return r.Errors > 0 }
 func Diagnose(obs *Observations) *Report {
 	var findings []Finding
 	findings = append(findings, obs.Findings...)
-	for _, nc := range obs.NodeClasses {
-		findings = append(findings, checkNodeClass(obs, nc)...)
-	}
+	findings = append(findings, checkNodeClasses(obs)...)
 	findings = append(findings, checkNodePools(obs)...)
 	findings = append(findings, checkPods(obs)...)
 	var ranked []Finding
@@ -139,6 +137,32 @@ func poolsOf(obs *Observations, name string) []*v1.NodePool {
 		if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil && ref.Name == name {
 			out = append(out, np)
 		}
+	}
+	return out
+}
+
+// checkNodeClasses runs nodejoin.Check on every class. Classes sharing a node role share its
+// mapping mistake: a finding about another object (aws-auth, an access entry) with the same
+// reason and fix is reported once, naming the other classes it holds for.
+func checkNodeClasses(obs *Observations) []Finding {
+	var out []Finding
+	also := map[int][]string{}
+	for _, nc := range obs.NodeClasses {
+		for _, f := range checkNodeClass(obs, nc) {
+			i := slices.IndexFunc(out, func(g Finding) bool {
+				return !strings.HasPrefix(f.Object, "EC2NodeClass/") && g.Severity == f.Severity && g.Object == f.Object && g.Reason == f.Reason && g.Fix == f.Fix
+			})
+			if i < 0 {
+				out = append(out, f)
+				continue
+			}
+			if g := out[i]; g.Message != f.Message && !slices.Contains(also[i], nc.Name) {
+				also[i] = append(also[i], nc.Name)
+			}
+		}
+	}
+	for i, names := range also {
+		out[i].Message = strings.TrimSuffix(out[i].Message, ".") + fmt.Sprintf(". The same holds for EC2NodeClass %s.", strings.Join(names, ", "))
 	}
 	return out
 }

@@ -168,6 +168,9 @@ func checkLiveReport(t *testing.T, r *Report, e *emulator) {
 			t.Errorf("no finding %q", w)
 		}
 	}
+	if len(slices.DeleteFunc(slices.Clone(got), func(k string) bool { return !strings.HasSuffix(k, "AWSAuthMapsControllerRole") })) != 1 {
+		t.Errorf("the aws-auth mistake of three classes sharing one role is not one finding: %v", got)
+	}
 	if slices.Contains(got, "Warning EC2NodeClass/batch NodeRoleUnknown") {
 		t.Errorf("the missing instance profile is reported twice: %v", got)
 	}
@@ -180,6 +183,9 @@ func checkLiveReport(t *testing.T, r *Report, e *emulator) {
 	for _, f := range r.Findings {
 		if f.Reason == "AWSAuthMapsControllerRole" && (strings.Contains(f.Message, "unless") || !strings.Contains(f.Fix, "--cluster-name demo --principal-arn "+e.nodeRole)) {
 			t.Errorf("access entries were visible, the finding hedges or its fix is wrong: %+v", f)
+		}
+		if f.Reason == "AWSAuthMapsControllerRole" && !strings.Contains(f.Message, "The same holds for EC2NodeClass gone, graviton.") {
+			t.Errorf("the classes sharing the node role are not named: %+v", f)
 		}
 		if f.Reason == "AMIArchitectureMismatch" && !strings.Contains(f.Message, e.armAMI+" (arm64)") {
 			t.Errorf("the AMI's architecture from DescribeImages is not named: %+v", f)

@@ -239,7 +239,8 @@ func TestWriteText(t *testing.T) {
 		"\n    - rolearn: arn:aws:iam::111122223333:role/KarpenterNodeRole-demo\n      username: system:node:{{EC2PrivateDNSName}}\n",
 		"ADVICE   EC2NodeClass/custom-ami  UserDataCallsBootstrap",
 		"account 111122223333 (from kube-system/aws-auth mapRoles",
-		"offline check of 2 EC2NodeClasses, 2 NodePools, 5 pods: 3 errors, 0 warnings, 1 advice\n",
+		"of EC2NodeClass custom-ami, so its kubelets are Unauthorized and nodes never register (unless an EC2_LINUX access entry maps it: Joiner could not read the access entries). The same holds for EC2NodeClass default.",
+		"offline check of 2 EC2NodeClasses, 2 NodePools, 5 pods: 2 errors, 0 warnings, 1 advice\n",
 	} {
 		if !strings.Contains(out, s) {
 			t.Errorf("report lacks %q:\n%s", s, out)
