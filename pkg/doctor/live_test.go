@@ -28,7 +28,7 @@ import (
 // doctor` reaches AWS (the default credential chain, AWS_ENDPOINT_URL): S1's cluster (aws-auth
 // mapping the controller's role, the node role's access entry deleted), a class whose instance
 // profile does not exist, one whose AMI id EC2 does not know, one whose only AMI is arm64 under an
-// amd64 NodePool, and a pod no NodePool can take. Then the administrator creates the node role's
+// amd64 NodePool, one whose status holds S4's failed validation, and a pod no NodePool can take. Then the administrator creates the node role's
 // EC2_LINUX access entry, and the role finding goes.
 func TestLive(t *testing.T) {
 	ctx := t.Context()
@@ -37,6 +37,16 @@ func TestLive(t *testing.T) {
 		if err := env.Client.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// S4: the controller's validation of tenant-a failed, as its status says.
+	tenant := &awsv1.EC2NodeClass{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: "tenant-a"}, tenant); err != nil {
+		t.Fatal(err)
+	}
+	tenant.Status.Conditions = []metav1.Condition{{Type: awsv1.ConditionTypeValidationSucceeded, Status: metav1.ConditionFalse, Reason: "RunInstancesAuthCheckFailed",
+		Message: "ec2:RunInstances denied: statement AllowScopedEC2InstanceActionsWithTags requires aws:RequestTag/cost-center", LastTransitionTime: metav1.Now()}}
+	if err := env.Client.Status().Update(ctx, tenant); err != nil {
+		t.Fatal(err)
 	}
 	o := Options{ClusterName: e.seed.ClusterName}
 	obs, err := ReadLive(ctx, env.Client, e.cloud, o)
@@ -134,6 +144,7 @@ func liveObjects(e *emulator) []client.Object {
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "karpenter", Namespace: "kube-system", Annotations: map[string]string{IRSAAnnotation: e.controllerRole}}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "aws-auth", Namespace: "kube-system"}, Data: map[string]string{"mapRoles": "- rolearn: " + e.controllerRole + "\n  username: system:node:{{EC2PrivateDNSName}}\n  groups: [system:bootstrappers, system:nodes]\n"}},
 		class("default", func(*awsv1.EC2NodeClass) {}),
+		class("tenant-a", func(*awsv1.EC2NodeClass) {}),
 		class("batch", func(nc *awsv1.EC2NodeClass) { nc.Spec.Role, nc.Spec.InstanceProfile = "", &profile }),
 		class("gone", func(nc *awsv1.EC2NodeClass) {
 			nc.Spec.AMIFamily, nc.Spec.AMISelectorTerms = &al2023, []awsv1.AMISelectorTerm{{ID: "ami-0123456789abcdef0"}}
@@ -159,6 +170,7 @@ func checkLiveReport(t *testing.T, r *Report, e *emulator) {
 		"Error ConfigMap/kube-system/aws-auth AWSAuthMapsControllerRole",
 		"Error EC2NodeClass/batch InstanceProfileNotFound",
 		"Error EC2NodeClass/gone AMINotFound",
+		"Error EC2NodeClass/tenant-a RunInstancesAuthCheckFailed",
 		"Error NodePool/graviton AMIArchitectureMismatch",
 		"Error NodePool/orphan NodeClassNotFound",
 		"Warning Pod/default/typo PodFitsNoNodePool",
@@ -184,7 +196,7 @@ func checkLiveReport(t *testing.T, r *Report, e *emulator) {
 		if f.Reason == "AWSAuthMapsControllerRole" && (strings.Contains(f.Message, "unless") || !strings.Contains(f.Fix, "--cluster-name demo --principal-arn "+e.nodeRole)) {
 			t.Errorf("access entries were visible, the finding hedges or its fix is wrong: %+v", f)
 		}
-		if f.Reason == "AWSAuthMapsControllerRole" && !strings.Contains(f.Message, "The same holds for EC2NodeClass gone, graviton.") {
+		if f.Reason == "AWSAuthMapsControllerRole" && !strings.Contains(f.Message, "The same holds for EC2NodeClass gone, graviton, tenant-a.") {
 			t.Errorf("the classes sharing the node role are not named: %+v", f)
 		}
 		if f.Reason == "AMIArchitectureMismatch" && !strings.Contains(f.Message, e.armAMI+" (arm64)") {
