@@ -6,10 +6,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/eks"
-	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/spf13/cobra"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joinerhq/joiner/pkg/aws/sdk"
@@ -127,5 +125,5 @@ func readLive(cmd *cobra.Command, kubeconfig, region string, o doctor.Options) (
 	if err != nil {
 		return nil, err
 	}
-	return doctor.ReadLive(ctx, kube, doctor.AWS{EKS: eks.NewFromConfig(awsCfg), IAM: iam.NewFromConfig(awsCfg), EC2: ec2.NewFromConfig(awsCfg)}, o)
+	return doctor.ReadLive(ctx, kube, doctor.NewAWS(awsCfg, clock.RealClock{}), o)
 }

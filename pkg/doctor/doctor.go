@@ -14,6 +14,7 @@ import (
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/nodejoin"
 	"github.com/joinerhq/joiner/pkg/aws/userdata"
+	"github.com/joinerhq/joiner/pkg/cloudprovider"
 )
 
 // Finding is one finding: severity, object, reason, message and fix (see nodejoin.Finding).
@@ -54,6 +55,8 @@ type Observations struct {
 	AWSAuth *nodejoin.AWSAuth
 	// NodeRoleARNs are the node roles as IAM returns them (path included), by EC2NodeClass name.
 	NodeRoleARNs map[string]string
+	// InstanceTypes are the instance types each EC2NodeClass may launch, by class name; live only.
+	InstanceTypes map[string][]*cloudprovider.InstanceType
 	// Findings are what reading itself found (a role or AMI that does not exist, an object that
 	// could not be read).
 	Findings []Finding
@@ -182,6 +185,7 @@ func checkNodeClass(obs *Observations, nc *awsv1.EC2NodeClass) []Finding {
 		AccessEntriesVisible: obs.AccessEntriesVisible,
 		AWSAuth:              obs.AWSAuth,
 		Validation:           validation(nc),
+		InstanceTypes:        obs.InstanceTypes[nc.Name],
 	}
 	out := nodejoin.Check(in)
 	// Reading already said why the role is unknown (the instance profile or role does not exist).

@@ -16,12 +16,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/aws/instancetype"
 	"github.com/joinerhq/joiner/pkg/aws/nodejoin"
+	"github.com/joinerhq/joiner/pkg/aws/pricing"
+	"github.com/joinerhq/joiner/pkg/aws/sdk"
 	"github.com/joinerhq/joiner/pkg/aws/userdata"
+	"github.com/joinerhq/joiner/pkg/cloudprovider"
 )
 
 // EKSAPI are the EKS calls live doctor makes; *eks.Client satisfies it.
@@ -47,6 +52,18 @@ type AWS struct {
 	EKS EKSAPI
 	IAM IAMAPI
 	EC2 EC2API
+	// InstanceTypes lists the instance types a class may launch (instancetype.Provider.List), so
+	// that the architecture checks know which architectures each NodePool's requirements allow.
+	// Nil leaves them to the NodePools' kubernetes.io/arch requirements.
+	InstanceTypes func(ctx context.Context, nodeClass *awsv1.EC2NodeClass) ([]*cloudprovider.InstanceType, error)
+}
+
+// NewAWS builds live doctor's clients from one SDK configuration (sdk.LoadConfig). Instance types
+// are read as the controller reads them; prices are not needed and never refreshed.
+func NewAWS(cfg awssdk.Config, clk clock.PassiveClock) AWS {
+	clients := sdk.NewClients(cfg)
+	types := instancetype.NewProvider(clients.EC2, pricing.NewProvider(clients.Pricing, clients.EC2, cfg.Region, clk), instancetype.NewUnavailableOfferings(clk), clk, 0)
+	return AWS{EKS: eks.NewFromConfig(cfg), IAM: clients.IAM, EC2: clients.EC2, InstanceTypes: types.List}
 }
 
 var (
@@ -96,9 +113,18 @@ func ReadLive(ctx context.Context, kube client.Reader, cloud AWS, o Options) (*O
 	readControllerRole(ctx, kube, obs)
 	readCluster(ctx, cloud.EKS, o, obs)
 	readAccessEntries(ctx, cloud.EKS, o.ClusterName, obs)
+	obs.InstanceTypes = map[string][]*cloudprovider.InstanceType{}
 	for _, nc := range obs.NodeClasses {
 		readNodeRole(ctx, cloud.IAM, nc, obs)
 		readAMIs(ctx, cloud.EC2, nc, obs)
+		if cloud.InstanceTypes != nil {
+			types, err := cloud.InstanceTypes(ctx, nc)
+			if err != nil {
+				notVisible(obs, "EC2NodeClass/"+nc.Name, "the instance types of EC2NodeClass "+nc.Name, err, "grant ec2:DescribeInstanceTypes and ec2:DescribeInstanceTypeOfferings")
+				continue
+			}
+			obs.InstanceTypes[nc.Name] = types
+		}
 	}
 	if o.AccountID != "" {
 		obs.AccountID, obs.AccountSource = o.AccountID, "--account"

@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
-	"github.com/aws/aws-sdk-go-v2/service/iam"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -104,7 +103,7 @@ func startEmulator(t *testing.T) *emulator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.cloud = AWS{EKS: eks.NewFromConfig(cfg), IAM: iam.NewFromConfig(cfg), EC2: ec2.NewFromConfig(cfg)}
+	e.cloud = NewAWS(cfg, clk)
 	e.nodeRole = "arn:aws:iam::" + e.account + ":role/" + e.seed.NodeRole
 	e.controllerRole = "arn:aws:iam::" + e.account + ":role/" + e.seed.ControllerRole
 	if _, err := e.cloud.EKS.(*eks.Client).DeleteAccessEntry(ctx, &eks.DeleteAccessEntryInput{ClusterName: awssdk.String(e.seed.ClusterName), PrincipalArn: awssdk.String(e.nodeRole)}); err != nil {
@@ -157,6 +156,11 @@ func liveObjects(e *emulator) []client.Object {
 		pool("gone", "gone", nil),
 		pool("graviton", "graviton", nil),
 		pool("orphan", "nowhere", nil),
+		func() *v1.NodePool {
+			np := pool("mixed", "graviton", nil)
+			np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelOSStable, Operator: v1.NodeSelectorOpIn, Values: []string{"linux"}}}
+			return np
+		}(),
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "typo", Namespace: "default"}, Spec: corev1.PodSpec{
 			NodeSelector: map[string]string{"pod-type": "ap"}, Containers: []corev1.Container{{Name: "c", Image: "pause"}}}},
 	}
@@ -173,6 +177,7 @@ func checkLiveReport(t *testing.T, r *Report, e *emulator) {
 		"Error EC2NodeClass/tenant-a RunInstancesAuthCheckFailed",
 		"Error NodePool/graviton AMIArchitectureMismatch",
 		"Error NodePool/orphan NodeClassNotFound",
+		"Warning NodePool/mixed ArchitectureWithoutAMI",
 		"Warning Pod/default/typo PodFitsNoNodePool",
 	}
 	for _, w := range want {

@@ -11,6 +11,7 @@ import (
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/nodejoin"
+	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/scheduling"
 )
 
@@ -53,7 +54,7 @@ func checkNodePools(obs *Observations) []Finding {
 			out = append(out, f)
 			continue
 		}
-		out = append(out, checkPoolArchitectures(np, obs.NodeClasses[i])...)
+		out = append(out, checkPoolArchitectures(np, obs.NodeClasses[i], obs.InstanceTypes[ref.Name])...)
 	}
 	return out
 }
@@ -73,7 +74,21 @@ func classNames(classes []*awsv1.EC2NodeClass) []string {
 // when it lists them with In; nil when it has no such requirement. Without one, the instance
 // families it allows decide, and those are not known offline (t4g is arm64 only): guessing "both"
 // would warn about NodePools that are fine.
-func poolArchitectures(reqs scheduling.Requirements) []string {
+//
+// With the class's instance types (live), they decide: the architectures of the instance types
+// every requirement of the NodePool admits.
+func poolArchitectures(reqs scheduling.Requirements, types []*cloudprovider.InstanceType) []string {
+	if len(types) > 0 {
+		var out []string
+		for _, arch := range []string{v1.ArchitectureAmd64, v1.ArchitectureArm64} {
+			if slices.ContainsFunc(types, func(it *cloudprovider.InstanceType) bool {
+				return slices.Contains(it.Requirements[corev1.LabelArchStable], arch) && admits(reqs, it.Requirements)
+			}) {
+				out = append(out, arch)
+			}
+		}
+		return out
+	}
 	r, ok := reqs[corev1.LabelArchStable]
 	if !ok {
 		return nil
@@ -87,19 +102,29 @@ func poolArchitectures(reqs scheduling.Requirements) []string {
 	return out
 }
 
+// admits: every requirement on a label the instance type defines allows one of its values.
+func admits(reqs scheduling.Requirements, labels map[string][]string) bool {
+	for key, r := range reqs {
+		if values, ok := labels[key]; ok && !slices.ContainsFunc(values, r.Has) {
+			return false
+		}
+	}
+	return true
+}
+
 // checkPoolArchitectures finds a NodePool that allows an architecture its class selects no AMI
 // for. When no AMI at all fits, nodejoin reports it as an Error; here one architecture still
 // launches, so instances of the other are never launched (a Warning: the operator asked for them).
 // A class selecting AMIs by id, name or tags without its status resolved has AMIs of architectures
 // doctor cannot know offline: advice.
-func checkPoolArchitectures(np *v1.NodePool, nc *awsv1.EC2NodeClass) []Finding {
+func checkPoolArchitectures(np *v1.NodePool, nc *awsv1.EC2NodeClass, types []*cloudprovider.InstanceType) []Finding {
 	reqs, err := scheduling.FromNodePoolRequirements(np.Spec.Template.Spec.Requirements)
 	if err != nil {
 		return []Finding{{Severity: nodejoin.SeverityError, Object: "NodePool/" + np.Name, Reason: ReasonNodePoolRequirementInvalid,
 			Message: fmt.Sprintf("NodePool %s spec.template.spec.requirements: %v", np.Name, err),
 			Fix:     "correct the requirement: Gt and Lt take one integer value, In takes at least one value"}}
 	}
-	archs := poolArchitectures(reqs)
+	archs := poolArchitectures(reqs, types)
 	if len(archs) < 2 {
 		return nil
 	}
