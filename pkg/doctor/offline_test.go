@@ -112,6 +112,7 @@ func TestOfflineScenarios(t *testing.T) {
 				message: []string{`NodePool armapps offers pod-type only "armapp" (the pod asks for pod-type In [armapps])`, "NodePool gpu has taint nvidia.com/gpu=true:NoSchedule"}},
 			{severity: "Warning", object: "Pod/ml/trainer", reason: "PodFitsNoNodePool",
 				message: []string{"NodePool gpu has taint nvidia.com/gpu=true:NoSchedule, which the pod does not tolerate", `NodePool armapps offers pod-type only "armapp"`}},
+			{severity: "Warning", object: "ReplicaSet/default/web-7d9c", reason: "PodFitsNoNodePool", message: []string{"pod default/web-7d9c-x2x4z"}},
 		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {

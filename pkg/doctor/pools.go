@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
@@ -229,6 +230,9 @@ func checkPods(obs *Observations) []Finding {
 	var out []Finding
 	seen := map[string]bool{}
 	for _, pod := range obs.Pods {
+		if owner := metav1.GetControllerOf(pod); owner != nil && owner.Kind == "DaemonSet" {
+			continue // bound to one node by the DaemonSet controller, never a NodePool's concern
+		}
 		why, ok := podFits(pod, nodes)
 		if ok {
 			continue
@@ -245,8 +249,12 @@ func checkPods(obs *Observations) []Finding {
 	return out
 }
 
-// workloadOf names the pod's workload: pkg/manifest names the pods of a workload <owner>-<i>.
+// workloadOf names the pod's workload: its controller (live), else the <owner> of the <owner>-<i>
+// names pkg/manifest gives the pods of a workload.
 func workloadOf(pod *corev1.Pod) string {
+	if owner := metav1.GetControllerOf(pod); owner != nil {
+		return owner.Kind + "/" + pod.Namespace + "/" + owner.Name
+	}
 	name := pod.Name
 	if i := strings.LastIndex(name, "-"); i > 0 && strings.Trim(name[i+1:], "0123456789") == "" {
 		name = name[:i]
@@ -258,7 +266,7 @@ func workloadOf(pod *corev1.Pod) string {
 func podFits(pod *corev1.Pod, nodes []poolNode) ([]string, bool) {
 	terms, err := podTerms(pod)
 	if err != nil {
-		return []string{fmt.Sprintf("its node affinity cannot be read: %v", err)}, false
+		return nil, true // matchFields (a pod bound to a named node): not a NodePool's concern
 	}
 	var why []string
 	for _, n := range nodes {
