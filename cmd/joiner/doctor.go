@@ -61,7 +61,7 @@ finding is an Error, 0 otherwise.`,
 			var obs *doctor.Observations
 			var err error
 			if len(files) > 0 {
-				obs, err = doctor.ReadFiles(files, o)
+				obs, err = readDoctorFiles(cmd.InOrStdin(), files, o)
 			} else {
 				obs, err = readLive(cmd, kubeconfig, region, o)
 			}
@@ -78,7 +78,7 @@ finding is an Error, 0 otherwise.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "Manifest file to check offline (YAML or JSON, multi-document); repeatable. Without it, doctor checks the live cluster and AWS")
+	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "Manifest file to check offline (YAML or JSON, multi-document; - for standard input); repeatable. Without it, doctor checks the live cluster and AWS")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "Output format: text or json")
 	cmd.Flags().StringVar(&o.AccountID, "account", "", "The cluster's AWS account id, when the manifests do not show it (EKS Pod Identity associations live in AWS)")
 	cmd.Flags().StringVar(&o.AuthenticationMode, "authentication-mode", "", "The cluster's EKS authentication mode (API, API_AND_CONFIG_MAP, CONFIG_MAP); live: read from eks:DescribeCluster")
@@ -98,6 +98,26 @@ func writeDoctorReport(out io.Writer, output string, report *doctor.Report) erro
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(report)
+}
+
+// readDoctorFiles reads the -f files, "-" being standard input (kubectl's convention).
+func readDoctorFiles(stdin io.Reader, paths []string, o doctor.Options) (*doctor.Observations, error) {
+	var files []doctor.File
+	for _, p := range paths {
+		var b []byte
+		var err error
+		if p == "-" {
+			b, err = io.ReadAll(stdin)
+			p = "standard input"
+		} else {
+			b, err = os.ReadFile(p)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s, %w: pass the path of a YAML or JSON manifest (-f FILE, repeatable; - for standard input)", p, err)
+		}
+		files = append(files, doctor.File{Name: p, Data: b})
+	}
+	return doctor.ReadManifests(files, o)
 }
 
 // readLive reads the cluster of kubeconfig and AWS in region.

@@ -58,6 +58,30 @@ func TestDoctorOffline(t *testing.T) {
 	}
 }
 
+// TestDoctorStdin: -f - reads standard input, and its errors name it.
+func TestDoctorStdin(t *testing.T) {
+	b, err := os.ReadFile(doctorScenarios + "s2-custom-ami-taint-args.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		in, want string
+	}{
+		{string(b), "BootstrapOptionIgnored"},
+		{"kind: [", "reading standard input"},
+	} {
+		cmd := newRootCommand()
+		var out bytes.Buffer
+		cmd.SetArgs([]string{"doctor", "-f", "-", "-f", doctorScenarios + "s5-arm64-nodepool.yaml"})
+		cmd.SetIn(strings.NewReader(tc.in))
+		cmd.SetOut(&out)
+		err := cmd.Execute()
+		if err == nil || !strings.Contains(out.String()+err.Error(), tc.want) {
+			t.Errorf("input %.20q: error %v, output lacks %q:\n%s", tc.in, err, tc.want, out.String())
+		}
+	}
+}
+
 // TestDoctorJSON: -o json is the Report, fixes unescaped.
 func TestDoctorJSON(t *testing.T) {
 	out, err := runDoctor(t, "-f", doctorScenarios+"s1-unmapped-node-role.yaml", "-o", "json")
