@@ -35,9 +35,10 @@ const name = "ec2nodeclass.status"
 
 // Requeue intervals.
 const (
-	// NotReadyRequeue is how soon a class that is not Ready (validation failing, nothing
-	// matched) is resolved again.
-	NotReadyRequeue = time.Minute
+	// NotReadyRequeue is how soon a class that is not Ready (validation failing, nodes that
+	// cannot join, nothing matched) is resolved again: a fix made in AWS (a policy, an access
+	// entry), which no watch sees, turns the class Ready within this.
+	NotReadyRequeue = 15 * time.Second
 	// ReadyRequeue is how often a Ready class is resolved again: the join check (the node
 	// role's mapping, which an administrator changes outside Kubernetes) is re-read every minute.
 	ReadyRequeue = time.Minute
