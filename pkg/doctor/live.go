@@ -74,11 +74,12 @@ var (
 
 // Reasons of what live reading finds.
 const (
-	ReasonNotVisible              = "NotVisible"
-	ReasonNodeRoleNotFound        = "NodeRoleNotFound"
-	ReasonInstanceProfileNotFound = "InstanceProfileNotFound"
-	ReasonInstanceProfileNoRole   = "InstanceProfileHasNoRole"
-	ReasonAMINotFound             = "AMINotFound"
+	ReasonNotVisible                 = "NotVisible"
+	ReasonNodeRoleNotFound           = "NodeRoleNotFound"
+	ReasonInstanceProfileNotFound    = "InstanceProfileNotFound"
+	ReasonInstanceProfileNoRole      = "InstanceProfileHasNoRole"
+	ReasonAMINotFound                = "AMINotFound"
+	ReasonInstanceProfileRoleDiffers = "InstanceProfileRoleDiffers"
 )
 
 // ReadLive reads the cluster's NodePools, EC2NodeClasses (with their status), unscheduled pods,
@@ -274,6 +275,7 @@ func readNodeRole(ctx context.Context, api IAMAPI, nc *awsv1.EC2NodeClass, obs *
 			notVisible(obs, object, "IAM role "+nc.Spec.Role, err, "grant iam:GetRole on the node role")
 		case out.Role != nil:
 			obs.NodeRoleARNs[nc.Name] = awssdk.ToString(out.Role.Arn)
+			readManagedProfile(ctx, api, nc, obs)
 		}
 		return
 	}
@@ -296,6 +298,30 @@ func readNodeRole(ctx context.Context, api IAMAPI, nc *awsv1.EC2NodeClass, obs *
 	default:
 		obs.NodeRoleARNs[nc.Name] = awssdk.ToString(out.InstanceProfile.Roles[0].Arn)
 	}
+}
+
+// readManagedProfile checks the instance profile Joiner manages for spec.role (status.instanceProfile):
+// instances get the role it holds, so when that is not spec.role (changed out of band, or a
+// role change not yet applied) the role that must be mapped is the profile's.
+func readManagedProfile(ctx context.Context, api IAMAPI, nc *awsv1.EC2NodeClass, obs *Observations) {
+	profile := nc.Status.InstanceProfile
+	if profile == "" {
+		return
+	}
+	out, err := api.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: awssdk.String(profile)})
+	if err != nil || out.InstanceProfile == nil || len(out.InstanceProfile.Roles) == 0 {
+		return // the controller recreates or repairs its own profile
+	}
+	role := out.InstanceProfile.Roles[0]
+	if awssdk.ToString(role.RoleName) == nc.Spec.Role {
+		return
+	}
+	obs.NodeRoleARNs[nc.Name] = awssdk.ToString(role.Arn)
+	obs.Findings = append(obs.Findings, Finding{Severity: nodejoin.SeverityWarning, Object: "EC2NodeClass/" + nc.Name, Reason: ReasonInstanceProfileRoleDiffers,
+		Message: fmt.Sprintf("EC2NodeClass %s names role %s, but its instance profile %s holds %s: instances launched now get %s, and that is the role checked against aws-auth and the access entries",
+			nc.Name, nc.Spec.Role, profile, awssdk.ToString(role.RoleName), awssdk.ToString(role.RoleName)),
+		Fix: fmt.Sprintf("wait for Joiner to update the instance profile (it does on the class's next resolution), or run aws iam remove-role-from-instance-profile --instance-profile-name %s --role-name %s && aws iam add-role-to-instance-profile --instance-profile-name %s --role-name %s",
+			profile, awssdk.ToString(role.RoleName), profile, nc.Spec.Role)})
 }
 
 // readAMIs looks up the class's resolved AMIs and the AMIs its terms select by id. An id term EC2

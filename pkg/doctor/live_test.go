@@ -47,6 +47,15 @@ func TestLive(t *testing.T) {
 	if err := env.Client.Status().Update(ctx, tenant); err != nil {
 		t.Fatal(err)
 	}
+	// A class switched to NewNodeRole whose managed instance profile still holds the old role.
+	switched := &awsv1.EC2NodeClass{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: "switched"}, switched); err != nil {
+		t.Fatal(err)
+	}
+	switched.Status.InstanceProfile = e.seed.NodeRole // the seed's profile holds the seed's node role
+	if err := env.Client.Status().Update(ctx, switched); err != nil {
+		t.Fatal(err)
+	}
 	o := Options{ClusterName: e.seed.ClusterName}
 	obs, err := ReadLive(ctx, env.Client, e.cloud, o)
 	if err != nil {
@@ -91,7 +100,11 @@ func startEmulator(t *testing.T) *emulator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Update(func(w *state.World) error { e.account = w.AccountID; return nil }); err != nil {
+	if err := st.Update(func(w *state.World) error {
+		e.account = w.AccountID
+		w.PutRole("NewNodeRole", nil) // the role a class was just switched to
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(awsemu.New(st, clk))
@@ -144,6 +157,7 @@ func liveObjects(e *emulator) []client.Object {
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "aws-auth", Namespace: "kube-system"}, Data: map[string]string{"mapRoles": "- rolearn: " + e.controllerRole + "\n  username: system:node:{{EC2PrivateDNSName}}\n  groups: [system:bootstrappers, system:nodes]\n"}},
 		class("default", func(*awsv1.EC2NodeClass) {}),
 		class("tenant-a", func(*awsv1.EC2NodeClass) {}),
+		class("switched", func(nc *awsv1.EC2NodeClass) { nc.Spec.Role = "NewNodeRole" }),
 		class("batch", func(nc *awsv1.EC2NodeClass) { nc.Spec.Role, nc.Spec.InstanceProfile = "", &profile }),
 		class("gone", func(nc *awsv1.EC2NodeClass) {
 			nc.Spec.AMIFamily, nc.Spec.AMISelectorTerms = &al2023, []awsv1.AMISelectorTerm{{ID: "ami-0123456789abcdef0"}}
@@ -177,6 +191,7 @@ func checkLiveReport(t *testing.T, r *Report, e *emulator) {
 		"Error EC2NodeClass/tenant-a RunInstancesAuthCheckFailed",
 		"Error NodePool/graviton AMIArchitectureMismatch",
 		"Error NodePool/orphan NodeClassNotFound",
+		"Warning EC2NodeClass/switched InstanceProfileRoleDiffers",
 		"Warning NodePool/mixed ArchitectureWithoutAMI",
 		"Warning Pod/default/typo PodFitsNoNodePool",
 	}
@@ -201,7 +216,7 @@ func checkLiveReport(t *testing.T, r *Report, e *emulator) {
 		if f.Reason == "AWSAuthMapsControllerRole" && (strings.Contains(f.Message, "unless") || !strings.Contains(f.Fix, "--cluster-name demo --principal-arn "+e.nodeRole)) {
 			t.Errorf("access entries were visible, the finding hedges or its fix is wrong: %+v", f)
 		}
-		if f.Reason == "AWSAuthMapsControllerRole" && !strings.Contains(f.Message, "The same holds for EC2NodeClass gone, graviton, tenant-a.") {
+		if f.Reason == "AWSAuthMapsControllerRole" && !strings.Contains(f.Message, "The same holds for EC2NodeClass gone, graviton, switched, tenant-a.") {
 			t.Errorf("the classes sharing the node role are not named: %+v", f)
 		}
 		if f.Reason == "AMIArchitectureMismatch" && !strings.Contains(f.Message, e.armAMI+" (arm64)") {
