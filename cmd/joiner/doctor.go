@@ -20,7 +20,7 @@ import (
 type errDoctorFindings struct{ errors int }
 
 func (e errDoctorFindings) Error() string {
-	return fmt.Sprintf("doctor found %d error(s): nodes of the EC2NodeClasses named above cannot join until they are fixed", e.errors)
+	return fmt.Sprintf("doctor found %d finding(s) of severity Error, reported above: until they are fixed, the nodes concerned cannot launch or join", e.errors)
 }
 
 func newDoctorCommand() *cobra.Command {
