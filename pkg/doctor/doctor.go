@@ -12,6 +12,7 @@ import (
 
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/aws/nodeclass"
 	"github.com/joinerhq/joiner/pkg/aws/nodejoin"
 	"github.com/joinerhq/joiner/pkg/aws/userdata"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
@@ -215,10 +216,11 @@ func checkNodeClass(obs *Observations, nc *awsv1.EC2NodeClass) []Finding {
 	return out
 }
 
-// validation is the class's ValidationSucceeded=False condition, when its status says so.
+// validation is the class's ValidationSucceeded=False condition, when its status says so. A
+// validation deferred until the class's selectors resolve is no denial.
 func validation(nc *awsv1.EC2NodeClass) *nodejoin.Validation {
 	c := meta.FindStatusCondition(nc.Status.Conditions, awsv1.ConditionTypeValidationSucceeded)
-	if c == nil || c.Status != metav1.ConditionFalse {
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason == nodeclass.ReasonValidationDeferred {
 		return nil
 	}
 	return &nodejoin.Validation{Reason: c.Reason, Message: c.Message}

@@ -113,7 +113,6 @@ func ReadLive(ctx context.Context, kube client.Reader, cloud AWS, o Options) (*O
 	readAWSAuth(ctx, kube, obs)
 	readControllerRole(ctx, kube, obs)
 	readCluster(ctx, cloud.EKS, o, obs)
-	readAccessEntries(ctx, cloud.EKS, o.ClusterName, obs)
 	obs.InstanceTypes = map[string][]*cloudprovider.InstanceType{}
 	for _, nc := range obs.NodeClasses {
 		readNodeRole(ctx, cloud.IAM, nc, obs)
@@ -127,6 +126,7 @@ func ReadLive(ctx context.Context, kube client.Reader, cloud AWS, o Options) (*O
 			obs.InstanceTypes[nc.Name] = types
 		}
 	}
+	readAccessEntries(ctx, cloud.EKS, o.ClusterName, obs)
 	if o.AccountID != "" {
 		obs.AccountID, obs.AccountSource = o.AccountID, "--account"
 	}
@@ -232,6 +232,8 @@ func clusterDNS(cidr string) string {
 	return strings.Join(parts, ".")
 }
 
+// readAccessEntries lists the cluster's access entries and describes those of the node roles
+// (the only ones whose type matters), so a cluster with many entries costs few calls.
 func readAccessEntries(ctx context.Context, api EKSAPI, cluster string, obs *Observations) {
 	var arns []string
 	var token *string
@@ -245,8 +247,20 @@ func readAccessEntries(ctx context.Context, api EKSAPI, cluster string, obs *Obs
 			break
 		}
 	}
+	nodeRoles := map[string]bool{}
+	for _, nc := range obs.NodeClasses {
+		if arn := obs.NodeRoleARNs[nc.Name]; arn != "" {
+			nodeRoles[nodejoin.CanonicalRoleARN(arn)] = true
+		} else if nc.Spec.Role != "" && obs.AccountID != "" {
+			nodeRoles[fmt.Sprintf("arn:aws:iam::%s:role/%s", obs.AccountID, nc.Spec.Role)] = true
+		}
+	}
 	var entries []nodejoin.AccessEntry
 	for _, arn := range arns {
+		if !nodeRoles[nodejoin.CanonicalRoleARN(arn)] {
+			entries = append(entries, nodejoin.AccessEntry{PrincipalARN: arn})
+			continue
+		}
 		out, err := api.DescribeAccessEntry(ctx, &eks.DescribeAccessEntryInput{ClusterName: awssdk.String(cluster), PrincipalArn: awssdk.String(arn)})
 		if err != nil || out.AccessEntry == nil {
 			return
