@@ -71,6 +71,28 @@ func startScenario(t *testing.T, name string) *localstack.Stack {
 	return stack
 }
 
+// waitNodeJoinFalse waits, at most the 60 s the issue allows, for the EC2NodeClass's
+// NodeJoinReady to be False with reason and a message containing each of texts, and Ready not
+// True.
+func waitNodeJoinFalse(t *testing.T, stack *localstack.Stack, class, reason string, texts ...string) {
+	t.Helper()
+	eventually(t, 60*time.Second, "EC2NodeClass "+class+": NodeJoinReady=False "+reason, func(ctx context.Context) (bool, string, error) {
+		var nc awsv1.EC2NodeClass
+		if err := stack.Client.Get(ctx, client.ObjectKey{Name: class}, &nc); err != nil {
+			return false, "", err
+		}
+		cond := meta.FindStatusCondition(nc.Status.Conditions, awsv1.ConditionTypeNodeJoinReady)
+		if cond == nil {
+			return false, "no NodeJoinReady", nil
+		}
+		done := cond.Status == metav1.ConditionFalse && cond.Reason == reason && !meta.IsStatusConditionTrue(nc.Status.Conditions, awsv1.ConditionTypeReady)
+		for _, text := range texts {
+			done = done && strings.Contains(cond.Message, text)
+		}
+		return done, cond.Reason + ": " + cond.Message, nil
+	})
+}
+
 // TestScenarioS1UnmappedNodeRole: on S1's world (aws-auth maps the controller's role as nodes,
 // no access entry for the node role, mode API_AND_CONFIG_MAP) the EC2NodeClass says so before any
 // launch: NodeJoinReady=False AWSAuthMapsControllerRole with the exact mapRoles entry, Ready held
@@ -81,18 +103,7 @@ func TestScenarioS1UnmappedNodeRole(t *testing.T) {
 	stack := startScenario(t, "s1-unmapped-node-role")
 	ctx := t.Context()
 	const entry = "- rolearn: arn:aws:iam::111122223333:role/KarpenterNodeRole-demo\n  username: system:node:{{EC2PrivateDNSName}}\n  groups:\n  - system:bootstrappers\n  - system:nodes\n"
-	eventually(t, 60*time.Second, "EC2NodeClass default: NodeJoinReady=False AWSAuthMapsControllerRole", func(ctx context.Context) (bool, string, error) {
-		var nc awsv1.EC2NodeClass
-		if err := stack.Client.Get(ctx, client.ObjectKey{Name: "default"}, &nc); err != nil {
-			return false, "", err
-		}
-		cond := meta.FindStatusCondition(nc.Status.Conditions, awsv1.ConditionTypeNodeJoinReady)
-		if cond == nil {
-			return false, "no NodeJoinReady", nil
-		}
-		return cond.Status == metav1.ConditionFalse && cond.Reason == "AWSAuthMapsControllerRole" && strings.Contains(cond.Message, entry) &&
-			!meta.IsStatusConditionTrue(nc.Status.Conditions, awsv1.ConditionTypeReady), cond.Reason + ": " + cond.Message, nil
-	})
+	waitNodeJoinFalse(t, stack, "default", "AWSAuthMapsControllerRole", entry)
 	t.Logf("S1 diagnosed %.0fs after the manifests were applied", time.Since(applied).Seconds())
 	if instances, err := stack.Instances(ctx); err != nil || len(instances) != 0 {
 		t.Errorf("instances launched for a class whose nodes cannot join: %v %v", instances, err)
@@ -143,19 +154,7 @@ func TestScenarioS2CustomAMITaintArgs(t *testing.T) {
 	applied := time.Now()
 	stack := startScenario(t, "s2-custom-ami-taint-args")
 	ctx := t.Context()
-	eventually(t, 60*time.Second, "EC2NodeClass custom-ami: NodeJoinReady=False BootstrapOptionIgnored with the corrected line", func(ctx context.Context) (bool, string, error) {
-		var nc awsv1.EC2NodeClass
-		if err := stack.Client.Get(ctx, client.ObjectKey{Name: "custom-ami"}, &nc); err != nil {
-			return false, "", err
-		}
-		cond := meta.FindStatusCondition(nc.Status.Conditions, awsv1.ConditionTypeNodeJoinReady)
-		if cond == nil {
-			return false, "no NodeJoinReady", nil
-		}
-		return cond.Status == metav1.ConditionFalse && cond.Reason == "BootstrapOptionIgnored" &&
-				strings.Contains(cond.Message, "The corrected line: /etc/eks/bootstrap.sh") && strings.Contains(cond.Message, "--kubelet-extra-args '--register-with-taints="),
-			cond.Reason + ": " + cond.Message, nil
-	})
+	waitNodeJoinFalse(t, stack, "custom-ami", "BootstrapOptionIgnored", "The corrected line: /etc/eks/bootstrap.sh", "--kubelet-extra-args '--register-with-taints=")
 	t.Logf("S2 diagnosed %.0fs after the manifests were applied", time.Since(applied).Seconds())
 	var nc awsv1.EC2NodeClass
 	eventually(t, 2*time.Minute, "EC2NodeClass custom-ami refused for its userData", func(ctx context.Context) (bool, string, error) {

@@ -68,14 +68,15 @@ func checkUserData(in Inputs) []Finding {
 			out = append(out, checkKubeletFlags(nc.Name, operator, reg.KubeletFlags)...)
 			agents = agentTaints(in, pool, reg.Taints)
 		}
+		// The agent-taint advice comes first: of all advice, it is what S3's operator needed.
+		for _, a := range agents {
+			out = append(out, a.Finding)
+		}
 		for _, w := range rendered.Warnings {
 			if w.Reason == reasonUserDataTaintNotInNodePool && slices.ContainsFunc(agents, func(a agentFinding) bool { return strings.Contains(w.Message, "taint "+a.taint+",") }) {
 				continue // the agent-taint advice says it, naming the agent
 			}
 			out = append(out, fromWarning(nc.Name, operator, w))
-		}
-		for _, a := range agents {
-			out = append(out, a.Finding)
 		}
 	}
 	return out
@@ -109,9 +110,9 @@ func fromWarning(nodeClass, operator string, w userdata.Warning) Finding {
 // bootstrapOptionWord is an AL2 bootstrap.sh option written as name=value.
 var bootstrapOptionWord = regexp.MustCompile(`(--(?:kubelet-extra-args|b64-cluster-ca|apiserver-endpoint|dns-cluster-ip|use-max-pods|container-runtime|ip-family|service-ipv6-cidr|enable-docker-bridge|docker-config-json|pause-container-account|pause-container-version|aws-api-retry-attempts|enable-local-outpost|cluster-id|mount-bpf-fs|local-disks))=`)
 
-func isMIME(s string) bool {
-	return regexp.MustCompile(`(?im)^(MIME-Version|Content-Type):`).MatchString(s)
-}
+var mimeHeader = regexp.MustCompile(`(?im)^(MIME-Version|Content-Type):`)
+
+func isMIME(s string) bool { return mimeHeader.MatchString(s) }
 
 // checkKubeletFlags reads the kubelet's flags as the kubelet parses them: quotes that reach it
 // are part of the value; --register-with-taints is a comma-separated list of key[=value]:effect
@@ -174,8 +175,10 @@ func collapseCommaBlanks(line string) string {
 	if i < 0 {
 		return line
 	}
-	return line[:i] + regexp.MustCompile(`,[ \t]+`).ReplaceAllString(line[i:], ",")
+	return line[:i] + commaBlanks.ReplaceAllString(line[i:], ",")
 }
+
+var commaBlanks = regexp.MustCompile(`,[ \t]+`)
 
 func flagName(word string) string {
 	name, _, _ := strings.Cut(word, "=")
