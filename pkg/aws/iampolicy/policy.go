@@ -202,6 +202,12 @@ func New(o Options) Document {
 			Condition: resourceTags(v1.NodePoolLabelKey),
 		},
 		{
+			// Only the cluster's own instances: the console of a node that never joined.
+			Sid: "AllowScopedInstanceConsoleRead", Action: []string{"ec2:GetConsoleOutput"},
+			Resource:  []string{ec2(a, "instance")},
+			Condition: resourceTags(v1.NodePoolLabelKey),
+		},
+		{
 			Sid: "AllowScopedLaunchTemplateDeletion", Action: []string{"ec2:DeleteLaunchTemplate"},
 			Resource:  []string{ec2(a, "launch-template")},
 			Condition: resourceTags(awsv1.TagKeyNodeClass),
