@@ -34,8 +34,9 @@ build: ## Build bin/joiner and the AWS emulator bin/awsemu.
 ##@ Testing
 
 .PHONY: test
-test: testenv ## Run every test against the real control plane (builds it on first use).
+test: testenv ## Run every test against the real control plane (builds it on first use), and the emulator's SDK contract tests again in us-east-1.
 	KUBEBUILDER_ASSETS="$$(hack/install-testenv.sh $(BIN)/testenv)" go test $(GO_TEST_FLAGS) ./...
+	KUBEBUILDER_ASSETS="$$(hack/install-testenv.sh $(BIN)/testenv)" AWSEMU_TEST_REGION=us-east-1 go test $(GO_TEST_FLAGS) ./awsemu/
 
 .PHONY: testenv
 testenv: ## Build etcd, kube-apiserver, kube-scheduler and kube-controller-manager into bin/testenv.

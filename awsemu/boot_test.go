@@ -33,7 +33,7 @@ func (e *env) console(t *testing.T, id string) string {
 // instance returns a copy of the instance's state.
 func (e *env) instance(id string) state.Instance {
 	var i state.Instance
-	e.state.View(func(w *state.World) { i = *w.Regions["us-west-2"].Instances[id] })
+	e.state.View(func(w *state.World) { i = *w.Regions[e.region].Instances[id] })
 	return i
 }
 
@@ -90,7 +90,7 @@ func TestInstancesBootTheirUserData(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			id := e.runAL2(t, f.subnets["us-west-2a"], ec2types.InstanceTypeT3Medium, tt.userData)
+			id := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeT3Medium, tt.userData)
 			if got := e.console(t, id); strings.Contains(got, "cloud-init") {
 				t.Errorf("the console shows a boot before the boot delay:\n%s", got)
 			}
@@ -119,12 +119,12 @@ func TestUnmappedNodeRoleNeverJoins(t *testing.T) {
 	e := newEnv(t)
 	f := e.fixture(t)
 	_ = e.state.Update(func(w *state.World) error {
-		w.Regions["us-west-2"].Clusters["demo"].AccessEntries = map[string]*state.AccessEntry{}
+		w.Regions[e.region].Clusters["demo"].AccessEntries = map[string]*state.AccessEntry{}
 		return nil
 	})
 	e.api.ConfigMapFound = true
 	e.api.MapRoles = "- rolearn: arn:aws:iam::111122223333:role/JoinerControllerRole\n  username: system:node:{{EC2PrivateDNSName}}\n  groups: [system:bootstrappers, system:nodes]\n"
-	id := e.runAL2(t, f.subnets["us-west-2a"], ec2types.InstanceTypeT2Small, "/etc/eks/bootstrap.sh demo")
+	id := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeT2Small, "/etc/eks/bootstrap.sh demo")
 	e.boot(t)
 	console := e.console(t, id)
 	if !strings.Contains(console, "Unable to register node with API server") || !strings.Contains(console, "Unauthorized") {
@@ -162,10 +162,10 @@ func TestConsoleKeepsTheMostRecent64KiB(t *testing.T) {
 	e := newEnv(t)
 	f := e.fixture(t)
 	_ = e.state.Update(func(w *state.World) error {
-		w.Regions["us-west-2"].Clusters["demo"].AccessEntries = map[string]*state.AccessEntry{}
+		w.Regions[e.region].Clusters["demo"].AccessEntries = map[string]*state.AccessEntry{}
 		return nil
 	})
-	id := e.runAL2(t, f.subnets["us-west-2a"], ec2types.InstanceTypeT3Medium, "/etc/eks/bootstrap.sh demo")
+	id := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeT3Medium, "/etc/eks/bootstrap.sh demo")
 	e.boot(t)
 	for range 500 {
 		e.clock.Step(awsemu.RegisterRetryEvery)
@@ -189,7 +189,7 @@ func TestSeededTimingsDriveTheLifecycle(t *testing.T) {
 	seed.Timings = state.Timings{PendingFor: time.Second, BootDelay: 3 * time.Second, ShuttingDownFor: 2 * time.Second}
 	e := newSeededEnv(t, seed)
 	f := e.fixture(t)
-	id := e.runAL2(t, f.subnets["us-west-2a"], ec2types.InstanceTypeT3Medium, "/etc/eks/bootstrap.sh demo")
+	id := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeT3Medium, "/etc/eks/bootstrap.sh demo")
 	steps := []struct {
 		after     time.Duration
 		terminate bool

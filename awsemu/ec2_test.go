@@ -11,6 +11,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/joinerhq/joiner/awsemu/catalog"
+	"github.com/joinerhq/joiner/awsemu/state"
 )
 
 func TestDescribeInstanceTypesPaginates(t *testing.T) {
@@ -21,7 +22,7 @@ func TestDescribeInstanceTypesPaginates(t *testing.T) {
 	}
 	var want []string
 	for _, it := range cat.Types {
-		if len(it.Offerings["us-west-2"]) > 0 {
+		if len(it.Offerings[e.region]) > 0 {
 			want = append(want, it.Name)
 		}
 	}
@@ -117,12 +118,13 @@ func TestDescribeInstanceTypeOfferings(t *testing.T) {
 		return out
 	}
 	west := zonesOf(e.ec2)
-	if got := west["m5.large"]; len(got) != 4 {
-		t.Errorf("m5.large in %v, want all 4 zones of us-west-2", got)
+	zones := e.zones()
+	if got := west["m5.large"]; len(got) != zones {
+		t.Errorf("m5.large in %v, want all %d zones of %s", got, zones, e.region)
 	}
 	gaps := 0
-	for _, zones := range west {
-		if len(zones) < 4 {
+	for _, in := range west {
+		if len(in) < zones {
 			gaps++
 		}
 	}
@@ -148,25 +150,36 @@ func TestDescribeAvailabilityZones(t *testing.T) {
 	for _, z := range out.AvailabilityZones {
 		got = append(got, *z.ZoneName+"="+*z.ZoneId)
 	}
-	want := []string{"us-west-2a=usw2-az2", "us-west-2b=usw2-az1", "us-west-2c=usw2-az3", "us-west-2d=usw2-az4"}
-	if !slices.Equal(got, want) {
+	want := map[string][]string{
+		"us-west-2": {"us-west-2a=usw2-az2", "us-west-2b=usw2-az1", "us-west-2c=usw2-az3", "us-west-2d=usw2-az4"},
+		"us-east-1": {"us-east-1a=use1-az4", "us-east-1b=use1-az6", "us-east-1c=use1-az1", "us-east-1d=use1-az2", "us-east-1e=use1-az3", "us-east-1f=use1-az5"},
+	}[e.region]
+	if want != nil && !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
 
+// zones is the number of zones of the suite's region: the seed gives each a subnet.
+func (e *env) zones() int {
+	n := 0
+	e.state.View(func(w *state.World) { n = len(w.Regions[e.region].Zones) })
+	return n
+}
+
 func TestDescribeSubnetsAndSecurityGroupsByTag(t *testing.T) {
 	e := newEnv(t)
+	zones := e.zones()
 	tests := []struct {
 		name    string
 		filters []ec2types.Filter
 		subnets int
 		groups  int
 	}{
-		{"discovery tag", []ec2types.Filter{{Name: aws.String("tag:karpenter.sh/discovery"), Values: []string{"demo"}}}, 4, 1},
-		{"wildcard value", []ec2types.Filter{{Name: aws.String("tag:karpenter.sh/discovery"), Values: []string{"de*"}}}, 4, 1},
+		{"discovery tag", []ec2types.Filter{{Name: aws.String("tag:karpenter.sh/discovery"), Values: []string{"demo"}}}, zones, 1},
+		{"wildcard value", []ec2types.Filter{{Name: aws.String("tag:karpenter.sh/discovery"), Values: []string{"de*"}}}, zones, 1},
 		{"other cluster", []ec2types.Filter{{Name: aws.String("tag:karpenter.sh/discovery"), Values: []string{"prod"}}}, 0, 0},
-		{"tag-key", []ec2types.Filter{{Name: aws.String("tag-key"), Values: []string{"karpenter.sh/discovery"}}}, 4, 1},
-		{"no filter", nil, 4, 2},
+		{"tag-key", []ec2types.Filter{{Name: aws.String("tag-key"), Values: []string{"karpenter.sh/discovery"}}}, zones, 1},
+		{"no filter", nil, zones, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -235,8 +248,8 @@ func TestDescribeSpotPriceHistory(t *testing.T) {
 	for _, p := range out.SpotPriceHistory {
 		perZone[*p.AvailabilityZone] = append(perZone[*p.AvailabilityZone], *p.SpotPrice)
 	}
-	if len(perZone) != 4 {
-		t.Fatalf("prices for zones %v, want 4 zones", perZone)
+	if len(perZone) != e.zones() {
+		t.Fatalf("prices for zones %v, want %d zones", perZone, e.zones())
 	}
 	for z, prices := range perZone {
 		if len(prices) != 4 {

@@ -5,11 +5,12 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 )
 
 func TestEKSAccessEntries(t *testing.T) {
 	e := newEnv(t)
-	client := eks.NewFromConfig(e.config("us-west-2", "AKIDJOINERCONTROLLER"))
+	client := eks.NewFromConfig(e.config(e.region, "AKIDJOINERCONTROLLER"))
 	ctx := t.Context()
 	cluster, err := client.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String("demo")})
 	if err != nil {
@@ -37,6 +38,12 @@ func TestEKSAccessEntries(t *testing.T) {
 		t.Errorf("entry: %+v", entry.AccessEntry)
 	}
 	other := "arn:aws:iam::111122223333:role/OtherNodeRole"
+	// EKS refuses an entry for a role that does not exist: the administrator creates it first.
+	_, err = e.admin(e.region).iam.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("OtherNodeRole"),
+		AssumeRolePolicyDocument: aws.String(`{"Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, err = client.CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: aws.String("demo"), PrincipalArn: aws.String(other),
 		Type: aws.String("EC2_LINUX"), KubernetesGroups: []string{"system:masters"}})
 	wantCode(t, err, "InvalidParameterException", "groups on an EC2_LINUX entry")

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
 	"time"
 
@@ -23,12 +24,15 @@ import (
 
 // env is one emulator behind an httptest server with real SDK clients pointed at it.
 type env struct {
-	clock *clocktesting.FakeClock
-	state *state.State
-	url   string
-	ec2   *ec2.Client
-	iam   *iam.Client
-	sts   *sts.Client
+	// region is the region the clients sign for: $AWSEMU_TEST_REGION, us-west-2 by default.
+	// The suite passes in any region whose zones include a to d (us-west-2, us-east-1).
+	region string
+	clock  *clocktesting.FakeClock
+	state  *state.State
+	url    string
+	ec2    *ec2.Client
+	iam    *iam.Client
+	sts    *sts.Client
 	// kubelets boot the instances against api, an in-memory API server: set its aws-auth,
 	// read the Nodes registered.
 	kubelets *awsemu.Kubelets
@@ -46,6 +50,12 @@ func newEnv(t *testing.T) *env {
 // access key.
 func newSeededEnv(t *testing.T, seed state.SeedOptions) *env {
 	t.Helper()
+	return newEnvIn(t, seed, testRegion())
+}
+
+// newEnvIn is newSeededEnv with clients signing for region.
+func newEnvIn(t *testing.T, seed state.SeedOptions, region string) *env {
+	t.Helper()
 	clk := clocktesting.NewFakeClock(t0)
 	st, err := awsemu.NewState(clk, seed)
 	if err != nil {
@@ -54,11 +64,22 @@ func newSeededEnv(t *testing.T, seed state.SeedOptions) *env {
 	srv := httptest.NewServer(awsemu.New(st, clk))
 	t.Cleanup(srv.Close)
 	api := &boot.FakeAPIServer{}
-	e := &env{clock: clk, state: st, url: srv.URL, api: api, kubelets: awsemu.NewKubelets(st, clk, awsemu.KubeletOptions{APIServer: api})}
-	cfg := e.config("us-west-2", state.DefaultSeed().ControllerAccessKey)
+	e := &env{region: region, clock: clk, state: st, url: srv.URL, api: api, kubelets: awsemu.NewKubelets(st, clk, awsemu.KubeletOptions{APIServer: api})}
+	cfg := e.config(e.region, state.DefaultSeed().ControllerAccessKey)
 	e.ec2, e.iam, e.sts = ec2.NewFromConfig(cfg), iam.NewFromConfig(cfg), sts.NewFromConfig(cfg)
 	return e
 }
+
+// testRegion is the region the suite runs in: $AWSEMU_TEST_REGION, else us-west-2.
+func testRegion() string {
+	if r := os.Getenv("AWSEMU_TEST_REGION"); r != "" {
+		return r
+	}
+	return "us-west-2"
+}
+
+// zone is the region's zone with the letter ("a" is us-west-2a in us-west-2).
+func (e *env) zone(letter string) string { return e.region + letter }
 
 // boot moves the clock past the pending state and the boot delay of instances just launched and
 // lets the kubelets boot them.

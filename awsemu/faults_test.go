@@ -53,7 +53,7 @@ func TestDescribeInstancesLag(t *testing.T) {
 		return nil
 	})
 	run, err := e.ec2.RunInstances(t.Context(), &ec2.RunInstancesInput{MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
-		ImageId: aws.String(f.amd64AMI), InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets["us-west-2a"])})
+		ImageId: aws.String(f.amd64AMI), InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets[e.zone("a")])})
 	if err != nil {
 		t.Fatal(err)
 	}

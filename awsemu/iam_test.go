@@ -87,7 +87,7 @@ func TestGetRoleAndCallerIdentity(t *testing.T) {
 
 func TestUnknownAccessKey(t *testing.T) {
 	e := newEnv(t)
-	cfg := e.config("us-west-2", "AKIDSTRANGER")
+	cfg := e.config(e.region, "AKIDSTRANGER")
 	_, err := ec2.NewFromConfig(cfg).DescribeAvailabilityZones(t.Context(), &ec2.DescribeAvailabilityZonesInput{})
 	wantCode(t, err, "AuthFailure", "ec2")
 	_, err = sts.NewFromConfig(cfg).GetCallerIdentity(t.Context(), &sts.GetCallerIdentityInput{})
@@ -95,19 +95,20 @@ func TestUnknownAccessKey(t *testing.T) {
 }
 
 // karpenterStyle allows launches only with the cluster's ownership tag, and termination only of
-// instances carrying it, as Karpenter's reference controller policy does.
+// instances carrying it, as Karpenter's reference controller policy does; REGION stands for the
+// region the suite runs in.
 const karpenterStyle = `{"Version": "2012-10-17", "Statement": [
   {"Sid": "Read", "Effect": "Allow", "Action": ["ec2:Describe*", "iam:GetInstanceProfile"], "Resource": "*"},
   {"Sid": "AllowScopedEC2InstanceAccessActions", "Effect": "Allow", "Action": ["ec2:RunInstances", "ec2:CreateFleet"],
-   "Resource": ["arn:aws:ec2:us-west-2::image/*", "arn:aws:ec2:us-west-2:*:subnet/*", "arn:aws:ec2:us-west-2:*:security-group/*",
-                "arn:aws:ec2:us-west-2:*:network-interface/*", "arn:aws:ec2:us-west-2:*:launch-template/*"]},
+   "Resource": ["arn:aws:ec2:REGION::image/*", "arn:aws:ec2:REGION:*:subnet/*", "arn:aws:ec2:REGION:*:security-group/*",
+                "arn:aws:ec2:REGION:*:network-interface/*", "arn:aws:ec2:REGION:*:launch-template/*"]},
   {"Sid": "AllowScopedEC2InstanceActionsWithTags", "Effect": "Allow", "Action": ["ec2:RunInstances", "ec2:CreateFleet"],
-   "Resource": ["arn:aws:ec2:us-west-2:*:instance/*", "arn:aws:ec2:us-west-2:*:volume/*", "arn:aws:ec2:us-west-2:*:fleet/*"],
+   "Resource": ["arn:aws:ec2:REGION:*:instance/*", "arn:aws:ec2:REGION:*:volume/*", "arn:aws:ec2:REGION:*:fleet/*"],
    "Condition": {"StringEquals": {"aws:RequestTag/kubernetes.io/cluster/demo": "owned"}}},
   {"Sid": "AllowScopedResourceCreationTagging", "Effect": "Allow", "Action": "ec2:CreateTags",
-   "Resource": ["arn:aws:ec2:us-west-2:*:instance/*", "arn:aws:ec2:us-west-2:*:volume/*", "arn:aws:ec2:us-west-2:*:fleet/*"],
+   "Resource": ["arn:aws:ec2:REGION:*:instance/*", "arn:aws:ec2:REGION:*:volume/*", "arn:aws:ec2:REGION:*:fleet/*"],
    "Condition": {"StringEquals": {"aws:RequestTag/kubernetes.io/cluster/demo": "owned", "ec2:CreateAction": ["RunInstances", "CreateFleet"]}}},
-  {"Sid": "AllowScopedDeletion", "Effect": "Allow", "Action": "ec2:TerminateInstances", "Resource": "arn:aws:ec2:us-west-2:*:instance/*",
+  {"Sid": "AllowScopedDeletion", "Effect": "Allow", "Action": "ec2:TerminateInstances", "Resource": "arn:aws:ec2:REGION:*:instance/*",
    "Condition": {"StringEquals": {"aws:ResourceTag/kubernetes.io/cluster/demo": "owned"}}},
   {"Sid": "AllowPassingInstanceRole", "Effect": "Allow", "Action": "iam:PassRole", "Resource": "arn:aws:iam::111122223333:role/KarpenterNodeRole-demo",
    "Condition": {"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}}},
@@ -124,7 +125,7 @@ func TestLaunchAuthorizationByTags(t *testing.T) {
 		}
 		out, err := e.ec2.RunInstances(t.Context(), &ec2.RunInstancesInput{
 			DryRun: aws.Bool(dryRun), MinCount: aws.Int32(1), MaxCount: aws.Int32(1), ImageId: aws.String(f.amd64AMI),
-			InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets["us-west-2a"]), SecurityGroupIds: []string{f.group},
+			InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets[e.zone("a")]), SecurityGroupIds: []string{f.group},
 			IamInstanceProfile: &ec2types.IamInstanceProfileSpecification{Name: aws.String("KarpenterNodeRole-demo")},
 			TagSpecifications: []ec2types.TagSpecification{
 				{ResourceType: ec2types.ResourceTypeInstance, Tags: ts}, {ResourceType: ec2types.ResourceTypeVolume, Tags: ts},
@@ -139,7 +140,7 @@ func TestLaunchAuthorizationByTags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.setControllerPolicy(t, karpenterStyle)
+	e.setControllerPolicy(t, strings.ReplaceAll(karpenterStyle, "REGION", e.region))
 	owned := map[string]string{"kubernetes.io/cluster/demo": "owned"}
 	if _, err := run(owned, true); errorCode(t, err) != "DryRunOperation" {
 		t.Errorf("owned dry run: %v", err)

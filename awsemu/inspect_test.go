@@ -19,7 +19,7 @@ func TestInspectionEndpoint(t *testing.T) {
 	e := newEnv(t)
 	f := e.fixture(t)
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPut, e.url+"/_awsemu/faults",
-		strings.NewReader(`{"insufficientCapacity": [{"instanceType": "m5.large", "zone": "us-west-2a", "capacityType": "on-demand"}]}`))
+		strings.NewReader(`{"insufficientCapacity": [{"instanceType": "m5.large", "zone": "`+e.zone("a")+`", "capacityType": "on-demand"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,14 +32,14 @@ func TestInspectionEndpoint(t *testing.T) {
 		t.Fatalf("PUT faults: %s", resp.Status)
 	}
 	_, err = e.ec2.RunInstances(t.Context(), &ec2.RunInstancesInput{MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
-		ImageId: aws.String(f.amd64AMI), InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets["us-west-2a"])})
+		ImageId: aws.String(f.amd64AMI), InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets[e.zone("a")])})
 	wantCode(t, err, "InsufficientInstanceCapacity", "injected capacity fault")
 	if _, err := e.ec2.RunInstances(t.Context(), &ec2.RunInstancesInput{MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
-		ImageId: aws.String(f.amd64AMI), InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets["us-west-2b"])}); err != nil {
+		ImageId: aws.String(f.amd64AMI), InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets[e.zone("b")])}); err != nil {
 		t.Fatal(err)
 	}
 	insts := e.inspectInstances(t)
-	if len(insts) != 1 || insts[0].Zone != "us-west-2b" || insts[0].State != "pending" {
+	if len(insts) != 1 || insts[0].Zone != e.zone("b") || insts[0].State != "pending" {
 		t.Errorf("instances: %+v", insts)
 	}
 }
@@ -52,13 +52,13 @@ func TestInspectionInstancePrices(t *testing.T) {
 	f := e.fixture(t)
 	spot, err := e.ec2.DescribeSpotPriceHistory(t.Context(), &ec2.DescribeSpotPriceHistoryInput{
 		InstanceTypes: []ec2types.InstanceType{ec2types.InstanceTypeM5Large}, ProductDescriptions: []string{"Linux/UNIX"},
-		AvailabilityZone: aws.String("us-west-2b"),
+		AvailabilityZone: aws.String(e.zone("b")),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(spot.SpotPriceHistory) != 1 {
-		t.Fatalf("spot prices now in us-west-2b: %+v", spot.SpotPriceHistory)
+		t.Fatalf("spot prices now in %s: %+v", e.zone("b"), spot.SpotPriceHistory)
 	}
 	spotPrice, err := strconv.ParseFloat(*spot.SpotPriceHistory[0].SpotPrice, 64)
 	if err != nil {
@@ -71,8 +71,8 @@ func TestInspectionInstancePrices(t *testing.T) {
 		capType string
 		want    float64
 	}{
-		{zone: "us-west-2a", capType: "on-demand", want: 0.096},
-		{zone: "us-west-2b", market: &ec2types.InstanceMarketOptionsRequest{MarketType: ec2types.MarketTypeSpot}, capType: "spot", want: spotPrice},
+		{zone: e.zone("a"), capType: "on-demand", want: 0.096},
+		{zone: e.zone("b"), market: &ec2types.InstanceMarketOptionsRequest{MarketType: ec2types.MarketTypeSpot}, capType: "spot", want: spotPrice},
 	} {
 		out, err := e.ec2.RunInstances(t.Context(), &ec2.RunInstancesInput{MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
 			ImageId: aws.String(f.amd64AMI), InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets[tt.zone]),

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -80,7 +81,7 @@ func (e *env) sync(t *testing.T) {
 func (e *env) unmapNodeRole(t *testing.T) {
 	t.Helper()
 	_ = e.state.Update(func(w *state.World) error {
-		w.Regions["us-west-2"].Clusters["demo"].AccessEntries = map[string]*state.AccessEntry{}
+		w.Regions[e.region].Clusters["demo"].AccessEntries = map[string]*state.AccessEntry{}
 		return nil
 	})
 	awsAuth := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: "aws-auth"}, Data: map[string]string{
@@ -118,7 +119,7 @@ func withoutNotReady(taints []corev1.Taint) []corev1.Taint {
 	return out
 }
 
-func pid(id string) string { return "aws:///us-west-2a/" + id }
+func (e *env) pid(id string) string { return "aws:///" + e.zone("a") + "/" + id }
 
 func ready(n corev1.Node) bool {
 	for _, c := range n.Status.Conditions {
@@ -132,7 +133,7 @@ func ready(n corev1.Node) bool {
 func TestKubeletsRegisterWhatTheKubeletWasGiven(t *testing.T) {
 	e := newKubeEnv(t)
 	f := e.fixture(t)
-	subnet := f.subnets["us-west-2a"]
+	subnet := f.subnets[e.zone("a")]
 	joins := e.runAL2(t, subnet, ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=karpenter.sh/unregistered:NoExecute --node-labels=nodegroup=karpenter'`)
 	dropsTaint := e.runAL2(t, subnet, ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo --kubelet-extra-args='--register-with-taints="karpenter.sh/unregistered:NoExecute"'`)
 	malformed := e.runAL2(t, subnet, ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=karpenter.sh/unregistered'`)
@@ -141,7 +142,7 @@ func TestKubeletsRegisterWhatTheKubeletWasGiven(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("got %d nodes, want those of %s and %s", len(got), joins, dropsTaint)
 	}
-	n := got[pid(joins)]
+	n := got[e.pid(joins)]
 	if diff := cmp.Diff([]corev1.Taint{{Key: "karpenter.sh/unregistered", Effect: corev1.TaintEffectNoExecute}}, n.Spec.Taints); diff != "" {
 		t.Errorf("taints (-want +got):\n%s", diff)
 	}
@@ -154,10 +155,10 @@ func TestKubeletsRegisterWhatTheKubeletWasGiven(t *testing.T) {
 	if cpu := n.Status.Allocatable[corev1.ResourceCPU]; cpu.MilliValue() != 1930 {
 		t.Errorf("allocatable cpu %dm, want 1930m", cpu.MilliValue())
 	}
-	if taints := got[pid(dropsTaint)].Spec.Taints; len(taints) != 0 {
+	if taints := got[e.pid(dropsTaint)].Spec.Taints; len(taints) != 0 {
 		t.Errorf("the one-word form registered taints %v", taints)
 	}
-	if _, ok := got[pid(malformed)]; ok {
+	if _, ok := got[e.pid(malformed)]; ok {
 		t.Error("malformed kubelet arguments registered a node")
 	}
 }
@@ -166,7 +167,7 @@ func TestKubeletsUnmappedRoleNeverJoins(t *testing.T) {
 	e := newKubeEnv(t)
 	f := e.fixture(t)
 	e.unmapNodeRole(t)
-	unmapped := e.runAL2(t, f.subnets["us-west-2a"], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
+	unmapped := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
 	e.boot(t)
 	if i := e.instance(unmapped); i.BootPhase != state.BootNotJoined || i.BootReason != boot.ReasonUnauthorized {
 		t.Errorf("boot phase %q reason %q, want %q %q", i.BootPhase, i.BootReason, state.BootNotJoined, boot.ReasonUnauthorized)
@@ -179,16 +180,16 @@ func TestKubeletsUnmappedRoleNeverJoins(t *testing.T) {
 func TestKubeletsDeleteNodesOfTerminatedInstances(t *testing.T) {
 	e := newKubeEnv(t)
 	f := e.fixture(t)
-	id := e.runAL2(t, f.subnets["us-west-2a"], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
+	id := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
 	e.boot(t)
-	if _, ok := nodes(t)[pid(id)]; !ok {
+	if _, ok := nodes(t)[e.pid(id)]; !ok {
 		t.Fatal("the instance did not register")
 	}
 	if _, err := e.ec2.TerminateInstances(t.Context(), &ec2.TerminateInstancesInput{InstanceIds: []string{id}}); err != nil {
 		t.Fatal(err)
 	}
 	e.sync(t)
-	if n, ok := nodes(t)[pid(id)]; ok && n.DeletionTimestamp == nil {
+	if n, ok := nodes(t)[e.pid(id)]; ok && n.DeletionTimestamp == nil {
 		t.Errorf("node %s of a terminated instance remains", n.Name)
 	}
 }
@@ -196,9 +197,9 @@ func TestKubeletsDeleteNodesOfTerminatedInstances(t *testing.T) {
 func TestKubeletsKeepNodesReady(t *testing.T) {
 	e := newKubeEnv(t)
 	f := e.fixture(t)
-	id := e.runAL2(t, f.subnets["us-west-2a"], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
+	id := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
 	e.boot(t)
-	n, ok := nodes(t)[pid(id)]
+	n, ok := nodes(t)[e.pid(id)]
 	if !ok {
 		t.Fatal("the instance did not register")
 	}
@@ -213,7 +214,7 @@ func TestKubeletsKeepNodesReady(t *testing.T) {
 	}
 	e.clock.Step(awsemu.HeartbeatEvery)
 	e.sync(t)
-	if n := nodes(t)[pid(id)]; !ready(n) {
+	if n := nodes(t)[e.pid(id)]; !ready(n) {
 		t.Errorf("the heartbeat did not make the node Ready again: %+v", n.Status.Conditions)
 	}
 }
@@ -221,9 +222,9 @@ func TestKubeletsKeepNodesReady(t *testing.T) {
 func TestKubeletsRunBoundPods(t *testing.T) {
 	e := newKubeEnv(t)
 	f := e.fixture(t)
-	id := e.runAL2(t, f.subnets["us-west-2a"], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
+	id := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
 	e.boot(t)
-	n, ok := nodes(t)[pid(id)]
+	n, ok := nodes(t)[e.pid(id)]
 	if !ok {
 		t.Fatal("the instance did not register")
 	}
@@ -272,7 +273,7 @@ set -ex
 			t.Fatal(err)
 		}
 		out, err := e.ec2.CreateFleet(t.Context(), fleetInput("karpenter.k8s.aws/s", ec2types.DefaultTargetCapacityTypeOnDemand, ec2types.FleetLaunchTemplateOverridesRequest{
-			InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets["us-west-2a"]),
+			InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets[e.zone("a")]),
 		}))
 		if err != nil {
 			t.Fatal(err)
@@ -286,7 +287,7 @@ set -ex
 		e := newKubeEnv(t)
 		id := launch(t, e, s2)
 		e.boot(t)
-		n, ok := nodes(t)[pid(id)]
+		n, ok := nodes(t)[e.pid(id)]
 		if !ok {
 			t.Fatalf("no Node registered; console:\n%s", e.console(t, id))
 		}
@@ -325,4 +326,51 @@ set -ex
 			t.Errorf("boot reason %q retry at %v", i.BootReason, i.BootRetryAt)
 		}
 	})
+}
+
+// TestKubeletsJoinOnceTheRoleIsMapped: a kubelet refused by the API server retries, and its next
+// retry joins once its role is mapped, by either fix an operator makes to the live cluster.
+func TestKubeletsJoinOnceTheRoleIsMapped(t *testing.T) {
+	fixes := []struct {
+		name string
+		fix  func(t *testing.T, e *env)
+	}{
+		{"aws-auth edited", func(t *testing.T, e *env) {
+			cm := &corev1.ConfigMap{}
+			if err := kube(t).Get(t.Context(), client.ObjectKey{Namespace: metav1.NamespaceSystem, Name: "aws-auth"}, cm); err != nil {
+				t.Fatal(err)
+			}
+			cm.Data["mapRoles"] += "- rolearn: " + nodeRoleARN + "\n  username: system:node:{{EC2PrivateDNSName}}\n  groups: [system:bootstrappers, system:nodes]\n"
+			if err := kube(t).Update(t.Context(), cm); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"eks:CreateAccessEntry", func(t *testing.T, e *env) {
+			if _, err := e.admin(e.region).eks.CreateAccessEntry(t.Context(), &eks.CreateAccessEntryInput{ClusterName: aws.String("demo"),
+				PrincipalArn: aws.String(nodeRoleARN), Type: aws.String("EC2_LINUX")}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range fixes {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newKubeEnv(t)
+			f := e.fixture(t)
+			e.unmapNodeRole(t)
+			id := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
+			e.boot(t)
+			if i := e.instance(id); i.BootReason != boot.ReasonUnauthorized || i.BootRetryAt == nil {
+				t.Fatalf("before the fix: reason %q retry at %v", i.BootReason, i.BootRetryAt)
+			}
+			tt.fix(t, e)
+			e.clock.Step(awsemu.RegisterRetryEvery)
+			e.sync(t)
+			if i := e.instance(id); i.BootPhase != state.BootJoined {
+				t.Errorf("one retry after the fix: phase %q reason %q\n%s", i.BootPhase, i.BootReason, e.console(t, id))
+			}
+			if _, ok := nodes(t)[e.pid(id)]; !ok {
+				t.Error("no Node in the API server")
+			}
+		})
+	}
 }

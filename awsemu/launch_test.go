@@ -137,13 +137,13 @@ func TestCreateFleetLaunchesTheCheapestPoolWithCapacity(t *testing.T) {
 	e := newEnv(t)
 	f := e.fixture(t)
 	e.launchTemplate(t, "lt-amd64", f.amd64AMI, f)
-	// c5.large is cheaper than m5.large on demand; take its capacity away in us-west-2a.
+	// c5.large is cheaper than m5.large on demand; take its capacity away in zone a.
 	_ = e.state.Update(func(w *state.World) error {
-		w.Faults.InsufficientCapacity[state.Pool{InstanceType: "c5.large", Zone: "us-west-2a", CapacityType: state.CapacityOnDemand}] = true
+		w.Faults.InsufficientCapacity[state.Pool{InstanceType: "c5.large", Zone: e.zone("a"), CapacityType: state.CapacityOnDemand}] = true
 		return nil
 	})
 	out, err := e.ec2.CreateFleet(t.Context(), fleetInput("lt-amd64", ec2types.DefaultTargetCapacityTypeOnDemand,
-		override("m5.large", f.subnets["us-west-2a"]), override("c5.large", f.subnets["us-west-2a"])))
+		override("m5.large", f.subnets[e.zone("a")]), override("c5.large", f.subnets[e.zone("a")])))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,8 +160,12 @@ func TestCreateFleetLaunchesTheCheapestPoolWithCapacity(t *testing.T) {
 		t.Fatal(err)
 	}
 	inst := got.Reservations[0].Instances[0]
-	if inst.State.Name != ec2types.InstanceStateNamePending || *inst.Placement.AvailabilityZone != "us-west-2a" ||
-		!strings.HasSuffix(*inst.PrivateDnsName, ".us-west-2.compute.internal") || !strings.HasSuffix(*inst.IamInstanceProfile.Arn, "instance-profile/KarpenterNodeRole-demo") {
+	dns := "." + e.region + ".compute.internal"
+	if e.region == "us-east-1" {
+		dns = ".ec2.internal" // us-east-1 keeps EC2's first naming scheme
+	}
+	if inst.State.Name != ec2types.InstanceStateNamePending || *inst.Placement.AvailabilityZone != e.zone("a") ||
+		!strings.HasSuffix(*inst.PrivateDnsName, dns) || !strings.HasSuffix(*inst.IamInstanceProfile.Arn, "instance-profile/KarpenterNodeRole-demo") {
 		t.Errorf("instance: %+v", inst)
 	}
 	tags := map[string]string{}
@@ -189,10 +193,10 @@ func TestCreateFleetPerOverrideErrors(t *testing.T) {
 		override ec2types.FleetLaunchTemplateOverridesRequest
 		code     string
 	}{
-		{"architecture mismatch", "lt-amd64", override("m6g.large", f.subnets["us-west-2a"]), "InvalidParameterValue"},
-		{"unknown type", "lt-amd64", override("m5.huge", f.subnets["us-west-2a"]), "InvalidParameterValue"},
+		{"architecture mismatch", "lt-amd64", override("m6g.large", f.subnets[e.zone("a")]), "InvalidParameterValue"},
+		{"unknown type", "lt-amd64", override("m5.huge", f.subnets[e.zone("a")]), "InvalidParameterValue"},
 		{"unknown subnet", "lt-amd64", override("m5.large", "subnet-0000"), "InvalidSubnetID.NotFound"},
-		{"missing launch template", "nope", override("m5.large", f.subnets["us-west-2a"]), "InvalidLaunchTemplateName.NotFoundException"},
+		{"missing launch template", "nope", override("m5.large", f.subnets[e.zone("a")]), "InvalidLaunchTemplateName.NotFoundException"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -209,19 +213,19 @@ func TestCreateFleetPerOverrideErrors(t *testing.T) {
 	var unsupported string
 	_ = e.state.Update(func(w *state.World) error {
 		for _, it := range w.Catalog.Types {
-			if it.Architecture == "x86_64" && len(it.Offerings["us-west-2"]) > 0 && !it.Offered("us-west-2", "us-west-2d") {
+			if it.Architecture == "x86_64" && len(it.Offerings[e.region]) > 0 && !it.Offered(e.region, e.zone("d")) {
 				unsupported = it.Name
 				break
 			}
 		}
 		return nil
 	})
-	out, err := e.ec2.CreateFleet(t.Context(), fleetInput("lt-amd64", ec2types.DefaultTargetCapacityTypeOnDemand, override(unsupported, f.subnets["us-west-2d"])))
+	out, err := e.ec2.CreateFleet(t.Context(), fleetInput("lt-amd64", ec2types.DefaultTargetCapacityTypeOnDemand, override(unsupported, f.subnets[e.zone("d")])))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(out.Errors) != 1 || *out.Errors[0].ErrorCode != "Unsupported" {
-		t.Errorf("%s in us-west-2d: %+v", unsupported, out.Errors)
+		t.Errorf("%s in %s: %+v", unsupported, e.zone("d"), out.Errors)
 	}
 }
 
@@ -235,7 +239,7 @@ func TestRunInstancesDryRun(t *testing.T) {
 	f := e.fixture(t)
 	input := &ec2.RunInstancesInput{
 		DryRun: aws.Bool(true), MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
-		ImageId: aws.String(f.amd64AMI), InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets["us-west-2b"]),
+		ImageId: aws.String(f.amd64AMI), InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets[e.zone("b")]),
 		SecurityGroupIds:   []string{f.group},
 		IamInstanceProfile: &ec2types.IamInstanceProfileSpecification{Name: aws.String("KarpenterNodeRole-demo")},
 		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance,
@@ -285,7 +289,7 @@ func TestDescribeInstancesFiltersAndPagination(t *testing.T) {
 	for _, pool := range []string{"a", "b"} {
 		_, err := e.ec2.RunInstances(t.Context(), &ec2.RunInstancesInput{
 			MinCount: aws.Int32(1), MaxCount: aws.Int32(4), ImageId: aws.String(f.arm64AMI), InstanceType: ec2types.InstanceTypeT4gMedium,
-			SubnetId: aws.String(f.subnets["us-west-2a"]),
+			SubnetId: aws.String(f.subnets[e.zone("a")]),
 			TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance,
 				Tags: []ec2types.Tag{{Key: aws.String("karpenter.sh/nodepool"), Value: aws.String(pool)}}}},
 		})
@@ -332,7 +336,7 @@ func TestTerminateTagAndConsole(t *testing.T) {
 	f := e.fixture(t)
 	run, err := e.ec2.RunInstances(t.Context(), &ec2.RunInstancesInput{
 		MinCount: aws.Int32(1), MaxCount: aws.Int32(1), ImageId: aws.String(f.amd64AMI), InstanceType: ec2types.InstanceTypeM5Large,
-		SubnetId: aws.String(f.subnets["us-west-2c"]),
+		SubnetId: aws.String(f.subnets[e.zone("c")]),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -376,7 +380,7 @@ func TestDescribeInstanceStatus(t *testing.T) {
 	e := newEnv(t)
 	f := e.fixture(t)
 	run, err := e.ec2.RunInstances(t.Context(), &ec2.RunInstancesInput{MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
-		ImageId: aws.String(f.amd64AMI), InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets["us-west-2a"])})
+		ImageId: aws.String(f.amd64AMI), InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets[e.zone("a")])})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func TestPricingGetProducts(t *testing.T) {
 	var docs []string
 	p := pricing.NewGetProductsPaginator(client, &pricing.GetProductsInput{
 		ServiceCode: aws.String("AmazonEC2"), FormatVersion: aws.String("aws_v1"), MaxResults: aws.Int32(100),
-		Filters: []pricingtypes.Filter{match("regionCode", "us-west-2"), match("operatingSystem", "Linux"), match("tenancy", "Shared"),
+		Filters: []pricingtypes.Filter{match("regionCode", e.region), match("operatingSystem", "Linux"), match("tenancy", "Shared"),
 			match("preInstalledSw", "NA"), match("capacitystatus", "Used"), match("marketoption", "OnDemand")},
 	})
 	for p.HasMorePages() {
@@ -55,7 +55,7 @@ func TestPricingGetProducts(t *testing.T) {
 		}
 	}
 	if prices["m5.large"] != "0.0960000000" {
-		t.Errorf("m5.large costs %q in us-west-2", prices["m5.large"])
+		t.Errorf("m5.large costs %q in %s", prices["m5.large"], e.region)
 	}
 	out, err := client.GetProducts(t.Context(), &pricing.GetProductsInput{ServiceCode: aws.String("AmazonEC2"),
 		Filters: []pricingtypes.Filter{match("regionCode", "eu-west-1"), match("instanceType", "m5.large")}})

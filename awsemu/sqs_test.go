@@ -24,7 +24,7 @@ type event struct {
 func TestInterruptionEventsOverSQS(t *testing.T) {
 	e := newEnv(t)
 	f := e.fixture(t)
-	client := sqs.NewFromConfig(e.config("us-west-2", "AKIDJOINERCONTROLLER"))
+	client := sqs.NewFromConfig(e.config(e.region, "AKIDJOINERCONTROLLER"))
 	ctx := t.Context()
 	url, err := client.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("demo")})
 	if err != nil {
@@ -34,7 +34,7 @@ func TestInterruptionEventsOverSQS(t *testing.T) {
 	wantCode(t, err, "QueueDoesNotExist", "unknown queue")
 
 	run, err := e.ec2.RunInstances(ctx, &ec2.RunInstancesInput{MinCount: aws.Int32(1), MaxCount: aws.Int32(1), ImageId: aws.String(f.amd64AMI),
-		InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets["us-west-2a"]),
+		InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets[e.zone("a")]),
 		InstanceMarketOptions: &ec2types.InstanceMarketOptionsRequest{MarketType: ec2types.MarketTypeSpot}})
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestInterruptionEventsOverSQS(t *testing.T) {
 
 func TestSQSVisibilityTimeout(t *testing.T) {
 	e := newEnv(t)
-	client := sqs.NewFromConfig(e.config("us-west-2", "AKIDJOINERCONTROLLER"))
+	client := sqs.NewFromConfig(e.config(e.region, "AKIDJOINERCONTROLLER"))
 	ctx := t.Context()
 	url, err := client.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("demo")})
 	if err != nil {

@@ -7,22 +7,48 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 
 	"github.com/joinerhq/joiner/awsemu/policy"
 	"github.com/joinerhq/joiner/awsemu/state"
 	"github.com/joinerhq/joiner/awsemu/wire"
 )
 
-// Principal is the identity behind an access key.
+// AdminAccessKey is the access key of the administrator identity every world has: a session of
+// the role AdminRoleName, allowed every action on every resource. It stands for the person who
+// fixes the account through the console or the CLI (iam:PutRolePolicy, eks:CreateAccessEntry),
+// so it does not depend on what the world's IAM holds and no world can take it away.
+const AdminAccessKey = "AKIDJOINERADMIN"
+
+// AdminRoleName is the role the administrator's session is of. It is not one of the world's
+// roles: GetRole does not find it.
+const AdminRoleName = "JoinerAdmin"
+
+// Principal is the identity behind an access key, and the region the call was signed for.
 type Principal struct {
 	Role *state.Role
 	// ARN is the assumed-role session ARN the caller acts as.
 	ARN string
+	// Region is the region of the call's signature: aws:RequestedRegion.
+	Region string
+	// Admin is true for the administrator (AdminAccessKey).
+	Admin bool
 }
 
-// Identify returns the principal of an access key, or EC2's AuthFailure when it is unknown.
-func Identify(w *state.World, accessKey string) (Principal, error) {
-	roleName, ok := w.IAM.AccessKeys[accessKey]
+// Identify returns the principal of the call's access key, or EC2's AuthFailure when it is
+// unknown. AdminAccessKey is always known. The role is the world's own, so its policies are read
+// as they are at the time of the call: a PutRolePolicy applies from the next call.
+func Identify(w *state.World, call wire.Call) (Principal, error) {
+	if call.AccessKey == AdminAccessKey {
+		role := &state.Role{
+			Name: AdminRoleName, ID: "AROAJOINERADMIN0000000", Path: "/",
+			ARN:      fmt.Sprintf("arn:aws:iam::%s:role/%s", w.AccountID, AdminRoleName),
+			Policies: map[string]string{"AdministratorAccess": state.AllowAllPolicy},
+		}
+		return Principal{Role: role, Admin: true, Region: call.Region,
+			ARN: fmt.Sprintf("arn:aws:sts::%s:assumed-role/%s/%s", w.AccountID, role.Name, call.AccessKey)}, nil
+	}
+	roleName, ok := w.IAM.AccessKeys[call.AccessKey]
 	if !ok {
 		return Principal{}, wire.NewError(http.StatusUnauthorized, "AuthFailure", "AWS was not able to validate the provided access credentials")
 	}
@@ -30,7 +56,38 @@ func Identify(w *state.World, accessKey string) (Principal, error) {
 	if !ok {
 		return Principal{}, wire.NewError(http.StatusUnauthorized, "AuthFailure", "AWS was not able to validate the provided access credentials")
 	}
-	return Principal{Role: role, ARN: fmt.Sprintf("arn:aws:sts::%s:assumed-role/%s/%s", w.AccountID, role.Name, accessKey)}, nil
+	return Principal{Role: role, Region: call.Region, ARN: fmt.Sprintf("arn:aws:sts::%s:assumed-role/%s/%s", w.AccountID, role.Name, call.AccessKey)}, nil
+}
+
+// globalContext adds the global condition keys AWS sets on every request to ctx, unless the
+// service already set them: aws:RequestedRegion (the signing region; us-east-1 for IAM, as the
+// SDK signs it), aws:PrincipalArn (the role's ARN, not the session's), aws:PrincipalAccount and
+// aws:PrincipalType.
+func globalContext(w *state.World, p Principal, ctx map[string][]string) map[string][]string {
+	out := make(map[string][]string, len(ctx)+4)
+	for k, v := range ctx {
+		out[k] = v
+	}
+	global := map[string]string{
+		"aws:RequestedRegion": p.Region, "aws:PrincipalArn": p.Role.ARN,
+		"aws:PrincipalAccount": w.AccountID, "aws:PrincipalType": "AssumedRole",
+	}
+	for k, v := range global {
+		if v == "" || hasKey(out, k) {
+			continue
+		}
+		out[k] = []string{v}
+	}
+	return out
+}
+
+func hasKey(ctx map[string][]string, key string) bool {
+	for k := range ctx {
+		if strings.EqualFold(k, key) {
+			return true
+		}
+	}
+	return false
 }
 
 // Style selects the error a denial becomes.
@@ -52,6 +109,7 @@ func Authorize(w *state.World, p Principal, style Style, reqs ...policy.Request)
 		return err
 	}
 	for _, req := range reqs {
+		req.Context = globalContext(w, p, req.Context)
 		d := policy.Evaluate(policies, req)
 		if d.Allowed {
 			continue
@@ -74,16 +132,29 @@ func Authorize(w *state.World, p Principal, style Style, reqs ...policy.Request)
 	return nil
 }
 
-// Policies parses a role's inline policies, in name order.
+// Policies parses a role's inline policies, in name order, then the AWS managed policies
+// attached to it that the emulator knows (state.ManagedPolicyDocument), in attachment order. A
+// managed policy it does not know grants nothing.
 func Policies(r *state.Role) ([]policy.Policy, error) {
 	names := state.SortedKeys(r.Policies)
-	out := make([]policy.Policy, 0, len(names))
+	out := make([]policy.Policy, 0, len(names)+len(r.ManagedPolicyARNs))
 	for _, n := range names {
 		doc, err := policy.Parse(r.Policies[n])
 		if err != nil {
 			return nil, wire.NewError(http.StatusInternalServerError, "InternalError", "role %s policy %s: %v", r.Name, n, err)
 		}
 		out = append(out, policy.Policy{Name: n, Document: doc})
+	}
+	for _, arn := range r.ManagedPolicyARNs {
+		text, ok := state.ManagedPolicyDocument(arn)
+		if !ok {
+			continue
+		}
+		doc, err := policy.Parse(text)
+		if err != nil {
+			return nil, wire.NewError(http.StatusInternalServerError, "InternalError", "managed policy %s: %v", arn, err)
+		}
+		out = append(out, policy.Policy{Name: arn[strings.LastIndex(arn, "/")+1:], Document: doc})
 	}
 	return out, nil
 }

@@ -18,8 +18,11 @@ const (
 
 // Access entry types (EKS CreateAccessEntry's type).
 const (
-	AccessEntryTypeStandard = "STANDARD"
-	AccessEntryTypeEC2Linux = "EC2_LINUX"
+	AccessEntryTypeStandard     = "STANDARD"
+	AccessEntryTypeEC2Linux     = "EC2_LINUX"
+	AccessEntryTypeEC2Windows   = "EC2_WINDOWS"
+	AccessEntryTypeFargateLinux = "FARGATE_LINUX"
+	AccessEntryTypeHybridLinux  = "HYBRID_LINUX"
 )
 
 // Kubernetes identities a node needs.
@@ -147,15 +150,25 @@ func Authorize(req AuthRequest) Decision {
 	return d
 }
 
+// fromAccessEntries maps the role through the cluster's access entries, as the EKS
+// authenticator does. Only EC2_LINUX and EC2_WINDOWS entries give the identity of an EC2 node
+// (system:node:{{EC2PrivateDNSName}} in system:nodes); FARGATE_LINUX and HYBRID_LINUX entries
+// name the node after the session ({{SessionName}}, the instance id on EC2), which the Node
+// authorizer refuses for a Node named after its DNS name; a STANDARD entry gives its username
+// (by default the role's assumed-role session) and groups, which are never a node's, since
+// EKS refuses system: groups on them.
 func fromAccessEntries(req AuthRequest) (string, []string, bool) {
 	for _, e := range req.AccessEntries {
-		// Role names are unique in an account whatever their path, so the path-less forms compare.
+		// An access entry may be written with or without the role's path, and EKS matches the
+		// role itself (role names are unique in an account whatever their path).
 		if canonicalRoleARN(e.PrincipalARN) != canonicalRoleARN(req.RoleARN) {
 			continue
 		}
 		switch e.Type {
-		case AccessEntryTypeEC2Linux:
+		case AccessEntryTypeEC2Linux, AccessEntryTypeEC2Windows:
 			return NodeUsernameTemplate, []string{NodesGroup}, true
+		case AccessEntryTypeFargateLinux, AccessEntryTypeHybridLinux:
+			return "system:node:{{SessionName}}", []string{NodesGroup}, true
 		default:
 			username := e.Username
 			if username == "" {

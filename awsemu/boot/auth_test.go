@@ -49,6 +49,41 @@ func TestAuthorize(t *testing.T) {
 			wantAllowed: true, wantSource: "access entry",
 		},
 		{
+			name:        "EC2_WINDOWS access entry",
+			req:         AuthRequest{RoleARN: nodeRole, AccessEntries: []AccessEntry{{PrincipalARN: nodeRole, Type: AccessEntryTypeEC2Windows}}},
+			wantAllowed: true, wantSource: "access entry",
+		},
+		{
+			name:       "HYBRID_LINUX access entry names the node after the session: forbidden",
+			req:        AuthRequest{RoleARN: nodeRole, SessionName: "i-0123", AccessEntries: []AccessEntry{{PrincipalARN: nodeRole, Type: AccessEntryTypeHybridLinux}}},
+			wantReason: ReasonForbidden, wantSource: "access entry",
+		},
+		{
+			name:       "FARGATE_LINUX access entry: forbidden",
+			req:        AuthRequest{RoleARN: nodeRole, SessionName: "i-0123", AccessEntries: []AccessEntry{{PrincipalARN: nodeRole, Type: AccessEntryTypeFargateLinux}}},
+			wantReason: ReasonForbidden, wantSource: "access entry",
+		},
+		{
+			name:       "STANDARD access entry with the node username and no node group: forbidden",
+			req:        AuthRequest{RoleARN: nodeRole, AccessEntries: []AccessEntry{{PrincipalARN: nodeRole, Type: AccessEntryTypeStandard, Username: "node-admin", KubernetesGroups: []string{"ops"}}}},
+			wantReason: ReasonForbidden, wantSource: "access entry",
+		},
+		{
+			name:        "access entry written with the role's path matches",
+			req:         AuthRequest{RoleARN: "arn:aws:iam::111122223333:role/nodes/KarpenterNodeRole-demo", AuthenticationMode: AuthenticationModeAPI, AccessEntries: []AccessEntry{{PrincipalARN: "arn:aws:iam::111122223333:role/nodes/KarpenterNodeRole-demo", Type: AccessEntryTypeEC2Linux}}},
+			wantAllowed: true, wantSource: "access entry",
+		},
+		{
+			name:        "aws-auth used in API_AND_CONFIG_MAP when no entry matches",
+			req:         AuthRequest{RoleARN: nodeRole, AuthenticationMode: AuthenticationModeAPIAndConfigMap, MapRoles: goodMapping, ConfigMapFound: true, AccessEntries: []AccessEntry{{PrincipalARN: controllerRole, Type: AccessEntryTypeEC2Linux}}},
+			wantAllowed: true, wantSource: "aws-auth",
+		},
+		{
+			name:       "aws-auth ignored in API mode even when no entry matches",
+			req:        AuthRequest{RoleARN: nodeRole, AuthenticationMode: AuthenticationModeAPI, MapRoles: goodMapping, ConfigMapFound: true, AccessEntries: []AccessEntry{{PrincipalARN: controllerRole, Type: AccessEntryTypeEC2Linux}}},
+			wantReason: ReasonUnauthorized,
+		},
+		{
 			name:       "access entries ignored in CONFIG_MAP mode",
 			req:        AuthRequest{RoleARN: nodeRole, AuthenticationMode: AuthenticationModeConfigMap, AccessEntries: []AccessEntry{{PrincipalARN: nodeRole, Type: AccessEntryTypeEC2Linux}}},
 			wantReason: ReasonUnauthorized,

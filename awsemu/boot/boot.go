@@ -101,8 +101,9 @@ func (b *Booter) Boot(ctx context.Context, in Input) (out Outcome) {
 		return fail(ReasonAPIServerUnreachable, false, fmt.Sprintf("Post \"%s/api/v1/nodes\": tls: failed to verify certificate: x509: certificate signed by unknown authority", cl.Endpoint))
 	}
 	if inst.RoleARN == "" {
+		// The kubelet keeps trying: credentials appear once a role is added to the profile.
 		klog('E', "token.go:112", "\"Failed to get token\" err=\"NoCredentialProviders: no valid providers in chain: the instance has no instance profile\"")
-		return fail(ReasonUnauthorized, false, "Unauthorized")
+		return fail(ReasonUnauthorized, true, "Unauthorized")
 	}
 	if reg.ClusterName != cl.Name {
 		// The token names the cluster it is for; the authenticator refuses one for another.

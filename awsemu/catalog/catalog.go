@@ -40,8 +40,10 @@ type Catalog struct {
 
 // Region is one AWS region and its availability zones.
 type Region struct {
-	Name  string `json:"name"`
-	Zones []Zone `json:"zones"`
+	Name string `json:"name"`
+	// Location is the region's name in the Price List ("US East (N. Virginia)").
+	Location string `json:"location"`
+	Zones    []Zone `json:"zones"`
 }
 
 // Zone is an availability zone: its name (us-west-2a) and its stable id (usw2-az1).

@@ -1,7 +1,8 @@
 // Package catalog is the emulator's instance-type catalogue: every instance type with the facts
 // DescribeInstanceTypes reports (vCPU, memory, architecture, hypervisor, ENI limits, GPUs, local
-// storage), where each type is offered (regions and zones, with realistic gaps), and what it costs
-// (on-demand per region, spot per zone, moving with time).
+// storage), where each type is offered (sixteen regions with their zones and zone ids, with
+// realistic gaps: families not launched in every region, legacy zones, rarer sizes), and what it
+// costs (on-demand per region, spot per zone, moving with time).
 //
 // The data lives in catalog.json, written by the generator in ./gen from facts kept in Go and
 // checked in; Load parses it once per call and returns an immutable Catalog. The package is usable

@@ -78,7 +78,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) 
 // authorize identifies the caller and checks reqs. With dryRun it returns DryRunOperation when
 // allowed, so callers return whatever authorize returns before doing anything.
 func authorize(w *state.World, req request, reqs ...policy.Request) error {
-	p, err := authz.Identify(w, req.call.AccessKey)
+	p, err := authz.Identify(w, req.call)
 	if err != nil {
 		return err
 	}

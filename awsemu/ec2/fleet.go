@@ -79,7 +79,7 @@ func (h *Handler) createFleet(req request) (any, error) {
 		if err != nil {
 			return err
 		}
-		p, err := authz.Identify(w, req.call.AccessKey)
+		p, err := authz.Identify(w, req.call)
 		if err != nil {
 			return err
 		}

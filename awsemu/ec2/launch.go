@@ -217,7 +217,11 @@ func start(w *state.World, r *state.Region, res *resolved, reservationID string)
 	return inst
 }
 
-// privateDNSName is EC2's IP-based hostname: ip-10-0-1-2.REGION.compute.internal.
+// privateDNSName is EC2's IP-based hostname: ip-10-0-1-2.REGION.compute.internal, except in
+// us-east-1, which keeps EC2's first scheme, ip-10-0-1-2.ec2.internal (so Node names differ).
 func privateDNSName(ip, region string) string {
+	if region == "us-east-1" {
+		return "ip-" + strings.ReplaceAll(ip, ".", "-") + ".ec2.internal"
+	}
 	return "ip-" + strings.ReplaceAll(ip, ".", "-") + "." + region + ".compute.internal"
 }

@@ -85,7 +85,7 @@ func (h *Handler) createLaunchTemplate(req request) (any, error) {
 			return wire.NewError(http.StatusBadRequest, "InvalidLaunchTemplateName.AlreadyExistsException",
 				"Launch template name already in use.")
 		}
-		p, err := authz.Identify(w, req.call.AccessKey)
+		p, err := authz.Identify(w, req.call)
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,13 @@
-// Package eks emulates the EKS REST-JSON API operations a node autoscaler uses: DescribeCluster,
-// and ListAccessEntries, DescribeAccessEntry and CreateAccessEntry, which decide (with the
-// aws-auth ConfigMap) whether a node's role may join.
+// Package eks emulates the EKS REST-JSON API operations that decide who may join a cluster and
+// that the console offers to change it: DescribeCluster, UpdateClusterConfig (the authentication
+// mode, one way: CONFIG_MAP, API_AND_CONFIG_MAP, API); ListAccessEntries, DescribeAccessEntry,
+// CreateAccessEntry, UpdateAccessEntry and DeleteAccessEntry; ListAccessPolicies, AssociateAccessPolicy,
+// DisassociateAccessPolicy and ListAssociatedAccessPolicies. It validates as EKS does (node entry
+// types take no username or groups, an entry's type never changes, a principal must exist,
+// access entries need the API or API_AND_CONFIG_MAP authentication mode) and answers with EKS's
+// error codes (ResourceNotFoundException, ResourceInUseException, InvalidParameterException,
+// InvalidRequestException, AccessDeniedException).
 //
-// It must not decide joins itself: package boot reads the access entries from the state.
+// It must not decide joins itself: package boot reads the access entries from the state, at
+// every kubelet attempt, so a change here applies to the next attempt.
 package eks

@@ -54,75 +54,209 @@ type clusterJSON struct {
 	} `json:"accessConfig"`
 }
 
-type createAccessEntryInput struct {
-	PrincipalARN     string            `json:"principalArn"`
-	KubernetesGroups []string          `json:"kubernetesGroups"`
-	Username         string            `json:"username"`
-	Type             string            `json:"type"`
-	Tags             map[string]string `json:"tags"`
+// route is one request: the operation it names and the path parameters.
+type route struct {
+	action                        string
+	cluster, principal, policyARN string
 }
 
-// Serve answers one EKS request from the caller in call.
-func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) {
+// routeOf maps a method and path to an EKS operation, as the REST-JSON protocol lays them out.
+func routeOf(method string, parts []string) (route, bool) {
+	var rt route
+	if len(parts) == 1 && parts[0] == "access-policies" && method == http.MethodGet {
+		rt.action = "eks:ListAccessPolicies"
+		return rt, true
+	}
+	if len(parts) < 2 || parts[0] != "clusters" {
+		return rt, false
+	}
+	unescape := func(s string) string {
+		v, err := url.PathUnescape(s)
+		if err != nil {
+			return s
+		}
+		return v
+	}
+	rt.cluster = unescape(parts[1])
+	if len(parts) >= 4 {
+		rt.principal = unescape(parts[3])
+	}
+	if len(parts) >= 6 {
+		rt.policyARN = unescape(parts[5])
+	}
+	shape := []string{"clusters", "{name}"}
+	if len(parts) > 2 {
+		shape = append(shape, parts[2])
+	}
+	if len(parts) > 3 {
+		shape = append(shape, "{principalArn}")
+	}
+	if len(parts) > 4 {
+		shape = append(shape, parts[4])
+	}
+	if len(parts) > 5 {
+		shape = append(shape, "{policyArn}")
+	}
+	if len(parts) > 6 {
+		return rt, false
+	}
+	rt.action = map[string]string{
+		"GET clusters/{name}":                                                              "eks:DescribeCluster",
+		"POST clusters/{name}/update-config":                                               "eks:UpdateClusterConfig",
+		"GET clusters/{name}/access-entries":                                               "eks:ListAccessEntries",
+		"POST clusters/{name}/access-entries":                                              "eks:CreateAccessEntry",
+		"GET clusters/{name}/access-entries/{principalArn}":                                "eks:DescribeAccessEntry",
+		"POST clusters/{name}/access-entries/{principalArn}":                               "eks:UpdateAccessEntry",
+		"DELETE clusters/{name}/access-entries/{principalArn}":                             "eks:DeleteAccessEntry",
+		"GET clusters/{name}/access-entries/{principalArn}/access-policies":                "eks:ListAssociatedAccessPolicies",
+		"POST clusters/{name}/access-entries/{principalArn}/access-policies":               "eks:AssociateAccessPolicy",
+		"DELETE clusters/{name}/access-entries/{principalArn}/access-policies/{policyArn}": "eks:DisassociateAccessPolicy",
+	}[method+" "+strings.Join(shape, "/")]
+	return rt, rt.action != ""
+}
+
+// call is one request being served.
+type call struct {
+	world   *state.World
+	region  *state.Region
+	cluster *state.Cluster
+	route   route
+	req     *http.Request
+	p       authz.Principal
+}
+
+// Serve answers one EKS request from the caller in c.
+func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, wc wire.Call) {
 	parts := strings.Split(strings.Trim(r.URL.EscapedPath(), "/"), "/")
 	var out any
 	err := h.state.Update(func(world *state.World) error {
-		p, err := authz.Identify(world, call.AccessKey)
+		p, err := authz.Identify(world, wc)
 		if err != nil {
 			return wire.NewError(http.StatusForbidden, "UnrecognizedClientException", "The security token included in the request is invalid.")
 		}
-		region, err := world.Region(call.Region)
+		region, err := world.Region(wc.Region)
 		if err != nil {
 			return wire.NewError(http.StatusBadRequest, "InvalidParameterException", "%v", err)
 		}
-		if len(parts) < 2 || parts[0] != "clusters" {
-			return wire.NewError(http.StatusNotFound, "NotFoundException", "no EKS resource at %s", r.URL.Path)
+		rt, ok := routeOf(r.Method, parts)
+		if !ok {
+			return wire.NewError(http.StatusNotFound, "NotFoundException", "the emulator does not serve %s %s", r.Method, r.URL.Path)
 		}
-		name, _ := url.PathUnescape(parts[1])
-		c := region.Clusters[name]
-		route := r.Method + " " + strings.Join(append([]string{"clusters", "{name}"}, parts[2:min(len(parts), 3)]...), "/")
-		if len(parts) == 4 {
-			route += "/{principalArn}"
-		}
-		action := map[string]string{
-			"GET clusters/{name}": "eks:DescribeCluster", "GET clusters/{name}/access-entries": "eks:ListAccessEntries",
-			"POST clusters/{name}/access-entries": "eks:CreateAccessEntry", "GET clusters/{name}/access-entries/{principalArn}": "eks:DescribeAccessEntry",
-		}[route]
-		if action == "" {
-			return wire.NewError(http.StatusNotFound, "NotFoundException", "the emulator does not serve %s", route)
-		}
-		resource := "arn:aws:eks:" + region.Name + ":" + world.AccountID + ":cluster/" + name
-		if err := authz.Authorize(world, p, authz.IAM, policy.Request{Action: action, Resource: resource}); err != nil {
-			return wire.NewError(http.StatusForbidden, "AccessDeniedException", "%s", wire.AsError(err).Message)
-		}
-		if c == nil {
-			return wire.NewError(http.StatusNotFound, "ResourceNotFoundException", "No cluster found for name: %s.", name)
-		}
-		switch action {
-		case "eks:DescribeCluster":
-			out = map[string]any{"cluster": clusterOf(c)}
-		case "eks:ListAccessEntries":
-			out, err = list(r, c)
-		case "eks:CreateAccessEntry":
-			out, err = create(world, region, c, r)
-		case "eks:DescribeAccessEntry":
-			principal, _ := url.PathUnescape(parts[3])
-			e := c.AccessEntries[principal]
-			if e == nil {
-				return wire.NewError(http.StatusNotFound, "ResourceNotFoundException", "The specified principalArn could not be found. You can view your available access entries with 'list-access-entries'.")
-			}
-			out = map[string]any{"accessEntry": entryOf(c, e)}
-		}
+		c := &call{world: world, region: region, cluster: region.Clusters[rt.cluster], route: rt, req: r, p: p}
+		out, err = c.serve()
 		return err
 	})
 	if err != nil {
-		writeError(w, call.RequestID, err)
+		writeError(w, wc.RequestID, err)
 		return
 	}
 	body, _ := json.Marshal(out)
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Amzn-RequestId", call.RequestID)
+	w.Header().Set("X-Amzn-RequestId", wc.RequestID)
 	_, _ = w.Write(body)
+}
+
+func (c *call) serve() (any, error) {
+	if err := c.authorize(); err != nil {
+		return nil, err
+	}
+	if c.route.action == "eks:ListAccessPolicies" {
+		return c.listAccessPolicies()
+	}
+	if c.cluster == nil {
+		return nil, wire.NewError(http.StatusNotFound, "ResourceNotFoundException", "No cluster found for name: %s.", c.route.cluster)
+	}
+	switch c.route.action {
+	case "eks:DescribeCluster":
+		return map[string]any{"cluster": clusterOf(c.cluster)}, nil
+	case "eks:UpdateClusterConfig":
+		return c.updateConfig()
+	}
+	if m := c.cluster.AuthenticationMode; m == "CONFIG_MAP" {
+		return nil, wire.NewError(http.StatusBadRequest, "InvalidRequestException",
+			"The cluster's authentication mode must be set to one of [API, API_AND_CONFIG_MAP] to perform this operation.")
+	}
+	switch c.route.action {
+	case "eks:ListAccessEntries":
+		return c.list()
+	case "eks:CreateAccessEntry":
+		return c.create()
+	}
+	e := c.entry()
+	if e == nil {
+		return nil, wire.NewError(http.StatusNotFound, "ResourceNotFoundException",
+			"The specified principalArn could not be found. You can view your available access entries with 'list-access-entries'.")
+	}
+	switch c.route.action {
+	case "eks:DescribeAccessEntry":
+		return map[string]any{"accessEntry": entryOf(c.cluster, e)}, nil
+	case "eks:UpdateAccessEntry":
+		return c.update(e)
+	case "eks:DeleteAccessEntry":
+		delete(c.cluster.AccessEntries, e.PrincipalARN)
+		return map[string]any{}, nil
+	case "eks:ListAssociatedAccessPolicies":
+		return c.listAssociated(e)
+	case "eks:AssociateAccessPolicy":
+		return c.associate(e)
+	default: // eks:DisassociateAccessPolicy
+		return c.disassociate(e)
+	}
+}
+
+// authorize checks the caller's IAM permission for the operation: on the cluster for the
+// cluster-level operations, on the access entry for the others (the entry's ARN when it exists,
+// else every entry of the cluster).
+func (c *call) authorize() error {
+	resource := "arn:aws:eks:" + c.region.Name + ":" + c.world.AccountID + ":cluster/" + c.route.cluster
+	ctx := map[string][]string{}
+	switch c.route.action {
+	case "eks:ListAccessPolicies":
+		resource = "*"
+	case "eks:DescribeCluster", "eks:UpdateClusterConfig", "eks:ListAccessEntries", "eks:CreateAccessEntry":
+	default:
+		resource = "arn:aws:eks:" + c.region.Name + ":" + c.world.AccountID + ":access-entry/" + c.route.cluster + "/*"
+		if c.cluster != nil {
+			if e := c.entry(); e != nil {
+				resource = e.ARN
+				ctx["eks:principalArn"] = []string{e.PrincipalARN}
+				ctx["eks:accessEntryType"] = []string{e.Type}
+			}
+		}
+	}
+	if c.route.policyARN != "" {
+		ctx["eks:policyArn"] = []string{c.route.policyARN}
+	}
+	err := authz.Authorize(c.world, c.p, authz.IAM, policy.Request{Action: c.route.action, Resource: resource, Context: ctx})
+	if err != nil {
+		return wire.NewError(http.StatusForbidden, "AccessDeniedException", "%s", wire.AsError(err).Message)
+	}
+	return nil
+}
+
+// entry finds the access entry of the route's principal. EKS keeps the principal's identity,
+// not the spelling of its ARN, so an ARN with or without the role's path finds it.
+func (c *call) entry() *state.AccessEntry {
+	if e := c.cluster.AccessEntries[c.route.principal]; e != nil {
+		return e
+	}
+	want := canonicalARN(c.route.principal)
+	for _, p := range state.SortedKeys(c.cluster.AccessEntries) {
+		if canonicalARN(p) == want {
+			return c.cluster.AccessEntries[p]
+		}
+	}
+	return nil
+}
+
+// canonicalARN removes the path of a role or user ARN.
+func canonicalARN(arn string) string {
+	for _, kind := range []string{":role/", ":user/"} {
+		if prefix, name, ok := strings.Cut(arn, kind); ok {
+			return prefix + kind + name[strings.LastIndex(name, "/")+1:]
+		}
+	}
+	return arn
 }
 
 func writeError(w http.ResponseWriter, requestID string, err error) {
@@ -147,66 +281,46 @@ func clusterOf(c *state.Cluster) clusterJSON {
 }
 
 func entryOf(c *state.Cluster, e *state.AccessEntry) accessEntryJSON {
-	return accessEntryJSON{AccessEntryARN: e.ARN, ClusterName: c.Name, PrincipalARN: e.PrincipalARN, KubernetesGroups: e.KubernetesGroups,
-		Username: e.Username, Type: e.Type, CreatedAt: epoch(e.CreatedAt), ModifiedAt: epoch(e.CreatedAt), Tags: e.Tags}
+	groups := e.KubernetesGroups
+	if groups == nil {
+		groups = []string{}
+	}
+	modified := e.ModifiedAt
+	if modified.IsZero() {
+		modified = e.CreatedAt
+	}
+	return accessEntryJSON{AccessEntryARN: e.ARN, ClusterName: c.Name, PrincipalARN: e.PrincipalARN, KubernetesGroups: groups,
+		Username: e.Username, Type: e.Type, CreatedAt: epoch(e.CreatedAt), ModifiedAt: epoch(modified), Tags: e.Tags}
 }
 
-func list(r *http.Request, c *state.Cluster) (any, error) {
-	q := r.URL.Query()
+// page reads maxResults and nextToken and returns the window of n items to answer.
+func (c *call) page(scope string, n int) (start, end int, next string, err error) {
+	q := c.req.URL.Query()
 	limit := 100
 	if s := q.Get("maxResults"); s != "" {
 		f := wire.NewForm(url.Values{"m": {s}})
-		n, err := f.Int("m", 100)
-		if err != nil || n < 1 || n > 100 {
-			return nil, wire.NewError(http.StatusBadRequest, "InvalidParameterException", "maxResults must be between 1 and 100")
+		v, err := f.Int("m", 100)
+		if err != nil || v < 1 || v > 100 {
+			return 0, 0, "", wire.NewError(http.StatusBadRequest, "InvalidParameterException", "maxResults must be between 1 and 100")
 		}
-		limit = n
+		limit = v
 	}
-	principals := state.SortedKeys(c.AccessEntries)
-	start, end, next, err := wire.Page("ListAccessEntries", len(principals), limit, q.Get("nextToken"))
+	start, end, next, err = wire.Page(scope, n, limit, q.Get("nextToken"))
 	if err != nil {
-		return nil, wire.NewError(http.StatusBadRequest, "InvalidParameterException", "%s", wire.AsError(err).Message)
+		return 0, 0, "", wire.NewError(http.StatusBadRequest, "InvalidParameterException", "%s", wire.AsError(err).Message)
+	}
+	return start, end, next, nil
+}
+
+func (c *call) list() (any, error) {
+	principals := state.SortedKeys(c.cluster.AccessEntries)
+	start, end, next, err := c.page("ListAccessEntries", len(principals))
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]any{"accessEntries": principals[start:end]}
 	if next != "" {
 		out["nextToken"] = next
 	}
 	return out, nil
-}
-
-func create(w *state.World, region *state.Region, c *state.Cluster, r *http.Request) (any, error) {
-	var in createAccessEntryInput
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		return nil, wire.NewError(http.StatusBadRequest, "InvalidParameterException", "%v", err)
-	}
-	if in.Type == "" {
-		in.Type = state.AccessEntryStandard
-	}
-	switch in.Type {
-	case state.AccessEntryStandard:
-	case state.AccessEntryEC2Linux, "EC2_WINDOWS", "FARGATE_LINUX":
-		if len(in.KubernetesGroups) > 0 || in.Username != "" {
-			return nil, wire.NewError(http.StatusBadRequest, "InvalidParameterException",
-				"The kubernetesGroups and username prop cannot be specified for access entry with type %s.", in.Type)
-		}
-	default:
-		return nil, wire.NewError(http.StatusBadRequest, "InvalidParameterException", "The type %s is not valid.", in.Type)
-	}
-	if !strings.HasPrefix(in.PrincipalARN, "arn:aws:iam::") {
-		return nil, wire.NewError(http.StatusBadRequest, "InvalidParameterException", "The principalArn parameter format is not valid")
-	}
-	if c.AccessEntries[in.PrincipalARN] != nil {
-		return nil, wire.NewError(http.StatusConflict, "ResourceInUseException", "The specified access entry resource is already in use on this cluster.")
-	}
-	e := w.PutAccessEntry(region, c, in.PrincipalARN, in.Type)
-	if in.Type == state.AccessEntryStandard {
-		e.KubernetesGroups = in.KubernetesGroups
-		if in.Username != "" {
-			e.Username = in.Username
-		}
-	}
-	for k, v := range in.Tags {
-		e.Tags[k] = v
-	}
-	return map[string]any{"accessEntry": entryOf(c, e)}, nil
 }

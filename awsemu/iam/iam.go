@@ -4,7 +4,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -37,6 +36,14 @@ func operations() map[string]operation {
 		"RemoveRoleFromInstanceProfile": removeRoleFromInstanceProfile,
 		"ListInstanceProfiles":          listInstanceProfiles,
 		"TagInstanceProfile":            tagInstanceProfile,
+		"CreateRole":                    createRole,
+		"PutRolePolicy":                 putRolePolicy,
+		"GetRolePolicy":                 getRolePolicy,
+		"DeleteRolePolicy":              deleteRolePolicy,
+		"ListRolePolicies":              listRolePolicies,
+		"AttachRolePolicy":              attachRolePolicy,
+		"DetachRolePolicy":              detachRolePolicy,
+		"ListAttachedRolePolicies":      listAttachedRolePolicies,
 	}
 }
 
@@ -67,7 +74,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) 
 }
 
 func authorize(w *state.World, call wire.Call, action, resource string, ctx map[string][]string) error {
-	p, err := authz.Identify(w, call.AccessKey)
+	p, err := authz.Identify(w, call)
 	if err != nil {
 		return wire.NewError(http.StatusForbidden, "InvalidClientTokenId", "The security token included in the request is invalid.")
 	}
@@ -109,6 +116,7 @@ type roleXML struct {
 	ARN                      string   `xml:"Arn"`
 	CreateDate               string   `xml:"CreateDate"`
 	AssumeRolePolicyDocument string   `xml:"AssumeRolePolicyDocument"`
+	Description              string   `xml:"Description,omitempty"`
 	MaxSessionDuration       int      `xml:"MaxSessionDuration"`
 	Tags                     []tagXML `xml:"Tags>member,omitempty"`
 }
@@ -136,7 +144,7 @@ func tagsXML(t state.Tags) []tagXML {
 func roleXMLOf(r *state.Role) roleXML {
 	return roleXML{
 		Path: r.Path, RoleName: r.Name, RoleID: r.ID, ARN: r.ARN, CreateDate: r.CreatedAt.UTC().Format(time.RFC3339),
-		AssumeRolePolicyDocument: url.QueryEscape(r.AssumeRolePolicyDocument), MaxSessionDuration: 3600, Tags: tagsXML(r.Tags),
+		AssumeRolePolicyDocument: encodeDocument(r.AssumeRolePolicyDocument), Description: r.Description, MaxSessionDuration: 3600, Tags: tagsXML(r.Tags),
 	}
 }
 
@@ -163,7 +171,7 @@ func getRole(w *state.World, call wire.Call, f wire.Form) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := authorize(w, call, "iam:GetRole", fmt.Sprintf("arn:aws:iam::%s:role/%s", w.AccountID, name), nil); err != nil {
+	if err := authorize(w, call, "iam:GetRole", roleARN(w, name), nil); err != nil {
 		return nil, err
 	}
 	r := w.IAM.Roles[name]
@@ -304,8 +312,10 @@ func addRoleToInstanceProfile(w *state.World, call wire.Call, f wire.Form) (any,
 	if role == nil {
 		return nil, wire.NewError(http.StatusNotFound, "NoSuchEntity", "The role with name %s cannot be found.", roleName)
 	}
-	// Adding a role to a profile passes it: AWS checks iam:PassRole here too.
-	if err := authorize(w, call, "iam:PassRole", role.ARN, nil); err != nil {
+	// Adding a role to a profile passes it: AWS checks iam:PassRole here too, to EC2 (the service
+	// instance profiles are for), so a PassRole allowed only for iam:PassedToService
+	// ec2.amazonaws.com, as Karpenter's controller policy writes it, allows it.
+	if err := authorize(w, call, "iam:PassRole", role.ARN, map[string][]string{"iam:PassedToService": {"ec2.amazonaws.com"}}); err != nil {
 		return nil, err
 	}
 	if p.RoleName != "" {

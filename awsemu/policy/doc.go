@@ -4,7 +4,8 @@
 // case-sensitive), and Condition blocks with the string, ARN, numeric, Bool and Null operators,
 // their `IfExists` forms and the ForAnyValue/ForAllValues set qualifiers — which covers the
 // condition keys Karpenter-style controller policies use (aws:RequestTag/…, aws:ResourceTag/…,
-// aws:TagKeys, ec2:… and iam:PassedToService).
+// aws:TagKeys, ec2:… and iam:PassedToService, and the global keys package authz adds such as
+// aws:RequestedRegion).
 //
 // It must not know HTTP, the emulator's state or any service: callers build the Request.
 // Not supported: policy variables (${aws:username}), Principal/NotPrincipal (identity policies

@@ -43,13 +43,11 @@ type getProductsOutput struct {
 	NextToken     string   `json:"NextToken,omitempty"`
 }
 
-// locations are the Price List's names for the catalogue's regions.
-func location(region string) string {
-	switch region {
-	case "us-west-2":
-		return "US West (Oregon)"
-	case "eu-west-1":
-		return "EU (Ireland)"
+// location is the Price List's name for a region of the catalogue, or the region's code for one
+// it does not cover.
+func location(cat *catalog.Catalog, region string) string {
+	if r, ok := cat.Region(region); ok && r.Location != "" {
+		return r.Location
 	}
 	return region
 }
@@ -58,7 +56,7 @@ func location(region string) string {
 func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) {
 	var out getProductsOutput
 	err := h.state.Update(func(world *state.World) error {
-		p, err := authz.Identify(world, call.AccessKey)
+		p, err := authz.Identify(world, call)
 		if err != nil {
 			return wire.NewError(http.StatusBadRequest, "UnrecognizedClientException", "The security token included in the request is invalid.")
 		}
@@ -82,7 +80,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) 
 		var matched []string
 		for _, t := range world.Catalog.Types {
 			for _, region := range state.SortedKeys(t.OnDemandUSD) {
-				attrs := attributes(t, region)
+				attrs := attributes(world.Catalog, t, region)
 				if !matches(in.Filters, attrs) {
 					continue
 				}
@@ -110,10 +108,10 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) 
 	wire.WriteJSON(w, call.RequestID, out)
 }
 
-func attributes(t catalog.InstanceType, region string) map[string]string {
+func attributes(cat *catalog.Catalog, t catalog.InstanceType, region string) map[string]string {
 	a := map[string]string{
 		"servicecode": "AmazonEC2", "instanceType": t.Name, "instanceFamily": "General purpose", "regionCode": region,
-		"location": location(region), "locationType": "AWS Region", "operatingSystem": "Linux", "tenancy": "Shared",
+		"location": location(cat, region), "locationType": "AWS Region", "operatingSystem": "Linux", "tenancy": "Shared",
 		"preInstalledSw": "NA", "capacitystatus": "Used", "marketoption": "OnDemand", "licenseModel": "No License required",
 		"vcpu": strconv.Itoa(int(t.VCPU)), "memory": strconv.FormatFloat(float64(t.MemoryMiB)/1024, 'f', -1, 64) + " GiB",
 		"networkPerformance": t.NetworkPerformance, "physicalProcessor": t.Manufacturer, "usagetype": "BoxUsage:" + t.Name,

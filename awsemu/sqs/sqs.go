@@ -131,7 +131,7 @@ func (h *Handler) wait(ctx context.Context, wake <-chan struct{}, d time.Duratio
 
 // queue authorizes the call and returns its queue and the queue's URL.
 func (h *Handler) queue(world *state.World, call wire.Call, r *http.Request, op string, in request) (*state.Queue, string, error) {
-	p, err := authz.Identify(world, call.AccessKey)
+	p, err := authz.Identify(world, call)
 	if err != nil {
 		return nil, "", wire.NewError(http.StatusBadRequest, "InvalidClientTokenId", "The security token included in the request is invalid.")
 	}

@@ -51,7 +51,7 @@ type getParametersOutput struct {
 func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) {
 	var out any
 	err := h.state.Update(func(world *state.World) error {
-		p, err := authz.Identify(world, call.AccessKey)
+		p, err := authz.Identify(world, call)
 		if err != nil {
 			return wire.NewError(http.StatusBadRequest, "UnrecognizedClientException", "The security token included in the request is invalid.")
 		}

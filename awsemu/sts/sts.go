@@ -45,7 +45,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) 
 	}
 	var resp any
 	err = h.state.Update(func(world *state.World) error {
-		p, err := authz.Identify(world, call.AccessKey)
+		p, err := authz.Identify(world, call)
 		if err != nil {
 			return wire.NewError(http.StatusForbidden, "InvalidClientTokenId", "The security token included in the request is invalid.")
 		}

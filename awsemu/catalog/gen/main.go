@@ -16,6 +16,7 @@ import (
 	"hash/fnv"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -61,19 +62,124 @@ func encode(c *catalog.Catalog) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// regions are the regions the catalogue covers: every commercial region where the families
+// below are launched, with their zones as a new account sees them (zones closed to new accounts,
+// such as us-west-1a and ap-northeast-1b, are absent). Zone ids are fixed per account in AWS;
+// these are one account's mapping.
 var regions = []catalog.Region{
-	{Name: "us-west-2", Zones: []catalog.Zone{
+	{Name: "us-east-1", Location: "US East (N. Virginia)", Zones: []catalog.Zone{
+		{Name: "us-east-1a", ID: "use1-az4"}, {Name: "us-east-1b", ID: "use1-az6"}, {Name: "us-east-1c", ID: "use1-az1"},
+		{Name: "us-east-1d", ID: "use1-az2"}, {Name: "us-east-1e", ID: "use1-az3"}, {Name: "us-east-1f", ID: "use1-az5"},
+	}},
+	{Name: "us-east-2", Location: "US East (Ohio)", Zones: []catalog.Zone{
+		{Name: "us-east-2a", ID: "use2-az1"}, {Name: "us-east-2b", ID: "use2-az2"}, {Name: "us-east-2c", ID: "use2-az3"},
+	}},
+	{Name: "us-west-1", Location: "US West (N. California)", Zones: []catalog.Zone{
+		{Name: "us-west-1b", ID: "usw1-az3"}, {Name: "us-west-1c", ID: "usw1-az1"},
+	}},
+	{Name: "us-west-2", Location: "US West (Oregon)", Zones: []catalog.Zone{
 		{Name: "us-west-2a", ID: "usw2-az2"}, {Name: "us-west-2b", ID: "usw2-az1"},
 		{Name: "us-west-2c", ID: "usw2-az3"}, {Name: "us-west-2d", ID: "usw2-az4"},
 	}},
-	{Name: "eu-west-1", Zones: []catalog.Zone{
+	{Name: "ca-central-1", Location: "Canada (Central)", Zones: []catalog.Zone{
+		{Name: "ca-central-1a", ID: "cac1-az1"}, {Name: "ca-central-1b", ID: "cac1-az2"}, {Name: "ca-central-1d", ID: "cac1-az4"},
+	}},
+	{Name: "eu-west-1", Location: "EU (Ireland)", Zones: []catalog.Zone{
 		{Name: "eu-west-1a", ID: "euw1-az3"}, {Name: "eu-west-1b", ID: "euw1-az1"},
 		{Name: "eu-west-1c", ID: "euw1-az2"},
 	}},
+	{Name: "eu-west-2", Location: "EU (London)", Zones: []catalog.Zone{
+		{Name: "eu-west-2a", ID: "euw2-az2"}, {Name: "eu-west-2b", ID: "euw2-az3"}, {Name: "eu-west-2c", ID: "euw2-az1"},
+	}},
+	{Name: "eu-west-3", Location: "EU (Paris)", Zones: []catalog.Zone{
+		{Name: "eu-west-3a", ID: "euw3-az1"}, {Name: "eu-west-3b", ID: "euw3-az2"}, {Name: "eu-west-3c", ID: "euw3-az3"},
+	}},
+	{Name: "eu-central-1", Location: "EU (Frankfurt)", Zones: []catalog.Zone{
+		{Name: "eu-central-1a", ID: "euc1-az2"}, {Name: "eu-central-1b", ID: "euc1-az3"}, {Name: "eu-central-1c", ID: "euc1-az1"},
+	}},
+	{Name: "eu-north-1", Location: "EU (Stockholm)", Zones: []catalog.Zone{
+		{Name: "eu-north-1a", ID: "eun1-az1"}, {Name: "eu-north-1b", ID: "eun1-az2"}, {Name: "eu-north-1c", ID: "eun1-az3"},
+	}},
+	{Name: "ap-south-1", Location: "Asia Pacific (Mumbai)", Zones: []catalog.Zone{
+		{Name: "ap-south-1a", ID: "aps1-az1"}, {Name: "ap-south-1b", ID: "aps1-az3"}, {Name: "ap-south-1c", ID: "aps1-az2"},
+	}},
+	{Name: "ap-southeast-1", Location: "Asia Pacific (Singapore)", Zones: []catalog.Zone{
+		{Name: "ap-southeast-1a", ID: "apse1-az1"}, {Name: "ap-southeast-1b", ID: "apse1-az2"}, {Name: "ap-southeast-1c", ID: "apse1-az3"},
+	}},
+	{Name: "ap-southeast-2", Location: "Asia Pacific (Sydney)", Zones: []catalog.Zone{
+		{Name: "ap-southeast-2a", ID: "apse2-az1"}, {Name: "ap-southeast-2b", ID: "apse2-az3"}, {Name: "ap-southeast-2c", ID: "apse2-az2"},
+	}},
+	{Name: "ap-northeast-1", Location: "Asia Pacific (Tokyo)", Zones: []catalog.Zone{
+		{Name: "ap-northeast-1a", ID: "apne1-az4"}, {Name: "ap-northeast-1c", ID: "apne1-az1"}, {Name: "ap-northeast-1d", ID: "apne1-az2"},
+	}},
+	{Name: "ap-northeast-2", Location: "Asia Pacific (Seoul)", Zones: []catalog.Zone{
+		{Name: "ap-northeast-2a", ID: "apne2-az1"}, {Name: "ap-northeast-2b", ID: "apne2-az2"},
+		{Name: "ap-northeast-2c", ID: "apne2-az3"}, {Name: "ap-northeast-2d", ID: "apne2-az4"},
+	}},
+	{Name: "sa-east-1", Location: "South America (Sao Paulo)", Zones: []catalog.Zone{
+		{Name: "sa-east-1a", ID: "sae1-az1"}, {Name: "sa-east-1b", ID: "sae1-az2"}, {Name: "sa-east-1c", ID: "sae1-az3"},
+	}},
 }
 
-// regionPriceFactor is each region's on-demand price relative to us-west-2.
-var regionPriceFactor = map[string]float64{"us-west-2": 1.0, "eu-west-1": 1.11}
+// regionPriceFactor is each region's on-demand price relative to us-west-2 (m5.large's ratio,
+// rounded), which the other types follow.
+var regionPriceFactor = map[string]float64{
+	"us-east-1": 1.0, "us-east-2": 1.0, "us-west-1": 1.167, "us-west-2": 1.0, "ca-central-1": 1.115,
+	"eu-west-1": 1.11, "eu-west-2": 1.156, "eu-west-3": 1.167, "eu-central-1": 1.198, "eu-north-1": 1.063,
+	"ap-south-1": 1.052, "ap-southeast-1": 1.25, "ap-southeast-2": 1.25, "ap-northeast-1": 1.292,
+	"ap-northeast-2": 1.229, "sa-east-1": 1.594,
+}
+
+// regionBreadth scales, per region, the share of zones offering a family that is not offered
+// everywhere: smaller regions get the newer and rarer families in fewer zones.
+var regionBreadth = map[string]float64{
+	"us-west-1": 0.8, "ca-central-1": 0.8, "eu-west-3": 0.8, "eu-north-1": 0.85, "ap-south-1": 0.85,
+	"ap-northeast-2": 0.85, "sa-east-1": 0.7,
+}
+
+// launchedIn lists the regions of the families that AWS has not launched everywhere; the other
+// families are in every region of the catalogue.
+var launchedIn = map[string][]string{
+	"8i":   {"us-east-1", "us-east-2", "us-west-2"},
+	"8g":   {"us-east-1", "us-east-2", "us-west-2", "eu-west-1", "eu-central-1", "eu-north-1", "eu-west-2", "ap-southeast-1", "ap-southeast-2", "ap-northeast-1", "ap-south-1"},
+	"8gd":  {"us-east-1", "us-east-2", "us-west-2", "eu-west-1", "eu-central-1", "ap-northeast-1"},
+	"g6e":  {"us-east-1", "us-east-2", "us-west-2", "eu-central-1", "eu-north-1", "ap-northeast-1"},
+	"p5":   {"us-east-1", "us-east-2", "us-west-2", "eu-north-1", "ap-northeast-1", "ap-south-1"},
+	"p4d":  {"us-east-1", "us-west-2", "eu-west-1", "eu-central-1", "ap-northeast-1"},
+	"g4ad": {"us-east-1", "us-east-2", "us-west-2", "ca-central-1", "eu-west-1", "eu-central-1", "ap-northeast-1", "ap-southeast-1"},
+	"d3en": {"us-east-1", "us-east-2", "us-west-2", "eu-west-1", "eu-central-1", "eu-north-1", "ap-northeast-1"},
+	"i4g":  {"us-east-1", "us-east-2", "us-west-2", "eu-west-1", "eu-central-1", "ap-southeast-1", "ap-southeast-2", "ap-northeast-1"},
+	"6in":  {"us-east-1", "us-east-2", "us-west-2", "eu-west-1", "eu-central-1", "ap-southeast-1", "ap-northeast-1"},
+	"7gd":  {"us-east-1", "us-east-2", "us-west-2", "eu-west-1", "eu-central-1", "eu-west-2", "ap-southeast-1", "ap-southeast-2", "ap-northeast-1", "ap-south-1"},
+}
+
+// legacyZones offer only the older families: zones full to capacity that AWS no longer extends
+// with new hardware (use1-az3).
+var legacyZones = map[string]bool{"us-east-1e": true}
+
+// launched reports whether the family is available in the region at all.
+func launched(family, region string) bool {
+	for suffix, in := range launchedIn {
+		key := family
+		if len(family) > 1 && (family[0] == 'c' || family[0] == 'm' || family[0] == 'r') && family[1] >= '0' && family[1] <= '9' {
+			key = family[1:] // c8i, m8i and r8i share one entry
+		}
+		if key == suffix {
+			return slices.Contains(in, region)
+		}
+	}
+	return true
+}
+
+// legacy reports whether a family is old enough to be offered in a legacy zone: the fifth
+// generation of c, m and r (Intel), and t2, t3, i3, p3.
+func legacy(family string) bool {
+	switch family {
+	case "t2", "t3", "i3", "p3":
+		return true
+	}
+	return len(family) >= 2 && (family[0] == 'c' || family[0] == 'm' || family[0] == 'r') && family[1] == '5' && !strings.Contains(family, "a")
+}
 
 // size is one rung of a family's size ladder.
 type size struct {
@@ -479,9 +585,11 @@ func fixedType(fam, arch, maker string, clock float64, avail float64, s fixed) e
 }
 
 // place turns the share of zones offering a type into concrete zones and spot base prices. A zone offers
-// the type when a hash of (type, zone) falls under the share; the first zone of us-west-2 always
-// offers every family's smaller sizes so that every family is launchable somewhere. Metal and the
-// very largest sizes are rarer, as in AWS.
+// the type when the family is launched in its region (launchedIn), the zone is not a legacy zone
+// closed to the family (legacyZones), and a hash of (type, zone) falls under the share, narrowed
+// in the smaller regions (regionBreadth); the first zone of us-west-2 always offers every
+// family's smaller sizes so that every family is launchable somewhere. Metal and the very
+// largest sizes are rarer, as in AWS.
 func place(t *catalog.InstanceType, share float64) {
 	if t.BareMetal || t.VCPU >= 192 {
 		share *= 0.6
@@ -489,17 +597,27 @@ func place(t *catalog.InstanceType, share float64) {
 	t.Offerings = map[string][]string{}
 	discount := 0.55 + 0.2*unit(t.Name, "discount") // spot is 55–75% below on-demand
 	for _, r := range regions {
-		if r.Name == "eu-west-1" && (strings.HasSuffix(t.Family, "8i") || strings.HasPrefix(t.Family, "g6e") || t.Family == "p5") {
+		if !launched(t.Family, r.Name) {
 			continue // not launched in this region
 		}
+		regionShare := share
+		if b, ok := regionBreadth[r.Name]; ok && share < 1 {
+			regionShare *= b
+		}
 		for i, z := range r.Zones {
+			if legacyZones[z.Name] && !legacy(t.Family) {
+				continue
+			}
 			u := unit(t.Name, z.Name)
-			if u < share || (i == 0 && r.Name == "us-west-2" && t.VCPU <= 16) {
+			if u < regionShare || (i == 0 && r.Name == "us-west-2" && t.VCPU <= 16) {
 				offer(t, r.Name, z.Name, discount)
 			}
 		}
 	}
-	if len(t.Offerings) == 0 { // every type is launchable somewhere: its one zone in us-west-2
+	// Every type is launchable in one of the two regions the catalogue first covered, which the
+	// local stack and the tests use: a type that the draw left out of both gets one zone in
+	// us-west-2 (so adding regions changed nothing there).
+	if len(t.Offerings["us-west-2"])+len(t.Offerings["eu-west-1"]) == 0 {
 		offer(t, "us-west-2", "us-west-2b", discount)
 	}
 }
