@@ -49,7 +49,7 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, CRDs and the emulator's
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./pkg/apis/...
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:dir=config/crd/bases
 	go run ./hack/crdpatch config/crd/bases/karpenter.sh_nodepools.yaml
-	go run ./awsemu/catalog/gen -out awsemu/catalog/catalog.json
+	go run ./pkg/catalog/gen -out pkg/catalog/catalog.json
 
 .PHONY: tidy
 tidy: ## Tidy the product and tools modules.

@@ -10,9 +10,9 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/joinerhq/joiner/awsemu"
-	"github.com/joinerhq/joiner/awsemu/catalog"
 	"github.com/joinerhq/joiner/awsemu/state"
 	"github.com/joinerhq/joiner/pkg/aws/sdk"
+	"github.com/joinerhq/joiner/pkg/catalog"
 )
 
 // emulator is an emulated AWS with the provider's clients pointed at it.
