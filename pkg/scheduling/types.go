@@ -63,6 +63,11 @@ type Input struct {
 	// DaemonSetPods are one pod per DaemonSet; each new node reserves the requests of those
 	// that tolerate its NodePool's taints and whose node affinity its requirements allow.
 	DaemonSetPods []*corev1.Pod
+	// NodeCosts are, per NodePool name, what every new node of the pool costs per hour beyond
+	// its instance (its root volume, per-host licences of agents it runs), in dollars. The
+	// solver minimises instance price plus this cost, so a plan of many small nodes pays for
+	// each; the cheapest offering to launch does not depend on it.
+	NodeCosts map[string]float64
 }
 
 // Placement is a pod placed on an existing node.
