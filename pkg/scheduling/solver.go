@@ -43,11 +43,12 @@ type pool struct {
 	// pool's classes and nodes index this list. Ordering and judging by the pool's own offerings
 	// keeps a pool's plan independent of prices it may not buy (spot, for an on-demand pool).
 	types []*itInfo
-	// price is, per position of types, the price of the cheapest offering the pool allows plus
-	// nodeCost: what one node of the type costs the pool per hour.
+	// price is, per position of types, the price of the cheapest offering the pool allows.
 	price []float64
 	// nodeCost is what every new node of the pool costs per hour beyond its instance
-	// (Input.NodeCosts).
+	// (Input.NodeCosts). The repacking of free pods, which chooses how many nodes to make,
+	// minimises instance price plus nodeCost; the shape rule compares instance prices only,
+	// because a pod it turns away usually joins another open node, which costs no nodeCost more.
 	nodeCost float64
 	// priceOrders caches, per offering filter, the positions of types by cheapest allowed price.
 	priceOrders map[string][]int
@@ -374,7 +375,7 @@ func (s *solver) newPool(i int, np *v1.NodePool) *pool {
 }
 
 // poolTypes lists the instance types p allows, by the price of the cheapest offering p allows
-// (then name), with that price plus p's per-node cost.
+// (then name), with that price.
 func (s *solver) poolTypes(p *pool) {
 	f := s.offerFilter(p.reqs)
 	type priced struct {
@@ -397,7 +398,7 @@ func (s *solver) poolTypes(p *pool) {
 	})
 	p.types, p.price = make([]*itInfo, len(list)), make([]float64, len(list))
 	for i, l := range list {
-		p.types[i], p.price[i] = l.t, l.price+p.nodeCost
+		p.types[i], p.price[i] = l.t, l.price
 	}
 }
 
@@ -594,8 +595,7 @@ func (s *solver) classPool(c *class, v *variant, p *pool) *classPool {
 const shapeSlack = 0.05
 
 // fractionalCost is what load would cost on the shape of p's type i if it could be bought by
-// the fraction: its price in p (per-node cost included) x the largest share of any allocatable
-// resource the load takes.
+// the fraction: its price in p x the largest share of any allocatable resource the load takes.
 func fractionalCost(p *pool, i int, load []int64) float64 {
 	share := 0.0
 	for d, l := range load {

@@ -101,6 +101,9 @@ type NodeClaim struct {
 	// Requests are the summed requests of Pods plus the daemonset overhead.
 	Requests corev1.ResourceList
 	Launch   Launch
+	// NodeCost is what the node costs per hour beyond Launch.Price (its NodePool's
+	// Input.NodeCosts).
+	NodeCost float64
 }
 
 // ReasonCode classifies why a pod cannot go to a NodePool.
@@ -141,11 +144,20 @@ type Plan struct {
 	Order []*corev1.Pod
 }
 
-// HourlyPrice is the summed Launch price of the plan's NodeClaims.
+// HourlyPrice is the summed Launch price of the plan's NodeClaims: the instances alone.
 func (p *Plan) HourlyPrice() float64 {
 	total := 0.0
 	for i := range p.NodeClaims {
 		total += p.NodeClaims[i].Launch.Price
+	}
+	return total
+}
+
+// HourlyNodeCost is the summed NodeCost of the plan's NodeClaims.
+func (p *Plan) HourlyNodeCost() float64 {
+	total := 0.0
+	for i := range p.NodeClaims {
+		total += p.NodeClaims[i].NodeCost
 	}
 	return total
 }
