@@ -101,7 +101,7 @@ func newBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.Cl
 		b.nodePools[np.Name] = np
 		for _, it := range types {
 			if _, ok := union[it.Name]; !ok {
-				union[it.Name] = toSchedulingType(it)
+				union[it.Name] = SchedulingType(it)
 				order = append(order, it.Name)
 			}
 		}
@@ -181,9 +181,9 @@ func restrictTypes(np *v1.NodePool, types []*cloudprovider.InstanceType, all int
 	return restricted
 }
 
-// toSchedulingType converts the cloud's instance type: single-valued requirements become labels
+// SchedulingType converts the cloud's instance type: single-valued requirements become labels
 // (zone, capacity type and the type's name come from the offerings and the name).
-func toSchedulingType(it *cloudprovider.InstanceType) *scheduling.InstanceType {
+func SchedulingType(it *cloudprovider.InstanceType) *scheduling.InstanceType {
 	out := &scheduling.InstanceType{
 		Name:        it.Name,
 		Labels:      map[string]string{},
