@@ -70,15 +70,16 @@ func Provisionable(pod *corev1.Pod) bool {
 // NodePools that cannot launch now, with the reason. Operator tools (joiner explain) call it so
 // that what they explain is what the controller decides.
 func Input(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider, pods []*corev1.Pod) (in *scheduling.Input, excluded []scheduling.Reason, err error) {
-	b, err := newBatch(ctx, view, cloud, pods)
+	b, err := newBatch(ctx, view, cloud, pods, 0)
 	if err != nil {
 		return nil, nil, err
 	}
 	return &b.input, b.excluded, nil
 }
 
-// newBatch reads the cluster and the cloud into a scheduling input.
-func newBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider, pods []*corev1.Pod) (*batch, error) {
+// newBatch reads the cluster and the cloud into a scheduling input; every new node costs
+// nodeCost per hour more than the cloud provider prices it (cloudprovider.NodeCoster).
+func newBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider, pods []*corev1.Pod, nodeCost float64) (*batch, error) {
 	b := &batch{nodePools: map[string]*v1.NodePool{}, starting: map[string]*v1.NodeClaim{}}
 	b.input.Pods = pods
 	nodePools, err := view.NodePools(ctx)
@@ -99,6 +100,14 @@ func newBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.Cl
 		}
 		typesByPool[np.Name] = types
 		b.nodePools[np.Name] = np
+		cost, err := poolNodeCost(ctx, cloud, np)
+		if err != nil {
+			b.transient = append(b.transient, err)
+		}
+		if b.input.NodeCosts == nil {
+			b.input.NodeCosts = map[string]float64{}
+		}
+		b.input.NodeCosts[np.Name] = cost + nodeCost
 		for _, it := range types {
 			if _, ok := union[it.Name]; !ok {
 				union[it.Name] = SchedulingType(it)
@@ -163,6 +172,20 @@ func instanceTypes(ctx context.Context, cloud cloudprovider.CloudProvider, np *v
 		return nil, &scheduling.Reason{NodePool: np.Name, Code: scheduling.ReasonNoFit, Message: "the cloud provider offers no instance types for it"}, nil
 	}
 	return types, nil, nil
+}
+
+// poolNodeCost is what the cloud provider prices a node of np at beyond its instance, 0 when it
+// does not price nodes; an error (the cost is then 0) is worth retrying the batch for.
+func poolNodeCost(ctx context.Context, cloud cloudprovider.CloudProvider, np *v1.NodePool) (float64, error) {
+	coster, ok := cloud.(cloudprovider.NodeCoster)
+	if !ok {
+		return 0, nil
+	}
+	cost, err := coster.NodeCost(ctx, np)
+	if err != nil {
+		return 0, fmt.Errorf("pricing the nodes of nodepool %s, %w", np.Name, err)
+	}
+	return cost, nil
 }
 
 // restrictTypes returns np, or when its own instance types are fewer than all the solver is given,
