@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/joinerhq/joiner/pkg/operator"
 	"github.com/joinerhq/joiner/pkg/scheduling"
 	"github.com/joinerhq/joiner/pkg/scheduling/workload"
 	"github.com/joinerhq/joiner/pkg/simulate"
@@ -18,9 +20,10 @@ import (
 
 func newSimulateCommand() *cobra.Command {
 	var o simulate.Options
-	var output string
+	var output, kubeconfig string
+	var fromCluster bool
 	cmd := &cobra.Command{
-		Use:   "simulate -f FILE... | --workload FILE",
+		Use:   "simulate -f FILE... | --workload FILE | --cluster",
 		Short: "Simulate scheduling pending pods onto new nodes and print the plan",
 		Long: `simulate runs Joiner's scheduling simulation without a cluster or a cloud.
 
@@ -32,6 +35,12 @@ now), under each NodePool's EC2NodeClass, or --instance-types, a file in the sha
 
 --workload reads a benchmark workload file (the schema of shared/bench/README.md: instance
 types, NodePools and pod groups) instead.
+
+--cluster reads the cluster of --kubeconfig (or $KUBECONFIG) as the controller would now: the
+pending pods kube-scheduler found no node for, NodePools, EC2NodeClasses, nodes, in-flight
+NodeClaims and DaemonSets, with instance types and prices from AWS in --region (the default
+credential chain; AWS_ENDPOINT_URL overrides the endpoints) or from --instance-types, and prints
+what Joiner would launch now and why the rest cannot be placed.
 
 Each new node costs its instance plus, apart, a per-node cost: the EBS volumes of its
 EC2NodeClass (blockDeviceMappings, or the AMI family's default root volume, at us-east-1 list
@@ -55,7 +64,18 @@ totalHourlyCost.`,
 			}
 			o.Files = append(o.Files, args...)
 			o.Now = time.Now()
-			in, costs, err := simulate.Input(o)
+			var in *scheduling.Input
+			var costs []simulate.NodeCost
+			var excluded []scheduling.Reason
+			var err error
+			if fromCluster {
+				if len(o.Files) > 0 || o.WorkloadFile != "" {
+					return fmt.Errorf("--cluster excludes -f and --workload: pass one")
+				}
+				in, costs, excluded, err = simulateCluster(cmd, kubeconfig, o)
+			} else {
+				in, costs, err = simulate.Input(o)
+			}
 			if err != nil {
 				return err
 			}
@@ -70,14 +90,22 @@ totalHourlyCost.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(summary)
 			}
-			return printPlanTable(cmd.OutOrStdout(), plan, summary, costs)
+			if err := printPlanTable(cmd.OutOrStdout(), plan, summary, costs); err != nil {
+				return err
+			}
+			for _, r := range excluded {
+				fmt.Fprintf(cmd.OutOrStdout(), "NodePool %s cannot launch now: %s: %s\n", r.NodePool, r.Code, r.Message)
+			}
+			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&fromCluster, "cluster", false, "read the pending pods, NodePools, nodes and DaemonSets of the --kubeconfig cluster, and instance types from AWS in --region")
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "with --cluster: kubeconfig of the cluster; empty: $KUBECONFIG, then the in-cluster service account")
 	cmd.Flags().StringVar(&o.WorkloadFile, "workload", "", "benchmark workload file (shared/bench schema)")
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json")
 	cmd.Flags().StringSliceVarP(&o.Files, "filename", "f", nil, "Kubernetes manifests to simulate (multi-document YAML); repeatable")
 	cmd.Flags().StringVar(&o.InstanceTypesFile, "instance-types", "", "instance-type catalogue for -f (a file in the shared/bench schema); default: the built-in catalogue of --region")
-	cmd.Flags().StringVar(&o.Region, "region", simulate.DefaultRegion, "region of the built-in catalogue")
+	cmd.Flags().StringVar(&o.Region, "region", simulate.DefaultRegion, "region of the built-in catalogue, or with --cluster the cluster's AWS region")
 	cmd.Flags().Float64Var(&o.NodeCost, "node-cost", 0, "dollars per hour every new node costs beyond its instance and volumes (per-host licences: $15/host/month is 0.0205)")
 	return cmd
 }
@@ -127,4 +155,26 @@ func printPlanTable(out io.Writer, plan *scheduling.Plan, s workload.Summary, co
 		}
 	}
 	return nil
+}
+
+// simulateCluster reads the input from the cluster of kubeconfig and from AWS (or the
+// --instance-types file) in o.Region.
+func simulateCluster(cmd *cobra.Command, kubeconfig string, o simulate.Options) (*scheduling.Input, []simulate.NodeCost, []scheduling.Reason, error) {
+	cfg, err := restConfig(kubeconfig)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	scheme, err := operator.NewScheme()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	kube, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("connecting to the cluster, %w", err)
+	}
+	cloud, err := explainCloud(cmd.Context(), kube, o.InstanceTypesFile, o.Region)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return simulate.FromCluster(cmd.Context(), kube, cloud, o.NodeCost)
 }
