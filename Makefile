@@ -7,9 +7,18 @@ export GOTOOLCHAIN := local
 export K8S_VERSION ETCD_VERSION
 
 BIN        := $(CURDIR)/bin
+# The image: its version (tag and label) and architecture; SOURCE_DATE_EPOCH (default 0) is
+# every timestamp in it.
+VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+IMAGE_REPO ?= ghcr.io/joinerhq/joiner
+IMAGE_ARCH ?= $(shell go env GOARCH)
 TOOLS_MOD  := hack/tools/go.mod
 CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT  := $(BIN)/golangci-lint
+HELM           := $(BIN)/helm
+CHART          := charts/joiner
+# The values helm lint and helm template render the chart with in make verify.
+CHART_VALUES   := --set settings.clusterName=demo --set settings.region=us-west-2 --kube-version $(K8S_VERSION)
 # Two cores on every machine of this project: one test binary per core.
 GO_TEST_FLAGS ?= -p 2 -count=1 -timeout 30m
 
@@ -23,20 +32,27 @@ demo: build testenv ## Run the local stack and tell the sample story: scale up, 
 	$(BIN)/joiner dev --once --assets "$$(hack/install-testenv.sh $(BIN)/testenv)" --workdir $(BIN)/localstack
 
 .PHONY: dev
-dev: build testenv ## Run the local stack (control plane, emulator, controller, samples) until interrupted; prints the kubeconfig path.
-	$(BIN)/joiner dev --assets "$$(hack/install-testenv.sh $(BIN)/testenv)" --workdir $(BIN)/localstack
+dev: build testenv ## Run the local stack (control plane, emulator, controller, samples) until interrupted; prints the kubeconfig path. WORLD=file seeds that world (docs/world.md) instead of the demo world.
+	$(BIN)/joiner dev --assets "$$(hack/install-testenv.sh $(BIN)/testenv)" --workdir $(BIN)/localstack $(if $(WORLD),--world $(WORLD))
 
 .PHONY: build
 build: ## Build bin/joiner and the AWS emulator bin/awsemu.
 	go build -o $(BIN)/joiner ./cmd/joiner
 	go build -o $(BIN)/awsemu ./cmd/awsemu
 
+.PHONY: image
+image: ## Build the controller image without a daemon into bin/joiner-image.tar (OCI layout archive; same digest for the same tree).
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) go build -trimpath -ldflags="-s -w" -o $(BIN)/joiner-linux-$(IMAGE_ARCH) ./cmd/joiner
+	cd hack/image && go run . -binary $(BIN)/joiner-linux-$(IMAGE_ARCH) -arch $(IMAGE_ARCH) \
+		-repository $(IMAGE_REPO) -version $(VERSION) -out $(BIN)/joiner-image.tar
+
 ##@ Testing
 
 .PHONY: test
-test: testenv ## Run every test against the real control plane (builds it on first use), and the emulator's SDK contract tests again in us-east-1.
-	KUBEBUILDER_ASSETS="$$(hack/install-testenv.sh $(BIN)/testenv)" go test $(GO_TEST_FLAGS) ./...
+test: testenv $(HELM) ## Run every test against the real control plane (builds it on first use), and the emulator's SDK contract tests again in us-east-1.
+	HELM=$(HELM) KUBEBUILDER_ASSETS="$$(hack/install-testenv.sh $(BIN)/testenv)" go test $(GO_TEST_FLAGS) ./...
 	KUBEBUILDER_ASSETS="$$(hack/install-testenv.sh $(BIN)/testenv)" AWSEMU_TEST_REGION=us-east-1 go test $(GO_TEST_FLAGS) ./awsemu/
+	cd hack/image && go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: testenv
 testenv: ## Build etcd, kube-apiserver, kube-scheduler and kube-controller-manager into bin/testenv.
@@ -48,24 +64,32 @@ testenv: ## Build etcd, kube-apiserver, kube-scheduler and kube-controller-manag
 generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, CRDs and the emulator's instance-type catalogue.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./pkg/apis/...
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:dir=config/crd/bases
-	go run ./hack/crdpatch config/crd/bases/karpenter.sh_nodepools.yaml
+	go run ./hack/crdpatch config/crd/bases/karpenter.sh_nodepools.yaml config/crd/bases/karpenter.sh_nodeclaims.yaml
+	rm -f $(CHART)/crds/*.yaml && cp config/crd/bases/*.yaml $(CHART)/crds/
 	go run ./pkg/catalog/gen -out pkg/catalog/catalog.json
 
 .PHONY: tidy
 tidy: ## Tidy the product and tools modules.
 	go mod tidy
 	cd hack/tools && go mod tidy
+	cd hack/image && go mod tidy
 
 .PHONY: vet
 vet:
 	go vet ./...
+	cd hack/image && go vet ./...
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint with .golangci.yml.
 	$(GOLANGCI_LINT) run ./...
 
+.PHONY: chart
+chart: $(HELM) ## Lint the Helm chart and render it (helm lint, helm template).
+	$(HELM) lint --strict $(CHART) $(CHART_VALUES)
+	$(HELM) template joiner $(CHART) --namespace kube-system --include-crds $(CHART_VALUES) >/dev/null
+
 .PHONY: verify
-verify: generate tidy vet lint ## Regenerate, tidy, vet and lint; fail if anything changed.
+verify: generate tidy vet lint chart ## Regenerate, tidy, vet, lint and check the chart; fail if anything changed.
 	@if [ -n "$$(git status --porcelain)" ]; then \
 		echo "verify: the tree changed; commit the result of make generate / make tidy:"; \
 		git status --porcelain; git --no-pager diff --stat; exit 1; fi
@@ -74,6 +98,12 @@ verify: generate tidy vet lint ## Regenerate, tidy, vet and lint; fail if anythi
 
 $(CONTROLLER_GEN): $(TOOLS_MOD)
 	go build -modfile=$(TOOLS_MOD) -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
+
+.PHONY: helm
+helm: $(HELM) ## Build the pinned helm into bin/helm.
+
+$(HELM): $(TOOLS_MOD)
+	go build -modfile=$(TOOLS_MOD) -o $@ helm.sh/helm/v3/cmd/helm
 
 $(GOLANGCI_LINT): $(TOOLS_MOD)
 	go build -modfile=$(TOOLS_MOD) -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint

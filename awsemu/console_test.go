@@ -71,133 +71,13 @@ func TestAdminIsAllowedEverything(t *testing.T) {
 // them back through the SDK, with IAM's errors for what IAM refuses.
 func TestRoleWritesRoundTrip(t *testing.T) {
 	e := newEnv(t)
-	ctx := t.Context()
 	a := e.admin("us-east-1")
 	trust := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`
-	created, err := a.iam.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("NodeRole-prod"), Path: aws.String("/nodes/"),
-		AssumeRolePolicyDocument: aws.String(trust), Description: aws.String("nodes of prod"),
-		Tags: []iamtypes.Tag{{Key: aws.String("team"), Value: aws.String("platform")}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *created.Role.Arn != "arn:aws:iam::111122223333:role/nodes/NodeRole-prod" || *created.Role.Path != "/nodes/" {
-		t.Errorf("created %s at %s", *created.Role.Arn, *created.Role.Path)
-	}
-	got, err := a.iam.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String("NodeRole-prod")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if doc, _ := url.QueryUnescape(*got.Role.AssumeRolePolicyDocument); doc != trust || *got.Role.Description != "nodes of prod" || len(got.Role.Tags) != 1 {
-		t.Errorf("role read back: %+v (trust %s)", got.Role, doc)
-	}
-
+	createRoleRoundTrip(t, a, trust)
 	doc := `{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "ec2:Describe*", "Resource": "*"}]}`
-	if _, err := a.iam.PutRolePolicy(ctx, &iam.PutRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyName: aws.String("describe"), PolicyDocument: aws.String(doc)}); err != nil {
-		t.Fatal(err)
-	}
-	pol, err := a.iam.GetRolePolicy(ctx, &iam.GetRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyName: aws.String("describe")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if back, _ := url.QueryUnescape(*pol.PolicyDocument); back != doc || *pol.RoleName != "NodeRole-prod" || *pol.PolicyName != "describe" {
-		t.Errorf("policy read back %q", back)
-	}
-	for _, arn := range []string{"arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy", "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly", "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy"} {
-		if _, err := a.iam.AttachRolePolicy(ctx, &iam.AttachRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyArn: aws.String(arn)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	attached, err := a.iam.ListAttachedRolePolicies(ctx, &iam.ListAttachedRolePoliciesInput{RoleName: aws.String("NodeRole-prod")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, p := range attached.AttachedPolicies {
-		names = append(names, *p.PolicyName)
-	}
-	if !slices.Equal(names, []string{"AmazonEKSWorkerNodePolicy", "AmazonEC2ContainerRegistryReadOnly"}) {
-		t.Errorf("attached: %v", names)
-	}
-	if _, err := a.iam.PutRolePolicy(ctx, &iam.PutRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyName: aws.String("second"), PolicyDocument: aws.String(doc)}); err != nil {
-		t.Fatal(err)
-	}
-	var listed []string
-	p := iam.NewListRolePoliciesPaginator(a.iam, &iam.ListRolePoliciesInput{RoleName: aws.String("NodeRole-prod"), MaxItems: aws.Int32(1)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		listed = append(listed, page.PolicyNames...)
-	}
-	if !slices.Equal(listed, []string{"describe", "second"}) {
-		t.Errorf("listed: %v", listed)
-	}
-	if _, err := a.iam.DeleteRolePolicy(ctx, &iam.DeleteRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyName: aws.String("second")}); err != nil {
-		t.Fatal(err)
-	}
+	policyRoundTrip(t, a, doc)
 
-	refusals := []struct {
-		name, code string
-		call       func() error
-	}{
-		{"role exists", "EntityAlreadyExists", func() error {
-			_, err := a.iam.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("noderole-PROD"), AssumeRolePolicyDocument: aws.String(trust)})
-			return err
-		}},
-		{"trust policy with a resource", "MalformedPolicyDocument", func() error {
-			_, err := a.iam.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("Other"),
-				AssumeRolePolicyDocument: aws.String(`{"Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole","Resource":"*"}]}`)})
-			return err
-		}},
-		{"path without a trailing slash", "ValidationError", func() error {
-			_, err := a.iam.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("Other"), Path: aws.String("/nodes"), AssumeRolePolicyDocument: aws.String(trust)})
-			return err
-		}},
-		{"policy not JSON", "MalformedPolicyDocument", func() error {
-			_, err := a.iam.PutRolePolicy(ctx, &iam.PutRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyName: aws.String("x"), PolicyDocument: aws.String("{")})
-			return err
-		}},
-		{"policy without a resource", "MalformedPolicyDocument", func() error {
-			_, err := a.iam.PutRolePolicy(ctx, &iam.PutRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyName: aws.String("x"),
-				PolicyDocument: aws.String(`{"Statement":[{"Effect":"Allow","Action":"ec2:*"}]}`)})
-			return err
-		}},
-		{"policy over the size quota", "LimitExceeded", func() error {
-			big := `{"Statement":[{"Effect":"Allow","Action":"ec2:DescribeInstances","Resource":[` + strings.Repeat(`"arn:aws:ec2:us-west-2:111122223333:instance/i-0123456789abcdef0",`, 200) + `"*"]}]}`
-			_, err := a.iam.PutRolePolicy(ctx, &iam.PutRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyName: aws.String("x"), PolicyDocument: aws.String(big)})
-			return err
-		}},
-		{"put on a missing role", "NoSuchEntity", func() error {
-			_, err := a.iam.PutRolePolicy(ctx, &iam.PutRolePolicyInput{RoleName: aws.String("Nobody"), PolicyName: aws.String("x"), PolicyDocument: aws.String(doc)})
-			return err
-		}},
-		{"get a missing policy", "NoSuchEntity", func() error {
-			_, err := a.iam.GetRolePolicy(ctx, &iam.GetRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyName: aws.String("second")})
-			return err
-		}},
-		{"delete a missing policy", "NoSuchEntity", func() error {
-			_, err := a.iam.DeleteRolePolicy(ctx, &iam.DeleteRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyName: aws.String("second")})
-			return err
-		}},
-		{"attach an unknown policy", "NoSuchEntity", func() error {
-			_, err := a.iam.AttachRolePolicy(ctx, &iam.AttachRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyArn: aws.String("arn:aws:iam::111122223333:policy/Nope")})
-			return err
-		}},
-		{"attach a malformed ARN", "InvalidInput", func() error {
-			_, err := a.iam.AttachRolePolicy(ctx, &iam.AttachRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyArn: aws.String("AmazonEKSWorkerNodePolicy")})
-			return err
-		}},
-		{"the controller may not write roles", "AccessDenied", func() error {
-			_, err := e.iam.PutRolePolicy(ctx, &iam.PutRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyName: aws.String("x"), PolicyDocument: aws.String(doc)})
-			return err
-		}},
-	}
-	// The controller is allowed everything but IAM's role writes.
-	e.setControllerPolicy(t, `{"Statement":[{"Effect":"Allow","Action":"*","Resource":"*"},{"Effect":"Deny","Action":["iam:PutRolePolicy","iam:CreateRole"],"Resource":"*"}]}`)
-	for _, r := range refusals {
-		t.Run(r.name, func(t *testing.T) { wantCode(t, r.call(), r.code, r.name) })
-	}
+	refuseRoleWrites(t, e, a, trust, doc)
 }
 
 // describeSubnets is the controller's DescribeSubnets in the region, returning the error.
@@ -285,60 +165,7 @@ func TestAccessEntryWrites(t *testing.T) {
 	}
 	const ops = "arn:aws:iam::111122223333:role/Ops"
 	cluster := aws.String("demo")
-	created, err := a.eks.CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String(ops),
-		KubernetesGroups: []string{"ops"}, Tags: map[string]string{"team": "platform"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ae := created.AccessEntry; *ae.Type != "STANDARD" || *ae.Username != "arn:aws:sts::111122223333:assumed-role/Ops/{{SessionName}}" ||
-		!slices.Equal(ae.KubernetesGroups, []string{"ops"}) || !strings.HasPrefix(*ae.AccessEntryArn, "arn:aws:eks:"+e.region+":111122223333:access-entry/demo/role/111122223333/Ops/") {
-		t.Errorf("created: %+v", ae)
-	}
-	updated, err := a.eks.UpdateAccessEntry(ctx, &eks.UpdateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String(ops),
-		Username: aws.String("ops-admin"), KubernetesGroups: []string{"ops", "viewers"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *updated.AccessEntry.Username != "ops-admin" || len(updated.AccessEntry.KubernetesGroups) != 2 {
-		t.Errorf("updated: %+v", updated.AccessEntry)
-	}
-	assoc, err := a.eks.AssociateAccessPolicy(ctx, &eks.AssociateAccessPolicyInput{ClusterName: cluster, PrincipalArn: aws.String(ops),
-		PolicyArn:   aws.String("arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy"),
-		AccessScope: &ekstypes.AccessScope{Type: ekstypes.AccessScopeTypeNamespace, Namespaces: []string{"default", "kube-system"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *assoc.PrincipalArn != ops || assoc.AssociatedAccessPolicy.AccessScope.Type != ekstypes.AccessScopeTypeNamespace {
-		t.Errorf("associated: %+v", assoc.AssociatedAccessPolicy)
-	}
-	// Associating it again changes its scope.
-	if _, err := a.eks.AssociateAccessPolicy(ctx, &eks.AssociateAccessPolicyInput{ClusterName: cluster, PrincipalArn: aws.String(ops),
-		PolicyArn: aws.String("arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy"), AccessScope: &ekstypes.AccessScope{Type: ekstypes.AccessScopeTypeCluster}}); err != nil {
-		t.Fatal(err)
-	}
-	policies, err := a.eks.ListAssociatedAccessPolicies(ctx, &eks.ListAssociatedAccessPoliciesInput{ClusterName: cluster, PrincipalArn: aws.String(ops)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(policies.AssociatedAccessPolicies) != 1 || policies.AssociatedAccessPolicies[0].AccessScope.Type != ekstypes.AccessScopeTypeCluster {
-		t.Errorf("associated policies: %+v", policies.AssociatedAccessPolicies)
-	}
-	available, err := a.eks.ListAccessPolicies(ctx, &eks.ListAccessPoliciesInput{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.ContainsFunc(available.AccessPolicies, func(p ekstypes.AccessPolicy) bool {
-		return *p.Name == "AmazonEKSViewPolicy" && *p.Arn == "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy"
-	}) {
-		t.Errorf("access policies: %+v", available.AccessPolicies)
-	}
-	described, err := a.eks.DescribeAccessEntry(ctx, &eks.DescribeAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String(ops)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *described.AccessEntry.Username != "ops-admin" || described.AccessEntry.Tags["team"] != "platform" {
-		t.Errorf("described: %+v", described.AccessEntry)
-	}
+	standardEntryRoundTrip(t, e, a, ops)
 	// A node role with a path: the entry may name it with or without the path.
 	gpu, err := a.eks.CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:role/nodes/GPUNodes"), Type: aws.String("EC2_LINUX")})
 	if err != nil {
@@ -348,77 +175,7 @@ func TestAccessEntryWrites(t *testing.T) {
 		t.Errorf("EC2_LINUX entry: %+v", gpu.AccessEntry)
 	}
 
-	refusals := []struct {
-		name, code string
-		call       func() error
-	}{
-		{"groups on an EC2_LINUX entry", "InvalidParameterException", func() error {
-			_, err := a.eks.CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:role/JoinerControllerRole"),
-				Type: aws.String("EC2_LINUX"), KubernetesGroups: []string{"system:nodes"}})
-			return err
-		}},
-		{"username on an EC2_WINDOWS entry", "InvalidParameterException", func() error {
-			_, err := a.eks.CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:role/JoinerControllerRole"),
-				Type: aws.String("EC2_WINDOWS"), Username: aws.String("node")})
-			return err
-		}},
-		{"unknown type", "InvalidParameterException", func() error {
-			_, err := a.eks.CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:role/JoinerControllerRole"), Type: aws.String("EC2_MAC")})
-			return err
-		}},
-		{"a role that does not exist", "InvalidParameterException", func() error {
-			_, err := a.eks.CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:role/Nobody")})
-			return err
-		}},
-		{"a node entry for a user", "InvalidParameterException", func() error {
-			_, err := a.eks.CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:user/alice"), Type: aws.String("EC2_LINUX")})
-			return err
-		}},
-		{"a reserved username", "InvalidParameterException", func() error {
-			_, err := a.eks.CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:role/JoinerControllerRole"), Username: aws.String("system:admin")})
-			return err
-		}},
-		{"system:masters", "InvalidParameterException", func() error {
-			_, err := a.eks.CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:role/JoinerControllerRole"), KubernetesGroups: []string{"system:masters"}})
-			return err
-		}},
-		{"the same role twice, without its path", "ResourceInUseException", func() error {
-			_, err := a.eks.CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:role/GPUNodes"), Type: aws.String("EC2_LINUX")})
-			return err
-		}},
-		{"groups on an EC2_LINUX entry by update", "InvalidParameterException", func() error {
-			_, err := a.eks.UpdateAccessEntry(ctx, &eks.UpdateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String(nodeRoleARN), KubernetesGroups: []string{"ops"}})
-			return err
-		}},
-		{"update a missing entry", "ResourceNotFoundException", func() error {
-			_, err := a.eks.UpdateAccessEntry(ctx, &eks.UpdateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:role/JoinerControllerRole"), Username: aws.String("x")})
-			return err
-		}},
-		{"an access policy on an EC2_LINUX entry", "InvalidParameterException", func() error {
-			_, err := a.eks.AssociateAccessPolicy(ctx, &eks.AssociateAccessPolicyInput{ClusterName: cluster, PrincipalArn: aws.String(nodeRoleARN),
-				PolicyArn: aws.String("arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy"), AccessScope: &ekstypes.AccessScope{Type: ekstypes.AccessScopeTypeCluster}})
-			return err
-		}},
-		{"a namespace scope without namespaces", "InvalidParameterException", func() error {
-			_, err := a.eks.AssociateAccessPolicy(ctx, &eks.AssociateAccessPolicyInput{ClusterName: cluster, PrincipalArn: aws.String(ops),
-				PolicyArn: aws.String("arn:aws:eks::aws:cluster-access-policy/AmazonEKSEditPolicy"), AccessScope: &ekstypes.AccessScope{Type: ekstypes.AccessScopeTypeNamespace}})
-			return err
-		}},
-		{"an unknown access policy", "InvalidParameterException", func() error {
-			_, err := a.eks.AssociateAccessPolicy(ctx, &eks.AssociateAccessPolicyInput{ClusterName: cluster, PrincipalArn: aws.String(ops),
-				PolicyArn: aws.String("arn:aws:eks::aws:cluster-access-policy/AmazonEKSRootPolicy"), AccessScope: &ekstypes.AccessScope{Type: ekstypes.AccessScopeTypeCluster}})
-			return err
-		}},
-		{"the controller may not create entries", "AccessDeniedException", func() error {
-			_, err := eks.NewFromConfig(e.config(e.region, state.DefaultSeed().ControllerAccessKey)).CreateAccessEntry(ctx,
-				&eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:role/JoinerControllerRole")})
-			return err
-		}},
-	}
-	e.setControllerPolicy(t, `{"Statement":[{"Effect":"Allow","Action":"eks:Describe*","Resource":"*"}]}`)
-	for _, r := range refusals {
-		t.Run(r.name, func(t *testing.T) { wantCode(t, r.call(), r.code, r.name) })
-	}
+	refuseEntryWrites(t, e, a, ops)
 
 	if _, err := a.eks.DisassociateAccessPolicy(ctx, &eks.DisassociateAccessPolicyInput{ClusterName: cluster, PrincipalArn: aws.String(ops),
 		PolicyArn: aws.String("arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy")}); err != nil {
@@ -668,4 +425,290 @@ func TestAddRoleToInstanceProfilePassesTheRoleToEC2(t *testing.T) {
 	}
 	_, err := e.iam.AddRoleToInstanceProfile(ctx, &iam.AddRoleToInstanceProfileInput{InstanceProfileName: aws.String("batch"), RoleName: aws.String("BatchNodes")})
 	wantCode(t, err, "AccessDenied", "a role the policy does not let pass")
+}
+
+// refuseRoleWrites checks what IAM refuses of the role writes, with its error codes.
+func refuseRoleWrites(t *testing.T, e *env, a admin, trust, doc string) {
+	ctx := t.Context()
+	refusals := []struct {
+		name, code string
+		call       func() error
+	}{
+		{"role exists", "EntityAlreadyExists", func() error {
+			_, err := a.iam.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("noderole-PROD"), AssumeRolePolicyDocument: aws.String(trust)})
+			return err
+		}},
+		{"trust policy with a resource", "MalformedPolicyDocument", func() error {
+			_, err := a.iam.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("Other"),
+				AssumeRolePolicyDocument: aws.String(`{"Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole","Resource":"*"}]}`)})
+			return err
+		}},
+		{"path without a trailing slash", "ValidationError", func() error {
+			_, err := a.iam.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("Other"), Path: aws.String("/nodes"), AssumeRolePolicyDocument: aws.String(trust)})
+			return err
+		}},
+		{"policy not JSON", "MalformedPolicyDocument", func() error {
+			_, err := a.iam.PutRolePolicy(ctx, &iam.PutRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyName: aws.String("x"), PolicyDocument: aws.String("{")})
+			return err
+		}},
+		{"policy without a resource", "MalformedPolicyDocument", func() error {
+			_, err := a.iam.PutRolePolicy(ctx, &iam.PutRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyName: aws.String("x"),
+				PolicyDocument: aws.String(`{"Statement":[{"Effect":"Allow","Action":"ec2:*"}]}`)})
+			return err
+		}},
+		{"policy over the size quota", "LimitExceeded", func() error {
+			big := `{"Statement":[{"Effect":"Allow","Action":"ec2:DescribeInstances","Resource":[` + strings.Repeat(`"arn:aws:ec2:us-west-2:111122223333:instance/i-0123456789abcdef0",`, 200) + `"*"]}]}`
+			_, err := a.iam.PutRolePolicy(ctx, &iam.PutRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyName: aws.String("x"), PolicyDocument: aws.String(big)})
+			return err
+		}},
+		{"put on a missing role", "NoSuchEntity", func() error {
+			_, err := a.iam.PutRolePolicy(ctx, &iam.PutRolePolicyInput{RoleName: aws.String("Nobody"), PolicyName: aws.String("x"), PolicyDocument: aws.String(doc)})
+			return err
+		}},
+		{"get a missing policy", "NoSuchEntity", func() error {
+			_, err := a.iam.GetRolePolicy(ctx, &iam.GetRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyName: aws.String("second")})
+			return err
+		}},
+		{"delete a missing policy", "NoSuchEntity", func() error {
+			_, err := a.iam.DeleteRolePolicy(ctx, &iam.DeleteRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyName: aws.String("second")})
+			return err
+		}},
+		{"attach an unknown policy", "NoSuchEntity", func() error {
+			_, err := a.iam.AttachRolePolicy(ctx, &iam.AttachRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyArn: aws.String("arn:aws:iam::111122223333:policy/Nope")})
+			return err
+		}},
+		{"attach a malformed ARN", "InvalidInput", func() error {
+			_, err := a.iam.AttachRolePolicy(ctx, &iam.AttachRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyArn: aws.String("AmazonEKSWorkerNodePolicy")})
+			return err
+		}},
+		{"the controller may not write roles", "AccessDenied", func() error {
+			_, err := e.iam.PutRolePolicy(ctx, &iam.PutRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyName: aws.String("x"), PolicyDocument: aws.String(doc)})
+			return err
+		}},
+	}
+	// The controller is allowed everything but IAM's role writes.
+	e.setControllerPolicy(t, `{"Statement":[{"Effect":"Allow","Action":"*","Resource":"*"},{"Effect":"Deny","Action":["iam:PutRolePolicy","iam:CreateRole"],"Resource":"*"}]}`)
+	for _, r := range refusals {
+		t.Run(r.name, func(t *testing.T) { wantCode(t, r.call(), r.code, r.name) })
+	}
+}
+
+// refuseEntryWrites checks what EKS refuses of the access entry writes, with its error codes.
+func refuseEntryWrites(t *testing.T, e *env, a admin, ops string) {
+	ctx := t.Context()
+	cluster := aws.String("demo")
+	refusals := []struct {
+		name, code string
+		call       func() error
+	}{
+		{"groups on an EC2_LINUX entry", "InvalidParameterException", func() error {
+			_, err := a.eks.CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:role/JoinerControllerRole"),
+				Type: aws.String("EC2_LINUX"), KubernetesGroups: []string{"system:nodes"}})
+			return err
+		}},
+		{"username on an EC2_WINDOWS entry", "InvalidParameterException", func() error {
+			_, err := a.eks.CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:role/JoinerControllerRole"),
+				Type: aws.String("EC2_WINDOWS"), Username: aws.String("node")})
+			return err
+		}},
+		{"unknown type", "InvalidParameterException", func() error {
+			_, err := a.eks.CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:role/JoinerControllerRole"), Type: aws.String("EC2_MAC")})
+			return err
+		}},
+		{"a role that does not exist", "InvalidParameterException", func() error {
+			_, err := a.eks.CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:role/Nobody")})
+			return err
+		}},
+		{"a node entry for a user", "InvalidParameterException", func() error {
+			_, err := a.eks.CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:user/alice"), Type: aws.String("EC2_LINUX")})
+			return err
+		}},
+		{"a reserved username", "InvalidParameterException", func() error {
+			_, err := a.eks.CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:role/JoinerControllerRole"), Username: aws.String("system:admin")})
+			return err
+		}},
+		{"system:masters", "InvalidParameterException", func() error {
+			_, err := a.eks.CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:role/JoinerControllerRole"), KubernetesGroups: []string{"system:masters"}})
+			return err
+		}},
+		{"the same role twice, without its path", "ResourceInUseException", func() error {
+			_, err := a.eks.CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:role/GPUNodes"), Type: aws.String("EC2_LINUX")})
+			return err
+		}},
+		{"groups on an EC2_LINUX entry by update", "InvalidParameterException", func() error {
+			_, err := a.eks.UpdateAccessEntry(ctx, &eks.UpdateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String(nodeRoleARN), KubernetesGroups: []string{"ops"}})
+			return err
+		}},
+		{"update a missing entry", "ResourceNotFoundException", func() error {
+			_, err := a.eks.UpdateAccessEntry(ctx, &eks.UpdateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:role/JoinerControllerRole"), Username: aws.String("x")})
+			return err
+		}},
+		{"an access policy on an EC2_LINUX entry", "InvalidParameterException", func() error {
+			_, err := a.eks.AssociateAccessPolicy(ctx, &eks.AssociateAccessPolicyInput{ClusterName: cluster, PrincipalArn: aws.String(nodeRoleARN),
+				PolicyArn: aws.String("arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy"), AccessScope: &ekstypes.AccessScope{Type: ekstypes.AccessScopeTypeCluster}})
+			return err
+		}},
+		{"a namespace scope without namespaces", "InvalidParameterException", func() error {
+			_, err := a.eks.AssociateAccessPolicy(ctx, &eks.AssociateAccessPolicyInput{ClusterName: cluster, PrincipalArn: aws.String(ops),
+				PolicyArn: aws.String("arn:aws:eks::aws:cluster-access-policy/AmazonEKSEditPolicy"), AccessScope: &ekstypes.AccessScope{Type: ekstypes.AccessScopeTypeNamespace}})
+			return err
+		}},
+		{"an unknown access policy", "InvalidParameterException", func() error {
+			_, err := a.eks.AssociateAccessPolicy(ctx, &eks.AssociateAccessPolicyInput{ClusterName: cluster, PrincipalArn: aws.String(ops),
+				PolicyArn: aws.String("arn:aws:eks::aws:cluster-access-policy/AmazonEKSRootPolicy"), AccessScope: &ekstypes.AccessScope{Type: ekstypes.AccessScopeTypeCluster}})
+			return err
+		}},
+		{"the controller may not create entries", "AccessDeniedException", func() error {
+			_, err := eks.NewFromConfig(e.config(e.region, state.DefaultSeed().ControllerAccessKey)).CreateAccessEntry(ctx,
+				&eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:role/JoinerControllerRole")})
+			return err
+		}},
+	}
+	e.setControllerPolicy(t, `{"Statement":[{"Effect":"Allow","Action":"eks:Describe*","Resource":"*"}]}`)
+	for _, r := range refusals {
+		t.Run(r.name, func(t *testing.T) { wantCode(t, r.call(), r.code, r.name) })
+	}
+}
+
+// createRoleRoundTrip creates the role NodeRole-prod with a path and reads it back.
+func createRoleRoundTrip(t *testing.T, a admin, trust string) {
+	t.Helper()
+	ctx := t.Context()
+	created, err := a.iam.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("NodeRole-prod"), Path: aws.String("/nodes/"),
+		AssumeRolePolicyDocument: aws.String(trust), Description: aws.String("nodes of prod"),
+		Tags: []iamtypes.Tag{{Key: aws.String("team"), Value: aws.String("platform")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *created.Role.Arn != "arn:aws:iam::111122223333:role/nodes/NodeRole-prod" || *created.Role.Path != "/nodes/" {
+		t.Errorf("created %s at %s", *created.Role.Arn, *created.Role.Path)
+	}
+	got, err := a.iam.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String("NodeRole-prod")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc, _ := url.QueryUnescape(*got.Role.AssumeRolePolicyDocument); doc != trust || *got.Role.Description != "nodes of prod" || len(got.Role.Tags) != 1 {
+		t.Errorf("role read back: %+v (trust %s)", got.Role, doc)
+	}
+}
+
+// policyRoundTrip writes inline and managed policies of NodeRole-prod and reads them back.
+func policyRoundTrip(t *testing.T, a admin, doc string) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := a.iam.PutRolePolicy(ctx, &iam.PutRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyName: aws.String("describe"), PolicyDocument: aws.String(doc)}); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := a.iam.GetRolePolicy(ctx, &iam.GetRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyName: aws.String("describe")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back, _ := url.QueryUnescape(*pol.PolicyDocument); back != doc || *pol.RoleName != "NodeRole-prod" || *pol.PolicyName != "describe" {
+		t.Errorf("policy read back %q", back)
+	}
+	for _, arn := range []string{"arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy", "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly", "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy"} {
+		if _, err := a.iam.AttachRolePolicy(ctx, &iam.AttachRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyArn: aws.String(arn)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	attached, err := a.iam.ListAttachedRolePolicies(ctx, &iam.ListAttachedRolePoliciesInput{RoleName: aws.String("NodeRole-prod")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range attached.AttachedPolicies {
+		names = append(names, *p.PolicyName)
+	}
+	if !slices.Equal(names, []string{"AmazonEKSWorkerNodePolicy", "AmazonEC2ContainerRegistryReadOnly"}) {
+		t.Errorf("attached: %v", names)
+	}
+	if _, err := a.iam.PutRolePolicy(ctx, &iam.PutRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyName: aws.String("second"), PolicyDocument: aws.String(doc)}); err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	p := iam.NewListRolePoliciesPaginator(a.iam, &iam.ListRolePoliciesInput{RoleName: aws.String("NodeRole-prod"), MaxItems: aws.Int32(1)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed = append(listed, page.PolicyNames...)
+	}
+	if !slices.Equal(listed, []string{"describe", "second"}) {
+		t.Errorf("listed: %v", listed)
+	}
+	if _, err := a.iam.DeleteRolePolicy(ctx, &iam.DeleteRolePolicyInput{RoleName: aws.String("NodeRole-prod"), PolicyName: aws.String("second")}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// standardEntryRoundTrip creates, updates and describes a STANDARD entry for ops, and
+// associates an access policy with it, through the SDK.
+func standardEntryRoundTrip(t *testing.T, e *env, a admin, ops string) {
+	t.Helper()
+	ctx := t.Context()
+	cluster := aws.String("demo")
+	created, err := a.eks.CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String(ops),
+		KubernetesGroups: []string{"ops"}, Tags: map[string]string{"team": "platform"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ae := created.AccessEntry; *ae.Type != "STANDARD" || *ae.Username != "arn:aws:sts::111122223333:assumed-role/Ops/{{SessionName}}" ||
+		!slices.Equal(ae.KubernetesGroups, []string{"ops"}) || !strings.HasPrefix(*ae.AccessEntryArn, "arn:aws:eks:"+e.region+":111122223333:access-entry/demo/role/111122223333/Ops/") {
+		t.Errorf("created: %+v", ae)
+	}
+	updated, err := a.eks.UpdateAccessEntry(ctx, &eks.UpdateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String(ops),
+		Username: aws.String("ops-admin"), KubernetesGroups: []string{"ops", "viewers"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *updated.AccessEntry.Username != "ops-admin" || len(updated.AccessEntry.KubernetesGroups) != 2 {
+		t.Errorf("updated: %+v", updated.AccessEntry)
+	}
+	accessPolicyRoundTrip(t, a, ops)
+	described, err := a.eks.DescribeAccessEntry(ctx, &eks.DescribeAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String(ops)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *described.AccessEntry.Username != "ops-admin" || described.AccessEntry.Tags["team"] != "platform" {
+		t.Errorf("described: %+v", described.AccessEntry)
+	}
+}
+
+// accessPolicyRoundTrip associates an access policy with ops's entry, changes its scope and
+// lists it, and lists the access policies there are.
+func accessPolicyRoundTrip(t *testing.T, a admin, ops string) {
+	t.Helper()
+	ctx := t.Context()
+	cluster := aws.String("demo")
+	assoc, err := a.eks.AssociateAccessPolicy(ctx, &eks.AssociateAccessPolicyInput{ClusterName: cluster, PrincipalArn: aws.String(ops),
+		PolicyArn:   aws.String("arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy"),
+		AccessScope: &ekstypes.AccessScope{Type: ekstypes.AccessScopeTypeNamespace, Namespaces: []string{"default", "kube-system"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *assoc.PrincipalArn != ops || assoc.AssociatedAccessPolicy.AccessScope.Type != ekstypes.AccessScopeTypeNamespace {
+		t.Errorf("associated: %+v", assoc.AssociatedAccessPolicy)
+	}
+	// Associating it again changes its scope.
+	if _, err := a.eks.AssociateAccessPolicy(ctx, &eks.AssociateAccessPolicyInput{ClusterName: cluster, PrincipalArn: aws.String(ops),
+		PolicyArn: aws.String("arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy"), AccessScope: &ekstypes.AccessScope{Type: ekstypes.AccessScopeTypeCluster}}); err != nil {
+		t.Fatal(err)
+	}
+	policies, err := a.eks.ListAssociatedAccessPolicies(ctx, &eks.ListAssociatedAccessPoliciesInput{ClusterName: cluster, PrincipalArn: aws.String(ops)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(policies.AssociatedAccessPolicies) != 1 || policies.AssociatedAccessPolicies[0].AccessScope.Type != ekstypes.AccessScopeTypeCluster {
+		t.Errorf("associated policies: %+v", policies.AssociatedAccessPolicies)
+	}
+	available, err := a.eks.ListAccessPolicies(ctx, &eks.ListAccessPoliciesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(available.AccessPolicies, func(p ekstypes.AccessPolicy) bool {
+		return *p.Name == "AmazonEKSViewPolicy" && *p.Arn == "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy"
+	}) {
+		t.Errorf("access policies: %+v", available.AccessPolicies)
+	}
 }

@@ -53,10 +53,9 @@ func NewState(clk clock.PassiveClock, seed state.SeedOptions) (*state.State, err
 		return nil, fmt.Errorf("loading the instance-type catalogue, %w", err)
 	}
 	st := state.New(clk, cat, DefaultAccountID)
-	_ = st.Update(func(w *state.World) error {
-		w.Seed(seed)
-		return nil
-	})
+	if err := st.Update(func(w *state.World) error { return w.Seed(seed) }); err != nil {
+		return nil, fmt.Errorf("seeding the world, %w", err)
+	}
 	return st, nil
 }
 

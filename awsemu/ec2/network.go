@@ -142,8 +142,10 @@ func (h *Handler) describeImages(req request) (any, error) {
 			}
 			ok, err := matchFilters(req.form.Filters(), fields{
 				"image-id": {img.ID}, "name": {img.Name}, "architecture": {img.Architecture}, "owner-id": {img.OwnerID},
-				"owner-alias": {img.OwnerAlias}, "state": {"available"}, "image-type": {"machine"}, "is-public": {"true"},
-				"virtualization-type": {"hvm"}, "root-device-type": {"ebs"}, "description": {img.Description},
+				"owner-alias": {img.OwnerAlias}, "state": {imageState(img)}, "image-type": {"machine"}, "is-public": {boolString(isPublic(img))},
+				"virtualization-type": {or(img.VirtualizationType, "hvm")}, "root-device-type": {or(img.RootDeviceType, "ebs")},
+				"root-device-name": {or(img.RootDeviceName, "/dev/xvda")}, "platform-details": {or(img.PlatformDetails, "Linux/UNIX")},
+				"description": {img.Description},
 			}, img.Tags)
 			if err != nil {
 				return err
@@ -163,12 +165,17 @@ func (h *Handler) describeImages(req request) (any, error) {
 }
 
 func imageXMLOf(img *state.Image) imageXML {
+	location := img.OwnerAlias
+	if location == "" {
+		location = img.OwnerID
+	}
 	x := imageXML{
-		ImageID: img.ID, ImageLocation: fmt.Sprintf("%s/%s", img.OwnerAlias, img.Name), ImageState: "available",
+		ImageID: img.ID, ImageLocation: fmt.Sprintf("%s/%s", location, img.Name), ImageState: imageState(img),
 		ImageOwnerID: img.OwnerID, ImageOwnerAlias: img.OwnerAlias, CreationDate: img.CreationDate.UTC().Format("2006-01-02T15:04:05.000Z"),
-		IsPublic: true, Architecture: img.Architecture, ImageType: "machine", Name: img.Name, Description: img.Description,
-		RootDeviceType: "ebs", RootDeviceName: "/dev/xvda", VirtualizationType: "hvm", Hypervisor: "xen", ENASupport: true,
-		Tags: tagsXML(img.Tags),
+		IsPublic: isPublic(img), Architecture: img.Architecture, ImageType: "machine", Name: img.Name, Description: img.Description,
+		RootDeviceType: or(img.RootDeviceType, "ebs"), RootDeviceName: or(img.RootDeviceName, "/dev/xvda"),
+		VirtualizationType: or(img.VirtualizationType, "hvm"), PlatformDetails: or(img.PlatformDetails, "Linux/UNIX"),
+		Hypervisor: "xen", ENASupport: true, Tags: tagsXML(img.Tags),
 	}
 	if img.Deprecated != nil {
 		x.DeprecationTime = img.Deprecated.UTC().Format(time.RFC3339)
@@ -180,4 +187,19 @@ func imageXMLOf(img *state.Image) imageXML {
 // alias such as "amazon", or "self".
 func ownedBy(img *state.Image, owners map[string]bool, account string) bool {
 	return owners[img.OwnerID] || owners[img.OwnerAlias] || (owners["self"] && img.OwnerID == account)
+}
+
+// imageState is the image's state; the EKS-optimized images are available.
+func imageState(img *state.Image) string { return or(img.State, "available") }
+
+// isPublic reports whether the image is public: Amazon's are, an account's own (custom AMIs
+// from a world file) are not.
+func isPublic(img *state.Image) bool { return img.OwnerAlias == "amazon" }
+
+// or returns s, or def when s is empty.
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -201,6 +201,7 @@ type imageXML struct {
 	RootDeviceType     string   `xml:"rootDeviceType"`
 	RootDeviceName     string   `xml:"rootDeviceName"`
 	VirtualizationType string   `xml:"virtualizationType"`
+	PlatformDetails    string   `xml:"platformDetails,omitempty"`
 	Hypervisor         string   `xml:"hypervisor"`
 	ENASupport         bool     `xml:"enaSupport"`
 	Tags               []tagXML `xml:"tagSet>item"`

@@ -105,7 +105,7 @@ func checkIdentity(username string, groups []string) error {
 func (c *call) checkPrincipal(arn, typ string) error {
 	parts := strings.SplitN(arn, ":", 6)
 	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "iam" || parts[4] == "" ||
-		!(strings.HasPrefix(parts[5], "role/") || strings.HasPrefix(parts[5], "user/")) {
+		(!strings.HasPrefix(parts[5], "role/") && !strings.HasPrefix(parts[5], "user/")) {
 		return invalid("The principalArn parameter format is not valid")
 	}
 	account, resource := parts[4], parts[5]

@@ -269,7 +269,7 @@ func listRolePolicies(w *state.World, call wire.Call, f wire.Form) (any, error) 
 
 // policyARN reads PolicyArn: an AWS managed policy the emulator knows, or the account's own
 // (which the emulator has none of, so it is not found).
-func policyARN(w *state.World, f wire.Form) (string, error) {
+func policyARN(f wire.Form) (string, error) {
 	arn := f.String("PolicyArn")
 	if arn == "" {
 		return "", wire.NewError(http.StatusBadRequest, "ValidationError", "1 validation error detected: Value null at 'policyArn' failed to satisfy constraint: Member must not be null")
@@ -283,7 +283,7 @@ func policyARN(w *state.World, f wire.Form) (string, error) {
 // attachRolePolicy attaches a managed policy to a role; attaching one already attached does
 // nothing, as in IAM.
 func attachRolePolicy(w *state.World, call wire.Call, f wire.Form) (any, error) {
-	arn, err := policyARN(w, f)
+	arn, err := policyARN(f)
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +305,7 @@ func attachRolePolicy(w *state.World, call wire.Call, f wire.Form) (any, error) 
 }
 
 func detachRolePolicy(w *state.World, call wire.Call, f wire.Form) (any, error) {
-	arn, err := policyARN(w, f)
+	arn, err := policyARN(f)
 	if err != nil {
 		return nil, err
 	}

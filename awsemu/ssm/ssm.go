@@ -122,6 +122,9 @@ func Parameters(w *state.World, region string) map[string]Parameter {
 	newest := map[string]*state.Image{} // alias path → newest image
 	for _, id := range state.SortedKeys(r.Images) {
 		img := r.Images[id]
+		if img.OwnerID != state.EKSAMIOwner {
+			continue // an account's own image, not one AWS publishes
+		}
 		base, release, ok := paths(img)
 		if !ok {
 			continue

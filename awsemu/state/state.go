@@ -303,6 +303,14 @@ type Image struct {
 	// Variant is "standard" or "nvidia" (GPU drivers included).
 	Variant string
 	Tags    Tags
+	// State, RootDeviceName, RootDeviceType, VirtualizationType and PlatformDetails are what
+	// DescribeImages reports; empty fields report an EKS-optimized image's ("available",
+	// "/dev/xvda", "ebs", "hvm", "Linux/UNIX").
+	State              string
+	RootDeviceName     string
+	RootDeviceType     string
+	VirtualizationType string
+	PlatformDetails    string
 }
 
 // LaunchTemplate is a launch template with its one version (the emulator keeps only version 1,

@@ -1,6 +1,9 @@
 package state
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestNextPrivateIP: addresses come from the subnet's own CIDR, skip what AWS reserves, are
 // never handed out twice while held, run out, and come back when released.
@@ -32,5 +35,25 @@ func TestNextPrivateIP(t *testing.T) {
 	small.ReleasePrivateIP("10.0.0.9")
 	if ip := small.NextPrivateIP(); ip != "10.0.0.9" {
 		t.Errorf("NextPrivateIP() after releasing 10.0.0.9 = %q, want it back", ip)
+	}
+}
+
+func TestSeedCarvesDefaultSubnetsFromTheVPC(t *testing.T) {
+	for _, tt := range []struct {
+		vpc  string
+		n    int
+		want []string
+	}{
+		{"10.20.0.0/16", 3, []string{"10.20.0.0/20", "10.20.16.0/20", "10.20.32.0/20"}},
+		{"192.168.4.0/24", 4, []string{"192.168.4.0/26", "192.168.4.64/26", "192.168.4.128/26", "192.168.4.192/26"}},
+		{"10.0.0.0/28", 2, nil},
+	} {
+		var got []string
+		for _, p := range zoneSubnets(tt.vpc, tt.n) {
+			got = append(got, p.String())
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("zoneSubnets(%s, %d) = %v, want %v", tt.vpc, tt.n, got, tt.want)
+		}
 	}
 }

@@ -1,10 +1,15 @@
 // Command awsemu runs the AWS emulator as a process for the local stack and end-to-end tests.
 //
 //	awsemu --listen 127.0.0.1:4566 --kubeconfig kubeconfig --pending-for 1s --boot-delay 3s --shutting-down-for 2s
+//	awsemu --world test/scenarios/s1-unmapped-node-role.world.yaml --kubeconfig kubeconfig
 //
 // It logs exactly one line, `awsemu listening on http://ADDR`, once it accepts connections, and
 // serves until interrupted. Point SDK clients at that URL with static credentials whose access key
-// id is the seeded controller key (AKIDJOINERCONTROLLER).
+// id is the seeded controller key (AKIDJOINERCONTROLLER, or the world's controllerAccessKeyId).
+//
+// With --world it seeds the account the world file describes (docs/world.md) instead of the demo
+// world; a world file with any problem is refused, each problem named by its field's path,
+// before anything listens.
 package main
 
 import (
@@ -30,6 +35,8 @@ import (
 
 	"github.com/joinerhq/joiner/awsemu"
 	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/awsemu/world"
+	"github.com/joinerhq/joiner/pkg/catalog"
 )
 
 func main() {
@@ -107,10 +114,11 @@ func parse(args []string, out io.Writer) (options, error) {
 	fs.SetOutput(out)
 	def := state.DefaultTimings()
 	var o options
-	var kubeconfig, cluster string
+	var kubeconfig, cluster, worldPath string
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:0", "address to listen on")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the cluster booted instances register their Nodes in; its current context's server and CA become the EKS cluster's endpoint and certificate authority (none: instances boot and are admitted on EKS access entries alone, no Node appears, and the cluster reports a made-up endpoint and no CA)")
-	fs.StringVar(&cluster, "cluster-name", "demo", "cluster name the seeded subnets and security groups are tagged for")
+	fs.StringVar(&cluster, "cluster-name", "demo", "cluster name the seeded subnets and security groups are tagged for (not with --world, which names the cluster)")
+	fs.StringVar(&worldPath, "world", "", "world file (YAML or JSON, see docs/world.md) describing the account to seed instead of the demo world")
 	fs.DurationVar(&o.seed.Timings.PendingFor, "pending-for", def.PendingFor, "how long a new instance stays pending")
 	fs.DurationVar(&o.seed.Timings.BootDelay, "boot-delay", def.BootDelay, "how long after an instance starts running its kubelet first tries to register")
 	fs.DurationVar(&o.seed.Timings.ShuttingDownFor, "shutting-down-for", def.ShuttingDownFor, "how long a terminating instance stays shutting-down")
@@ -129,6 +137,22 @@ func parse(args []string, out io.Writer) (options, error) {
 	o.seed.Timings = timings
 	o.seed.ClusterName = cluster
 	o.seed.NodeRole = "KarpenterNodeRole-" + cluster
+	if worldPath != "" {
+		clusterSet := false
+		fs.Visit(func(f *flag.Flag) { clusterSet = clusterSet || f.Name == "cluster-name" })
+		if clusterSet {
+			return o, errors.New("--cluster-name and --world exclude each other: the world file names the cluster (cluster.name)")
+		}
+		cat, err := catalog.Load()
+		if err != nil {
+			return o, fmt.Errorf("loading the instance-type catalogue, %w", err)
+		}
+		w, err := world.Load(worldPath, cat)
+		if err != nil {
+			return o, err
+		}
+		o.seed = w.SeedOptions(o.seed)
+	}
 	if kubeconfig == "" {
 		return o, nil
 	}

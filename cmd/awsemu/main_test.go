@@ -169,3 +169,107 @@ func TestSeededClusterReportsTheKubeconfigCluster(t *testing.T) {
 		t.Errorf("certificate authority %q (%v)", ca, err)
 	}
 }
+
+// TestWorldSeedsTheAccount: --world serves the account it describes, as the controller's key
+// sees it.
+func TestWorldSeedsTheAccount(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prod.world.yaml")
+	doc := "cluster: {name: prod, accountId: \"210987654321\", region: eu-west-1}\n" +
+		"controllerRole: arn:aws:iam::210987654321:role/platform/KarpenterControllerRole-prod\ncontrollerAccessKeyId: AKIDPRODCONTROLLER\n"
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url, stop := serve(t, "--world", path)
+	defer stop()
+	cfg := aws.Config{Region: "eu-west-1", BaseEndpoint: aws.String(url),
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDPRODCONTROLLER", "secret", "")}
+	who, err := sts.NewFromConfig(cfg).GetCallerIdentity(t.Context(), &sts.GetCallerIdentityInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := aws.ToString(who.Arn); got != "arn:aws:sts::210987654321:assumed-role/KarpenterControllerRole-prod/AKIDPRODCONTROLLER" {
+		t.Errorf("caller %s", got)
+	}
+	if _, err := eks.NewFromConfig(cfg).DescribeCluster(t.Context(), &eks.DescribeClusterInput{Name: aws.String("prod")}); err != nil {
+		t.Errorf("DescribeCluster prod in eu-west-1: %v", err)
+	}
+}
+
+// TestMalformedWorldsStartNothing: each refused world is an error naming the field, returned
+// before anything listens.
+func TestMalformedWorldsStartNothing(t *testing.T) {
+	const vpc = "cluster: {name: prod, vpcCidr: 10.0.0.0/16}\n"
+	for _, tt := range []struct{ world, path string }{
+		{"cluster: {name: prod}\nclusterz: {}\n", "clusterz"},
+		{"cluster: {name: prod, Region: us-west-2}\n", "cluster.Region"},
+		{"cluster: {region: us-west-2}\n", "cluster.name"},
+		{"cluster: {name: prod, kubernetesVersion: 1.30}\n", "cluster.kubernetesVersion"},
+		{"cluster: {name: prod, region: mars-1}\n", "cluster.region"},
+		{"cluster: {name: prod, accountId: \"12\"}\n", "cluster.accountId"},
+		{"cluster: {name: prod, authenticationMode: IAM}\n", "cluster.authenticationMode"},
+		{"cluster: {name: prod, serviceIpv4Cidr: 10.100.0.0/33}\n", "cluster.serviceIpv4Cidr"},
+		{vpc + "subnets: [{subnetId: subnet-0a1b2c3d4e5f60001, availabilityZone: us-west-2a, cidrBlock: 10.9.0.0/24}]\n", "subnets[0].cidrBlock"},
+		{vpc + "subnets: [{subnetId: subnet-0a1b2c3d4e5f60001, availabilityZone: us-east-1a, cidrBlock: 10.0.0.0/24}]\n", "subnets[0].availabilityZone"},
+		{vpc + "subnets: [{subnetId: subnet-1, availabilityZone: us-west-2a, cidrBlock: 10.0.0.0/24}]\n", "subnets[0].subnetId"},
+		{"cluster: {name: prod}\nsecurityGroups: [{groupId: sg-1}]\n", "securityGroups[0].groupId"},
+		{"cluster: {name: prod}\naccessEntries: [{principalArn: arn:aws:iam::111122223333:role/KarpenterNodeRole-prod, type: NODE}]\n", "accessEntries[0].type"},
+		{"cluster: {name: prod}\naccessEntries: [{principalArn: arn:aws:iam::111122223333:role/Gone, type: EC2_LINUX}]\n", "accessEntries[0].principalArn"},
+		{"cluster: {name: prod}\naccessEntries: [{principalArn: arn:aws:iam::111122223333:role/JoinerControllerRole, clusterName: other}]\n", "accessEntries[0].clusterName"},
+		{"cluster: {name: prod}\ninstanceProfiles: [{instanceProfileName: p, roles: [arn:aws:iam::111122223333:role/Gone]}]\n", "instanceProfiles[0].roles[0]"},
+		{"cluster: {name: prod}\nnodeRoles: [{name: node-role, path: nodes}]\n", "nodeRoles[0].path"},
+		{"cluster: {name: prod}\ncontrollerRole: arn:aws:iam::999999999999:role/C\n", "controllerRole"},
+		{"cluster: {name: prod}\ncontrollerPolicy: {Version: \"2012-10-17\", Statement: [{Effect: Maybe, Action: \"*\", Resource: \"*\"}]}\n", "controllerPolicy.Statement[0].Effect"},
+		{"cluster: {name: prod}\nimages: [{imageId: ami-0a1b2c3d4e5f67890, name: custom, architecture: amd64}]\n", "images[0].architecture"},
+		{"cluster: {name: prod}\nimages: [{imageId: ami-0a1b2c3d4e5f67890, name: custom, architecture: arm64, bootstrap: eksctl}]\n", "images[0].bootstrap"},
+	} {
+		t.Run(tt.path, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "bad.world.yaml")
+			if err := os.WriteFile(path, []byte(tt.world), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var out strings.Builder
+			err := run(t.Context(), []string{"--listen", "127.0.0.1:0", "--world", path}, &out)
+			if err == nil || !strings.Contains(err.Error(), tt.path+":") {
+				t.Fatalf("run error = %v, want one naming %s", err, tt.path)
+			}
+			if strings.Contains(out.String(), "listening") {
+				t.Errorf("the emulator listened: %s", out.String())
+			}
+		})
+	}
+	path := filepath.Join(t.TempDir(), "w.yaml")
+	if err := os.WriteFile(path, []byte("cluster: {name: prod}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parse([]string{"--world", path, "--cluster-name", "x"}, io.Discard); err == nil {
+		t.Error("--world with --cluster-name accepted")
+	}
+}
+
+// serve runs the emulator with args on a free port until stop is called, and returns its URL.
+func serve(t *testing.T, args ...string) (url string, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"--listen", "127.0.0.1:0"}, args...), pw)
+		_ = pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		cancel()
+		t.Fatalf("no ready line: %v (run: %v)", err, <-done)
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "awsemu listening on ")
+	if !ok {
+		t.Fatalf("ready line %q", line)
+	}
+	return url, func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,7 +17,7 @@ import (
 var demoEmulatorArgs = []string{"--pending-for", "3s", "--boot-delay", "10s", "--shutting-down-for", "5s"}
 
 func newDevCommand() *cobra.Command {
-	opts := localstack.Options{Samples: true}
+	var opts localstack.Options
 	var once bool
 	cmd := &cobra.Command{
 		Use:   "dev",
@@ -27,6 +28,13 @@ hack/install-testenv.sh builds (make testenv); Joiner's CRDs; the AWS emulator (
 boots the instances Joiner launches and registers their Nodes; and this program as
 ` + "`joiner controller --cloud-provider aws`" + ` pointed at the emulator. It applies the sample
 EC2NodeClass, NodePool, aws-auth mapping and Deployment and writes a kubeconfig.
+
+With --world FILE the emulator seeds the AWS account the world file describes (docs/world.md)
+instead of the demo world, and the controller runs as that world's controller, limited by its
+policy, with its cluster name, region and interruption queue. No samples are applied then unless
+--samples is given: apply your own manifests (test/scenarios has worlds beside the field cases).
+A world file with any problem is refused, each problem named by its field's path, before
+anything starts.
 
 With --once it tells the sample story (pods pending, NodeClaims launched, registered and
 initialized, pods Running, the cost per hour; then the Deployment scaled to zero and the nodes
@@ -45,6 +53,12 @@ so that you can kubectl against it.`,
 			if opts.EmulatorPath == "" {
 				opts.EmulatorPath = filepath.Join(filepath.Dir(self), "awsemu")
 			}
+			if !cmd.Flags().Changed("samples") {
+				opts.Samples = opts.World == ""
+			}
+			if once && !opts.Samples {
+				return errors.New("--once tells the sample story: with --world, add --samples")
+			}
 			out := cmd.OutOrStdout()
 			opts.Out = out
 			stack, err := localstack.Start(cmd.Context(), opts)
@@ -55,7 +69,12 @@ so that you can kubectl against it.`,
 			if once {
 				story = stack.Demo(cmd.Context())
 			} else {
-				fmt.Fprintf(out, "\nThe stack runs until interrupted (Ctrl-C). Try:\n  export KUBECONFIG=%s\n  kubectl get nodepools,nodeclaims,nodes,pods -A\n  kubectl scale deployment inflate --replicas 20\n", stack.KubeconfigPath)
+				try := "  kubectl scale deployment inflate --replicas 20\n"
+				if !opts.Samples {
+					try = "  kubectl apply -f " + manifestsOf(opts.World) + "\n"
+				}
+				fmt.Fprintf(out, "\nThe stack runs until interrupted (Ctrl-C). Try:\n  export KUBECONFIG=%s\n  export AWS_ENDPOINT_URL=%s\n  kubectl get nodepools,nodeclaims,nodes,pods -A\n%s",
+					stack.KubeconfigPath, stack.EmulatorURL, try)
 				<-cmd.Context().Done()
 			}
 			return errors.Join(story, stack.Stop())
@@ -65,6 +84,19 @@ so that you can kubectl against it.`,
 	cmd.Flags().StringVar(&opts.WorkDir, "workdir", "bin/localstack", "directory for the kubeconfig and the programs' logs")
 	cmd.Flags().StringVar(&opts.EmulatorPath, "awsemu", "", "the AWS emulator program (default: awsemu beside this program, as make build puts it)")
 	cmd.Flags().StringSliceVar(&opts.EmulatorArgs, "awsemu-args", demoEmulatorArgs, "flags for the emulator (its instance timings)")
+	cmd.Flags().StringVar(&opts.World, "world", "", "world file (YAML or JSON, docs/world.md) describing the AWS account the emulator seeds; default the demo world")
+	cmd.Flags().BoolVar(&opts.Samples, "samples", false, "apply the sample EC2NodeClass, NodePool, aws-auth and Deployment (default: yes without --world, no with it)")
 	cmd.Flags().BoolVar(&once, "once", false, "tell the sample story (scale up, then to zero) and exit 0 when it completed")
 	return cmd
+}
+
+// manifestsOf names the manifests to apply on a world: those beside it (X.yaml for
+// X.world.yaml, as test/scenarios keeps them), else a placeholder.
+func manifestsOf(world string) string {
+	if base, ok := strings.CutSuffix(world, ".world.yaml"); ok {
+		if _, err := os.Stat(base + ".yaml"); err == nil {
+			return base + ".yaml"
+		}
+	}
+	return "YOUR-MANIFESTS.yaml"
 }

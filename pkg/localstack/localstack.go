@@ -24,9 +24,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/joinerhq/joiner/awsemu/world"
 	"github.com/joinerhq/joiner/config/crd"
 	"github.com/joinerhq/joiner/config/samples"
 	"github.com/joinerhq/joiner/internal/testenv"
+	"github.com/joinerhq/joiner/pkg/catalog"
 	"github.com/joinerhq/joiner/pkg/manifest"
 )
 
@@ -58,10 +60,16 @@ type Options struct {
 	JoinerPath string
 	// ControllerArgs are added to the controller's flags.
 	ControllerArgs []string
-	// ClusterName is the EKS cluster the emulator seeds and the controller manages.
+	// ClusterName is the EKS cluster the emulator seeds and the controller manages; with World
+	// it must be empty or the world's.
 	ClusterName string
-	// Region is the AWS region the controller works in.
+	// Region is the AWS region the controller works in; with World it must be empty or the
+	// world's.
 	Region string
+	// World is a world file (docs/world.md) the emulator seeds instead of the demo world. The
+	// controller then runs with the world's cluster name, region, controller access key and
+	// interruption queue. The file is validated before anything starts.
+	World string
 	// Samples applies config/samples (EC2NodeClass, NodePool, aws-auth, Deployment) once the
 	// stack is up.
 	Samples bool
@@ -82,6 +90,9 @@ type Stack struct {
 	Controller *Process
 	// ControllerMetricsURL serves the controller's /metrics.
 	ControllerMetricsURL string
+	// World is the world the emulator was seeded with, its defaults filled in; nil for the demo
+	// world.
+	World *world.File
 
 	opts      Options
 	out       io.Writer
@@ -94,20 +105,54 @@ type Stack struct {
 // kube-controller-manager, then the emulator and the controller when their programs are given,
 // then the samples when asked. On error, whatever had started is stopped again.
 func Start(ctx context.Context, opts Options) (*Stack, error) {
-	if opts.ClusterName == "" {
-		opts.ClusterName = DefaultClusterName
-	}
-	if opts.Region == "" {
-		opts.Region = DefaultRegion
-	}
 	s := &Stack{opts: opts, out: opts.Out, http: &http.Client{Timeout: 5 * time.Second}}
 	if s.out == nil {
 		s.out = io.Discard
+	}
+	// A world is read and validated whole before anything starts, so that a refused one starts
+	// nothing.
+	if opts.World != "" {
+		w, err := loadWorld(&opts)
+		if err != nil {
+			return nil, err
+		}
+		s.World, s.opts = w, opts
+		fmt.Fprintf(s.out, "World %s: %s\n", opts.World, w)
+	}
+	if s.opts.ClusterName == "" {
+		s.opts.ClusterName = DefaultClusterName
+	}
+	if s.opts.Region == "" {
+		s.opts.Region = DefaultRegion
 	}
 	if err := s.start(ctx); err != nil {
 		return nil, errors.Join(err, s.Stop())
 	}
 	return s, nil
+}
+
+// loadWorld reads opts.World and sets the cluster name and region from it, which must not
+// contradict the ones opts gives; opts.World becomes an absolute path for the emulator.
+func loadWorld(opts *Options) (*world.File, error) {
+	cat, err := catalog.Load()
+	if err != nil {
+		return nil, fmt.Errorf("loading the instance-type catalogue, %w", err)
+	}
+	w, err := world.Load(opts.World, cat)
+	if err != nil {
+		return nil, err
+	}
+	if opts.ClusterName != "" && opts.ClusterName != w.Cluster.Name {
+		return nil, fmt.Errorf("cluster %s was asked for, but world %s names cluster %s", opts.ClusterName, opts.World, w.Cluster.Name)
+	}
+	if opts.Region != "" && opts.Region != w.Cluster.Region {
+		return nil, fmt.Errorf("region %s was asked for, but world %s puts the cluster in %s", opts.Region, opts.World, w.Cluster.Region)
+	}
+	opts.ClusterName, opts.Region = w.Cluster.Name, w.Cluster.Region
+	if opts.World, err = filepath.Abs(opts.World); err != nil {
+		return nil, fmt.Errorf("resolving world file path, %w", err)
+	}
+	return w, nil
 }
 
 func (s *Stack) start(ctx context.Context) error {
@@ -202,7 +247,12 @@ func (s *Stack) startEmulator(ctx context.Context, logs string) error {
 	}
 	p := &Process{
 		Name: "awsemu", Path: s.opts.EmulatorPath, LogPath: filepath.Join(logs, "awsemu.log"),
-		Args: append([]string{"--listen", addr, "--kubeconfig", s.KubeconfigPath, "--cluster-name", s.opts.ClusterName}, s.opts.EmulatorArgs...),
+		Args: append([]string{"--listen", addr, "--kubeconfig", s.KubeconfigPath}, s.opts.EmulatorArgs...),
+	}
+	if s.World != nil {
+		p.Args = append(p.Args, "--world", s.opts.World)
+	} else {
+		p.Args = append(p.Args, "--cluster-name", s.opts.ClusterName)
 	}
 	if err := s.run(p); err != nil {
 		return err
@@ -226,13 +276,21 @@ func (s *Stack) startController(ctx context.Context, logs string) error {
 	if err != nil {
 		return err
 	}
+	args := []string{"controller", "--cloud-provider", "aws", "--kubeconfig", s.KubeconfigPath,
+		"--cluster-name", s.opts.ClusterName, "--aws-region", s.opts.Region,
+		"--metrics-bind-address", metrics, "--health-probe-bind-address", health}
+	// The controller is the world's controller identity and nothing more: its access key stands
+	// for the world's controller role, limited by the world's controller policy.
+	key := ControllerAccessKey
+	if s.World != nil {
+		key = s.World.ControllerAccessKeyID
+		args = append(args, "--interruption-queue", s.World.Cluster.InterruptionQueue)
+	}
 	p := &Process{
 		Name: "joiner-controller", Path: s.opts.JoinerPath, LogPath: filepath.Join(logs, "joiner-controller.log"),
-		Args: append([]string{"controller", "--cloud-provider", "aws", "--kubeconfig", s.KubeconfigPath,
-			"--cluster-name", s.opts.ClusterName, "--aws-region", s.opts.Region,
-			"--metrics-bind-address", metrics, "--health-probe-bind-address", health}, s.opts.ControllerArgs...),
+		Args: append(args, s.opts.ControllerArgs...),
 		// The emulator accepts the seeded controller key with any secret.
-		Env: []string{"AWS_ENDPOINT_URL=" + s.EmulatorURL, "AWS_ACCESS_KEY_ID=" + ControllerAccessKey,
+		Env: []string{"AWS_ENDPOINT_URL=" + s.EmulatorURL, "AWS_ACCESS_KEY_ID=" + key,
 			"AWS_SECRET_ACCESS_KEY=local-stack", "AWS_SESSION_TOKEN=", "AWS_PROFILE=", "AWS_EC2_METADATA_DISABLED=true"},
 	}
 	if err := s.run(p); err != nil {

@@ -73,7 +73,7 @@ type Launch struct {
 	// Overrides, from Overrides: at most MaxOverrides, each with the launch template of its
 	// instance type's architecture.
 	Overrides []Override
-	// Tags go on the instance and its volumes.
+	// Tags go on the instance, its volumes and the fleet.
 	Tags map[string]string
 }
 
@@ -108,6 +108,9 @@ func FleetInput(l Launch, dryRun bool) *ec2.CreateFleetInput {
 		TagSpecifications: []ec2types.TagSpecification{
 			{ResourceType: ec2types.ResourceTypeInstance, Tags: tags},
 			{ResourceType: ec2types.ResourceTypeVolume, Tags: tags},
+			// The fleet too: the controller's policy (iampolicy) allows CreateFleet only for a
+			// request carrying the cluster's and a NodePool's tags.
+			{ResourceType: ec2types.ResourceTypeFleet, Tags: tags},
 		},
 		DryRun: aws.Bool(dryRun),
 	}

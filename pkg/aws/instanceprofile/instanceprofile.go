@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
+	corev1 "k8s.io/api/core/v1"
 
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 )
@@ -46,7 +49,8 @@ func NewProvider(api IAMAPI, clusterName, region string) *Provider {
 
 // Ensure returns the name of the instance profile the node class launches with. For
 // spec.instanceProfile it checks that the profile exists and holds a role. For spec.role it
-// creates the profile Name gives (tagged with the cluster, the class and the class's spec.tags)
+// creates the profile Name gives (tagged with the cluster, the region, the class and the class's
+// spec.tags)
 // when missing, and makes it hold exactly the role.
 func (p *Provider) Ensure(ctx context.Context, nodeClass *awsv1.EC2NodeClass) (string, error) {
 	if nodeClass.Spec.InstanceProfile != nil {
@@ -95,9 +99,15 @@ func (p *Provider) getOrCreate(ctx context.Context, name string, nodeClass *awsv
 		{Key: aws.String(awsv1.TagKeyPrefixCluster + p.clusterName), Value: aws.String("owned")},
 		{Key: aws.String(awsv1.TagKeyNodeClass), Value: aws.String(nodeClass.Name)},
 		{Key: aws.String(awsv1.TagKeyEKSClusterName), Value: aws.String(p.clusterName)},
+		// The region, as Karpenter tags its profiles: IAM is global, and the controller's policy
+		// (iampolicy) lets it change only the profiles of its own region.
+		{Key: aws.String(corev1.LabelTopologyRegion), Value: aws.String(p.region)},
 	}
-	for k, v := range nodeClass.Spec.Tags {
-		tags = append(tags, iamtypes.Tag{Key: aws.String(k), Value: aws.String(v)})
+	for _, k := range slices.Sorted(maps.Keys(nodeClass.Spec.Tags)) {
+		if k == corev1.LabelTopologyRegion {
+			continue // ours wins: IAM refuses a key given twice
+		}
+		tags = append(tags, iamtypes.Tag{Key: aws.String(k), Value: aws.String(nodeClass.Spec.Tags[k])})
 	}
 	created, err := p.iam.CreateInstanceProfile(ctx, &iam.CreateInstanceProfileInput{InstanceProfileName: aws.String(name), Tags: tags})
 	if err != nil {

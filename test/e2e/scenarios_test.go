@@ -1,0 +1,251 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/aws/userdata"
+	"github.com/joinerhq/joiner/pkg/localstack"
+	"github.com/joinerhq/joiner/pkg/manifest"
+)
+
+// startScenario starts the local stack on the field case's world file, as
+// `joiner dev --world test/scenarios/CASE.world.yaml` does (no samples), then applies the case's
+// manifests as `kubectl apply -f test/scenarios/CASE.yaml` would. The stack stops when the test
+// ends.
+func startScenario(t *testing.T, name string) *localstack.Stack {
+	t.Helper()
+	ctx := context.WithoutCancel(t.Context())
+	dir := filepath.Join("..", "scenarios")
+	work := t.TempDir()
+	var out bytes.Buffer
+	stack, err := localstack.Start(ctx, localstack.Options{
+		AssetsDir: programs.assets, WorkDir: work, Out: &out, World: filepath.Join(dir, name+".world.yaml"),
+		EmulatorPath: programs.awsemu, EmulatorArgs: fastEmulator,
+		JoinerPath: programs.joiner, ControllerArgs: []string{"--leader-elect=false", "--log-level", "debug"},
+	})
+	if err != nil {
+		t.Fatalf("starting the local stack on world %s: %v\n%s", name, err, out.String())
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("stack output:\n%s", out.String())
+			dumpLogs(t, filepath.Join(work, "logs"))
+		}
+		if err := stack.Stop(); err != nil {
+			t.Errorf("stopping the stack: %v", err)
+		}
+	})
+	raw, err := os.ReadFile(filepath.Join(dir, name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects, err := manifest.DecodeBytes(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range objects {
+		if err := stack.Apply(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return stack
+}
+
+// TestScenarioS1UnmappedNodeRole: on S1's world the instances launch and run, their kubelets are
+// refused with 401 Unauthorized, and no Node registers.
+func TestScenarioS1UnmappedNodeRole(t *testing.T) {
+	stack := startScenario(t, "s1-unmapped-node-role")
+	ctx := t.Context()
+	var refused []localstack.Instance
+	eventually(t, 2*time.Minute, "instances running whose kubelets are refused", func(ctx context.Context) (bool, string, error) {
+		instances, err := stack.Instances(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		refused = refused[:0]
+		var states []string
+		for _, i := range instances {
+			states = append(states, fmt.Sprintf("%s %s %s %s", i.ID, i.InstanceType, i.State, i.BootReason))
+			if i.State == "running" && i.BootReason == "Unauthorized" {
+				refused = append(refused, i)
+			}
+		}
+		return len(refused) > 0, strings.Join(states, "; "), nil
+	})
+	for _, i := range refused {
+		if i.InstanceType != "t2.small" && i.InstanceType != "t2.medium" {
+			t.Errorf("instance %s is a %s, outside the NodePool's types", i.ID, i.InstanceType)
+		}
+		console := strings.Join(i.Console, "\n")
+		if !strings.Contains(console, `"Unable to register node with API server" err="Unauthorized"`) {
+			t.Errorf("console of %s does not show the 401:\n%s", i.ID, console)
+		}
+	}
+	var nodes corev1.NodeList
+	if err := stack.Client.List(ctx, &nodes); err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != 0 {
+		t.Errorf("%d Nodes registered with an unmapped node role", len(nodes.Items))
+	}
+	var claims v1.NodeClaimList
+	if err := stack.Client.List(ctx, &claims); err != nil {
+		t.Fatal(err)
+	}
+	if len(claims.Items) == 0 {
+		t.Fatal("no NodeClaims")
+	}
+	for _, c := range claims.Items {
+		if !meta.IsStatusConditionTrue(c.Status.Conditions, v1.ConditionTypeLaunched) || meta.IsStatusConditionTrue(c.Status.Conditions, v1.ConditionTypeRegistered) {
+			t.Errorf("NodeClaim %s: want Launched and not Registered, got %+v", c.Name, c.Status.Conditions)
+		}
+	}
+}
+
+// TestScenarioS2CustomAMITaintArgs: on S2's world the custom AMI boots with AL2's bootstrap.sh,
+// which drops the single-word --kubelet-extra-args=... of the class's userData. Joiner refuses
+// the class before launching anything, naming the flag; an instance launched as the field's
+// controller launched it (the class's rendered userData on the custom AMI, through the world's
+// controller identity) registers a Node without karpenter.sh/unregistered:NoExecute, as the
+// field saw it.
+func TestScenarioS2CustomAMITaintArgs(t *testing.T) {
+	stack := startScenario(t, "s2-custom-ami-taint-args")
+	ctx := t.Context()
+	var nc awsv1.EC2NodeClass
+	eventually(t, 2*time.Minute, "EC2NodeClass custom-ami refused for its userData", func(ctx context.Context) (bool, string, error) {
+		if err := stack.Client.Get(ctx, client.ObjectKey{Name: "custom-ami"}, &nc); err != nil {
+			return false, "", err
+		}
+		cond := meta.FindStatusCondition(nc.Status.Conditions, awsv1.ConditionTypeValidationSucceeded)
+		if cond == nil {
+			return false, "not validated", nil
+		}
+		return cond.Status == metav1.ConditionFalse && strings.Contains(cond.Message, "--kubelet-extra-args") &&
+			nc.Status.InstanceProfile != "" && len(nc.Status.AMIs) > 0 && len(nc.Status.Subnets) > 0, cond.Reason + ": " + cond.Message, nil
+	})
+	if got := nc.Status.AMIs[0].ID; got != "ami-0fedcba9876543210" {
+		t.Fatalf("the class resolved AMI %s, not the world's custom AMI", got)
+	}
+
+	cfg := aws.Config{Region: stack.World.Cluster.Region, BaseEndpoint: aws.String(stack.EmulatorURL),
+		Credentials: credentials.NewStaticCredentialsProvider(stack.World.ControllerAccessKeyID, "local-stack", "")}
+	cluster, err := eks.NewFromConfig(cfg).DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String("demo")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	endpoint, ca := aws.ToString(cluster.Cluster.Endpoint), aws.ToString(cluster.Cluster.CertificateAuthority.Data)
+	// The emulated instance's shell does not run the AWS CLI: put in what the userData's
+	// `$(aws eks describe-cluster ...)` prints on a real instance.
+	field := nc.DeepCopy()
+	script := strings.Replace(aws.ToString(nc.Spec.UserData), `$(aws eks describe-cluster --name "$CLUSTER_NAME" --query 'cluster.certificateAuthority.data' --output text)`, ca, 1)
+	script = strings.Replace(script, `$(aws eks describe-cluster --name "$CLUSTER_NAME" --query 'cluster.endpoint' --output text)`, endpoint, 1)
+	if strings.Contains(script, "$(aws ") {
+		t.Fatalf("the class's userData calls the AWS CLI in a way this test does not stand in for:\n%s", script)
+	}
+	field.Spec.UserData = &script
+	claim := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "field", Labels: map[string]string{v1.NodePoolLabelKey: "default"}}}
+	rendered, err := userdata.Render(userdata.NewOptions(userdata.Cluster{Name: "demo", Endpoint: endpoint, CABundle: ca,
+		CIDR: aws.ToString(cluster.Cluster.KubernetesNetworkConfig.ServiceIpv4Cidr)}, field, claim, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := make([]string, 0, len(nc.Status.SecurityGroups))
+	for _, g := range nc.Status.SecurityGroups {
+		groups = append(groups, g.ID)
+	}
+	run, err := ec2.NewFromConfig(cfg).RunInstances(ctx, &ec2.RunInstancesInput{
+		MinCount: aws.Int32(1), MaxCount: aws.Int32(1), ImageId: aws.String(nc.Status.AMIs[0].ID), InstanceType: ec2types.InstanceTypeM5Large,
+		SubnetId: aws.String(nc.Status.Subnets[0].ID), SecurityGroupIds: groups,
+		IamInstanceProfile: &ec2types.IamInstanceProfileSpecification{Name: aws.String(nc.Status.InstanceProfile)},
+		UserData:           aws.String(base64.StdEncoding.EncodeToString([]byte(rendered.UserData))),
+	})
+	if err != nil {
+		t.Fatalf("launching as the field's controller did: %v", err)
+	}
+	id := aws.ToString(run.Instances[0].InstanceId)
+	var booted localstack.Instance
+	eventually(t, 2*time.Minute, "instance "+id+" registered its Node", func(ctx context.Context) (bool, string, error) {
+		instances, err := stack.Instances(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		for _, i := range instances {
+			if i.ID == id {
+				booted = i
+				return i.NodeName != "", i.State + " " + i.BootReason + " " + i.BootMessage, nil
+			}
+		}
+		return false, "not listed", nil
+	})
+	var node corev1.Node
+	if err := stack.Client.Get(ctx, client.ObjectKey{Name: booted.NodeName}, &node); err != nil {
+		t.Fatalf("Node %s: %v", booted.NodeName, err)
+	}
+	for _, taint := range node.Spec.Taints {
+		if taint.Key == v1.UnregisteredTaintKey {
+			t.Errorf("Node %s registered with %v", node.Name, taint)
+		}
+	}
+	if console := strings.Join(booted.Console, "\n"); !strings.Contains(console, "/etc/eks/bootstrap.sh demo") {
+		t.Errorf("console of %s does not show the userData's bootstrap.sh call:\n%s", id, console)
+	}
+}
+
+// TestScenarioS4RunInstancesAuthCheck: on S4's world the controller's policy lets `default`
+// validate, and refuses `batch` (iam:PassRole on BatchNodeRole-demo) and `tenant-a` (the launch
+// of its instances, whose tags lack the cost-center the policy's condition asks for).
+func TestScenarioS4RunInstancesAuthCheck(t *testing.T) {
+	stack := startScenario(t, "s4-runinstances-auth-check")
+	want := map[string]struct {
+		ok   bool
+		text string
+	}{
+		"default":  {ok: true},
+		"batch":    {text: "iam:PassRole on arn:aws:iam::111122223333:role/BatchNodeRole-demo"},
+		"tenant-a": {text: "ec2:RunInstances on arn:aws:ec2:us-west-2:111122223333:instance/*"},
+	}
+	eventually(t, 2*time.Minute, "each class validated as its policy allows", func(ctx context.Context) (bool, string, error) {
+		var seen []string
+		done := true
+		for name, w := range want {
+			var nc awsv1.EC2NodeClass
+			if err := stack.Client.Get(ctx, client.ObjectKey{Name: name}, &nc); err != nil {
+				return false, "", err
+			}
+			cond := meta.FindStatusCondition(nc.Status.Conditions, awsv1.ConditionTypeValidationSucceeded)
+			if cond == nil {
+				done = false
+				seen = append(seen, name+": not validated")
+				continue
+			}
+			seen = append(seen, fmt.Sprintf("%s: %s %s %s", name, cond.Status, cond.Reason, cond.Message))
+			switch {
+			case w.ok && cond.Status != metav1.ConditionTrue:
+				done = false
+			case !w.ok && (cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, w.text)):
+				done = false
+			}
+		}
+		return done, strings.Join(seen, "\n"), nil
+	})
+}
