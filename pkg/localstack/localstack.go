@@ -24,11 +24,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/joinerhq/joiner/awsemu/catalog"
 	"github.com/joinerhq/joiner/awsemu/world"
 	"github.com/joinerhq/joiner/config/crd"
 	"github.com/joinerhq/joiner/config/samples"
 	"github.com/joinerhq/joiner/internal/testenv"
+	"github.com/joinerhq/joiner/pkg/catalog"
 	"github.com/joinerhq/joiner/pkg/manifest"
 )
 

@@ -70,10 +70,52 @@ func startStack(t *testing.T, controllerArgs ...string) *localstack.Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := stack.Apply(ctx, objects...); err != nil {
+	if err := stack.Apply(ctx, append(objects, eksDaemonSets()...)...); err != nil {
 		t.Fatal(err)
 	}
 	return stack
+}
+
+// eksDaemonSets are the DaemonSets every EKS cluster runs on every node, with the requests their
+// EKS add-ons set, so that plans and measurements are of a real cluster's shape: aws-node (the
+// VPC CNI, 25m, and its network-policy agent, 25m), kube-proxy (100m) and ebs-csi-node (three
+// containers of 10m and 40Mi). Like the real ones they tolerate every taint and are
+// system-node-critical; the emulated kubelets report their pods Running.
+func eksDaemonSets() []client.Object {
+	ds := func(name string, containers ...[2]string) *appsv1.DaemonSet {
+		labels := map[string]string{"k8s-app": name}
+		d := &appsv1.DaemonSet{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceSystem},
+			Spec: appsv1.DaemonSetSpec{
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec: corev1.PodSpec{
+						PriorityClassName:             "system-node-critical",
+						Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+						TerminationGracePeriodSeconds: new(int64(1)),
+					},
+				},
+			},
+		}
+		for i, c := range containers {
+			requests := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(c[0])}
+			if c[1] != "" {
+				requests[corev1.ResourceMemory] = resource.MustParse(c[1])
+			}
+			d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{
+				Name: fmt.Sprintf("c%d", i), Image: "public.ecr.aws/eks-distro/kubernetes/pause:3.7",
+				Resources: corev1.ResourceRequirements{Requests: requests},
+			})
+		}
+		return d
+	}
+	return []client.Object{
+		ds("aws-node", [2]string{"25m", ""}, [2]string{"25m", ""}),
+		ds("kube-proxy", [2]string{"100m", ""}),
+		ds("ebs-csi-node", [2]string{"10m", "40Mi"}, [2]string{"10m", "40Mi"}, [2]string{"10m", "40Mi"}),
+	}
 }
 
 // dumpLogs prints the tail of each program's log, for a failed test.
@@ -259,14 +301,40 @@ type simulation struct {
 	TotalHourlyPrice float64 `json:"totalHourlyPrice"`
 }
 
-// simulate runs `joiner simulate` on the manifests with the instance types the AWS provider
-// offers the NodePools through the emulator: the same input the controller had.
+// daemonSetsRunning reports whether every Node runs a Running pod of each of eksDaemonSets.
+func daemonSetsRunning(ctx context.Context, c client.Client) (bool, string, error) {
+	var nodes corev1.NodeList
+	if err := c.List(ctx, &nodes); err != nil {
+		return false, "", err
+	}
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(metav1.NamespaceSystem)); err != nil {
+		return false, "", err
+	}
+	running := map[string]int{}
+	for _, p := range pods.Items {
+		if p.Labels["k8s-app"] != "" && p.Status.Phase == corev1.PodRunning {
+			running[p.Spec.NodeName]++
+		}
+	}
+	want := len(eksDaemonSets())
+	for _, n := range nodes.Items {
+		if running[n.Name] < want {
+			return false, fmt.Sprintf("node %s runs %d of the %d DaemonSets", n.Name, running[n.Name], want), nil
+		}
+	}
+	return len(nodes.Items) > 0, "no node", nil
+}
+
+// simulate runs `joiner simulate` on the manifests, with the stack's DaemonSets, and the
+// instance types the AWS provider offers the NodePools through the emulator: the same input the
+// controller had.
 func simulate(t *testing.T, ctx context.Context, stack *localstack.Stack, objects ...client.Object) simulation {
 	t.Helper()
 	dir := t.TempDir()
 	var manifests [][]byte
 	var pools []*v1.NodePool
-	for _, obj := range objects {
+	for _, obj := range append(slices.Clone(objects), eksDaemonSets()...) {
 		// Create drops a typed object's apiVersion and kind; the manifests need them back.
 		obj = obj.DeepCopyObject().(client.Object)
 		gvk, err := apiutil.GVKForObject(obj, stack.Client.Scheme())
