@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/joinerhq/joiner/awsemu"
 	"github.com/joinerhq/joiner/awsemu/boot"
@@ -48,7 +50,7 @@ func TestDiagnoseJoin(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnvWith(t, func(nc *awsv1.EC2NodeClass) {
+			e := newEnvAnyStatus(t, func(nc *awsv1.EC2NodeClass) {
 				if tt.userData != "" {
 					nc.Spec.UserData = &tt.userData
 				}
@@ -56,6 +58,20 @@ func TestDiagnoseJoin(t *testing.T) {
 					nc.Spec.AMISelectorTerms = []awsv1.AMISelectorTerm{{Alias: tt.alias}}
 				}
 			})
+			if tt.reason == cloudprovider.ReasonInvalidKubeletArguments {
+				// The preflight (NodeJoinReady) refuses this class before any launch; the runtime
+				// diagnosis is for an instance launched all the same (by a controller without the
+				// check, or from a class changed since): mark the class Ready as it once was.
+				if c := meta.FindStatusCondition(e.nodeClass.Status.Conditions, awsv1.ConditionTypeNodeJoinReady); c == nil || c.Reason != tt.reason {
+					t.Fatalf("NodeJoinReady = %+v, want False %s before any launch", c, tt.reason)
+				}
+				meta.SetStatusCondition(&e.nodeClass.Status.Conditions, metav1.Condition{Type: awsv1.ConditionTypeReady, Status: metav1.ConditionTrue, Reason: "Ready"})
+				if err := e.kube.Status().Update(t.Context(), e.nodeClass); err != nil {
+					t.Fatal(err)
+				}
+			} else if !meta.IsStatusConditionTrue(e.nodeClass.Status.Conditions, awsv1.ConditionTypeReady) {
+				t.Fatalf("EC2NodeClass not Ready: %+v", e.nodeClass.Status.Conditions)
+			}
 			if tt.unmap {
 				if err := e.state.Update(func(w *state.World) error {
 					r := w.Regions["us-west-2"]
