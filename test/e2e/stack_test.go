@@ -40,7 +40,9 @@ import (
 var fastEmulator = []string{"--pending-for", "1s", "--boot-delay", "2s", "--shutting-down-for", "1s"}
 
 // startStack starts the local stack with the emulator and the controller, and the sample
-// EC2NodeClass and aws-auth mapping; it is stopped when the test ends. The controller runs
+// EC2NodeClass and aws-auth mapping; it is stopped when the test ends. The controller runs with
+// least privilege (leastPrivilege): a permission the chart or the generated IAM policy lacks
+// fails the test. The controller runs
 // without leader election: each test has one replica, and a killed leader's Lease would only
 // delay its successor by the lease duration. Its batches wait 3s for more pods (1s by default), so
 // that a burst of pods on a loaded machine still reaches it as one batch. controllerArgs are added
@@ -50,11 +52,11 @@ func startStack(t *testing.T, controllerArgs ...string) *localstack.Stack {
 	ctx := context.WithoutCancel(t.Context())
 	work := t.TempDir()
 	var out bytes.Buffer
-	stack, err := localstack.Start(ctx, localstack.Options{
+	stack, err := localstack.Start(ctx, leastPrivilege(localstack.Options{
 		AssetsDir: programs.assets, WorkDir: work, Out: &out,
 		EmulatorPath: programs.awsemu, EmulatorArgs: fastEmulator,
 		JoinerPath: programs.joiner, ControllerArgs: append([]string{"--leader-elect=false", "--log-level", "debug", "--batch-idle-duration", "3s"}, controllerArgs...),
-	})
+	}))
 	if err != nil {
 		t.Fatalf("starting the local stack: %v\n%s", err, out.String())
 	}
@@ -74,6 +76,29 @@ func startStack(t *testing.T, controllerArgs ...string) *localstack.Stack {
 		t.Fatal(err)
 	}
 	return stack
+}
+
+// leastPrivilege makes o run the controller as an operator installs it: as the Helm chart's
+// ServiceAccount with the chart's RBAC (and an audit log of its requests), and with the
+// `joiner iam-policy` policy as its AWS identity's only policy. A world with its own
+// controllerPolicy (a field case about that policy) keeps it.
+func leastPrivilege(o localstack.Options) localstack.Options {
+	o.Helm, o.ChartDir = programs.helm, programs.chart
+	o.GeneratedPolicy = o.World == "" || !worldHasPolicy(o.World)
+	return o
+}
+
+// worldHasPolicy reports whether the world file sets controllerPolicy; an unreadable one is
+// left for localstack.Start to refuse.
+func worldHasPolicy(path string) bool {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var w struct {
+		ControllerPolicy any `json:"controllerPolicy"`
+	}
+	return yaml.Unmarshal(raw, &w) == nil && w.ControllerPolicy != nil
 }
 
 // dumpLogs prints the tail of each program's log, for a failed test.
