@@ -84,8 +84,13 @@ func (h *Handler) createFleet(req request) (any, error) {
 			return err
 		}
 		fleetTags := specTags(specs, "fleet")
-		if err := authz.Authorize(w, p, authz.EC2, policy.Request{Action: "ec2:CreateFleet", Resource: arn(w, r.Name, "fleet", "*"),
-			Context: requestContext(nil, fleetTags)}); err != nil {
+		reqs := []policy.Request{{Action: "ec2:CreateFleet", Resource: arn(w, r.Name, "fleet", "*"), Context: requestContext(nil, fleetTags)}}
+		// Tagging the fleet on creation needs ec2:CreateTags as well.
+		if len(fleetTags) > 0 {
+			reqs = append(reqs, policy.Request{Action: "ec2:CreateTags", Resource: arn(w, r.Name, "fleet", "*"),
+				Context: requestContext(map[string][]string{"ec2:CreateAction": {"CreateFleet"}}, fleetTags)})
+		}
+		if err := authz.Authorize(w, p, authz.EC2, reqs...); err != nil {
 			return err
 		}
 		fleetID := newFleetID(w)

@@ -126,14 +126,14 @@ type Stack struct {
 	// reads its decisions.
 	ControllerRoleARN string
 
-	opts      Options
+	opts Options
 	// emulatorWorld is the world file the emulator seeds from: opts.World, or the one
 	// seedPolicy wrote; "" for the demo world.
 	emulatorWorld string
-	out       io.Writer
-	env       *envtest.Environment
-	processes []*Process // in start order
-	http      *http.Client
+	out           io.Writer
+	env           *envtest.Environment
+	processes     []*Process // in start order
+	http          *http.Client
 }
 
 // Start starts the stack: the control plane with the CRDs, kube-scheduler and

@@ -29,8 +29,11 @@ const spotInterruptionNotice = 2 * time.Minute
 // spot node; the emulator warns that one node's instance will be reclaimed: before it is (two
 // minutes later) the node is cordoned, its pod is Running and Ready on a replacement node, the
 // interrupted NodeClaim and instance are gone, and the replacement comes from another spot pool.
+// It is also the suite's least-privilege run (checkLeastPrivilege): the controller elects a
+// leader as the chart runs it, launches, drains, terminates and reads the queue, and every grant
+// of the chart's RBAC and every action of the generated IAM policy must have been used.
 func TestSpotInterruption(t *testing.T) {
-	stack := startStack(t, "--interruption-queue", localstack.DefaultClusterName)
+	stack := startStack(t, "--interruption-queue", localstack.DefaultClusterName, "--leader-elect=true")
 	ctx := t.Context()
 	namespace(t, ctx, stack, "spot")
 	np := nodePool("spot", 1, "")
@@ -131,6 +134,7 @@ func TestSpotInterruption(t *testing.T) {
 	}
 	stopWatch()
 	wg.Wait()
+	checkLeastPrivilege(t, ctx, stack)
 }
 
 // offering is a NodeClaim's instance type, zone and capacity type.

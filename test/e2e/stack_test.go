@@ -26,8 +26,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/yaml"
 
+	"github.com/joinerhq/joiner/internal/chartrbac"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/aws/iampolicy"
 	"github.com/joinerhq/joiner/pkg/aws/provider"
 	"github.com/joinerhq/joiner/pkg/aws/sdk"
 	"github.com/joinerhq/joiner/pkg/aws/userdata"
@@ -99,6 +101,49 @@ func worldHasPolicy(path string) bool {
 		ControllerPolicy any `json:"controllerPolicy"`
 	}
 	return yaml.Unmarshal(raw, &w) == nil && w.ControllerPolicy != nil
+}
+
+// checkLeastPrivilege fails the test when the run proves a permission missing or unused: the API
+// server refused a request of the chart's ServiceAccount, the emulator denied a call of the
+// controller, a grant of the chart's RBAC was never exercised, or an action of the generated IAM
+// policy was never allowed; exceptions aside (chartrbac.UnusedExceptions and
+// iampolicy.UnusedExceptions, both listed with their reasons in charts/joiner/README.md).
+func checkLeastPrivilege(t *testing.T, ctx context.Context, stack *localstack.Stack) {
+	t.Helper()
+	grants, err := chartrbac.Grants(stack.Chart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.Open(stack.AuditLogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = log.Close() }()
+	unusedGrants, forbidden, err := chartrbac.Unused(log, stack.ServiceAccountUser, grants)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range forbidden {
+		t.Errorf("the API server refused the chart's ServiceAccount: %s (add the rule to charts/joiner)", f)
+	}
+	for _, g := range unusedGrants {
+		if _, ok := chartrbac.UnusedExceptions[g.String()]; !ok {
+			t.Errorf("the chart grants %q, which the run never used: remove it, or list it with its reason in chartrbac.UnusedExceptions and charts/joiner/README.md", g)
+		}
+	}
+	decisions, err := stack.Authorizations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unusedActions, denied := iampolicy.Coverage(*stack.ControllerPolicy, decisions, iampolicy.UnusedExceptions)
+	for _, d := range denied {
+		t.Errorf("the generated IAM policy denied the controller %s on %s (add it to pkg/aws/iampolicy)", d.Action, d.Resource)
+	}
+	for _, a := range unusedActions {
+		t.Errorf("the generated IAM policy grants %s, which the run never used: remove it, or list it with its reason in iampolicy.UnusedExceptions and charts/joiner/README.md", a)
+	}
+	t.Logf("least privilege: %d audited grants (%d unused, excepted), %d IAM decisions over %d actions",
+		len(grants), len(unusedGrants), len(decisions), len(stack.ControllerPolicy.Actions()))
 }
 
 // dumpLogs prints the tail of each program's log, for a failed test.
