@@ -30,19 +30,20 @@ import (
 
 // startScenario starts the local stack on the field case's world file, as
 // `joiner dev --world test/scenarios/CASE.world.yaml` does (no samples), then applies the case's
-// manifests as `kubectl apply -f test/scenarios/CASE.yaml` would. The stack stops when the test
-// ends.
+// manifests as `kubectl apply -f test/scenarios/CASE.yaml` would. The controller runs with least
+// privilege (leastPrivilege; a world's own controllerPolicy stays). The stack stops when the
+// test ends.
 func startScenario(t *testing.T, name string) *localstack.Stack {
 	t.Helper()
 	ctx := context.WithoutCancel(t.Context())
 	dir := filepath.Join("..", "scenarios")
 	work := t.TempDir()
 	var out bytes.Buffer
-	stack, err := localstack.Start(ctx, localstack.Options{
+	stack, err := localstack.Start(ctx, leastPrivilege(localstack.Options{
 		AssetsDir: programs.assets, WorkDir: work, Out: &out, World: filepath.Join(dir, name+".world.yaml"),
 		EmulatorPath: programs.awsemu, EmulatorArgs: fastEmulator,
 		JoinerPath: programs.joiner, ControllerArgs: []string{"--leader-elect=false", "--log-level", "debug"},
-	})
+	}))
 	if err != nil {
 		t.Fatalf("starting the local stack on world %s: %v\n%s", name, err, out.String())
 	}

@@ -17,6 +17,7 @@ type Decision struct {
 // with the reason it is granted all the same. Coverage does not report them.
 var UnusedExceptions = map[string]string{
 	"sts:DecodeAuthorizationMessage":    "called only to explain a denied launch: a run without denials never calls it",
+	"ec2:DescribeLaunchTemplates":       "called only by launch-template garbage collection, every housekeeping.LaunchTemplateGCInterval (an hour), longer than a test run",
 	"ec2:DeleteLaunchTemplate":          "launch templates are garbage-collected after launchtemplate.UnusedTTL without use, longer than a test run",
 	"iam:RemoveRoleFromInstanceProfile": "called only when an EC2NodeClass changes its role or is deleted",
 	"iam:DeleteInstanceProfile":         "called only when an EC2NodeClass with spec.role is deleted",
