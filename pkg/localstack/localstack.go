@@ -3,6 +3,10 @@
 // (cmd/awsemu) registering the Nodes of the instances it boots, and `joiner controller` pointed
 // at the emulator, each program a child process with its own log. Demo tells the sample story.
 //
+// With Options.Helm and Options.GeneratedPolicy the controller runs with least privilege, as an
+// operator installs it: as the Helm chart's ServiceAccount (audited) and with the generated IAM
+// policy as its only AWS permissions (the emulator logs every decision).
+//
 // It owns start-up, teardown and the first apply; it makes no scaling decisions. The controller
 // is a separate process so that it is exactly the program an operator runs, and so that tests can
 // kill and restart it and read its peak memory.
