@@ -63,6 +63,12 @@ func startStack(t *testing.T, controllerArgs ...string) *localstack.Stack {
 		t.Fatalf("starting the local stack: %v\n%s", err, out.String())
 	}
 	t.Cleanup(func() {
+		if !t.Failed() {
+			// Whatever the test checked, nothing the controller asked for may have been refused.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			checkPrivileges(t, ctx, stack, false)
+			cancel()
+		}
 		if t.Failed() {
 			dumpLogs(t, filepath.Join(work, "logs"))
 		}
@@ -110,6 +116,14 @@ func worldHasPolicy(path string) bool {
 // iampolicy.UnusedExceptions, both listed with their reasons in charts/joiner/README.md).
 func checkLeastPrivilege(t *testing.T, ctx context.Context, stack *localstack.Stack) {
 	t.Helper()
+	checkPrivileges(t, ctx, stack, true)
+}
+
+// checkPrivileges fails the test when the API server refused a request of the chart's
+// ServiceAccount or the emulator denied a call of the controller, and with unused, when a grant
+// or an action was never used (checkLeastPrivilege).
+func checkPrivileges(t *testing.T, ctx context.Context, stack *localstack.Stack, unused bool) {
+	t.Helper()
 	grants, err := chartrbac.Grants(stack.Chart)
 	if err != nil {
 		t.Fatal(err)
@@ -126,6 +140,17 @@ func checkLeastPrivilege(t *testing.T, ctx context.Context, stack *localstack.St
 	for _, f := range forbidden {
 		t.Errorf("the API server refused the chart's ServiceAccount: %s (add the rule to charts/joiner)", f)
 	}
+	decisions, err := stack.Authorizations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unusedActions, denied := iampolicy.Coverage(*stack.ControllerPolicy, decisions, iampolicy.UnusedExceptions)
+	for _, d := range denied {
+		t.Errorf("the generated IAM policy denied the controller %s on %s (add it to pkg/aws/iampolicy)", d.Action, d.Resource)
+	}
+	if !unused {
+		return
+	}
 	var excepted []string
 	for _, g := range unusedGrants {
 		if _, ok := chartrbac.UnusedExceptions[g.String()]; ok {
@@ -134,15 +159,7 @@ func checkLeastPrivilege(t *testing.T, ctx context.Context, stack *localstack.St
 			t.Errorf("the chart grants %q, which the run never used: remove it, or list it with its reason in chartrbac.UnusedExceptions and charts/joiner/README.md", g)
 		}
 	}
-	decisions, err := stack.Authorizations(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	unusedActions, denied := iampolicy.Coverage(*stack.ControllerPolicy, decisions, iampolicy.UnusedExceptions)
 	allUnused, _ := iampolicy.Coverage(*stack.ControllerPolicy, decisions, nil)
-	for _, d := range denied {
-		t.Errorf("the generated IAM policy denied the controller %s on %s (add it to pkg/aws/iampolicy)", d.Action, d.Resource)
-	}
 	for _, a := range unusedActions {
 		t.Errorf("the generated IAM policy grants %s, which the run never used: remove it, or list it with its reason in iampolicy.UnusedExceptions and charts/joiner/README.md", a)
 	}

@@ -21,7 +21,6 @@ var UnusedExceptions = map[string]string{
 	"ec2:DeleteLaunchTemplate":          "launch templates are garbage-collected after launchtemplate.UnusedTTL without use, longer than a test run",
 	"iam:RemoveRoleFromInstanceProfile": "called only when an EC2NodeClass changes its role or is deleted",
 	"iam:DeleteInstanceProfile":         "called only when an EC2NodeClass with spec.role is deleted",
-	"eks:DescribeCluster":               "called only for what the controller's flags leave empty (endpoint, CA bundle, service CIDR, version)",
 }
 
 // Coverage compares a run's decisions with the policy: unused are the policy's actions no
