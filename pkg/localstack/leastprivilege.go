@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/joinerhq/joiner/awsemu/catalog"
 	"github.com/joinerhq/joiner/awsemu/inspect"
 	"github.com/joinerhq/joiner/awsemu/world"
@@ -59,9 +61,22 @@ func (s *Stack) seedPolicy() error {
 	if err != nil {
 		return fmt.Errorf("encoding the controller's policy, %w", err)
 	}
-	seeded := *f
-	seeded.ControllerPolicy = raw
-	out, err := json.MarshalIndent(seeded, "", "  ")
+	// The world's own document, with only controllerPolicy replaced: re-encoding the decoded
+	// File would lose what the document says by an empty list (`accessEntries: []` means none,
+	// a list left out means the demo world's).
+	doc0 := map[string]any{"cluster": map[string]any{"name": f.Cluster.Name, "region": f.Cluster.Region}}
+	if s.World != nil {
+		text, err := os.ReadFile(s.opts.World)
+		if err != nil {
+			return fmt.Errorf("reading world file %s, %w", s.opts.World, err)
+		}
+		doc0 = map[string]any{}
+		if err := yaml.Unmarshal(text, &doc0); err != nil {
+			return fmt.Errorf("decoding world file %s, %w", s.opts.World, err)
+		}
+	}
+	doc0["controllerPolicy"] = json.RawMessage(raw)
+	out, err := json.MarshalIndent(doc0, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding the world, %w", err)
 	}
@@ -75,7 +90,7 @@ func (s *Stack) seedPolicy() error {
 	if err := os.WriteFile(path, out, 0o600); err != nil {
 		return fmt.Errorf("writing the world, %w", err)
 	}
-	s.emulatorWorld, s.ControllerPolicy, s.ControllerRoleARN = path, &doc, seeded.ControllerRole
+	s.emulatorWorld, s.ControllerPolicy, s.ControllerRoleARN = path, &doc, f.ControllerRole
 	fmt.Fprintf(s.out, "Controller policy: joiner iam-policy --cluster %s --region %s --account %s --node-role %s%s (%d actions), in %s\n",
 		o.ClusterName, o.Region, o.AccountID, strings.Join(o.NodeRoles, ","), map[bool]string{true: " --interruption-queue " + queue}[queue != ""],
 		len(doc.Actions()), path)

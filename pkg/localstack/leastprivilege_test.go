@@ -20,14 +20,20 @@ func TestSeedPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	given := &world.File{
-		Cluster:          world.Cluster{Name: "prod", AccountID: "210987654321", InterruptionQueue: "prod-events"},
-		ControllerPolicy: json.RawMessage(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}`),
-		NodeRoles: []world.NodeRole{
-			{Name: "Nodes"}, {Name: "Batch", Path: "/teams/"}, {ARN: "arn:aws:iam::210987654321:role/gpu/GPU"},
-		},
+	// accessEntries: [] (none) must stay none, not become the default entries.
+	givenPath := filepath.Join(t.TempDir(), "prod.world.yaml")
+	if err := os.WriteFile(givenPath, []byte(`cluster: {name: prod, accountId: "210987654321", interruptionQueue: prod-events}
+controllerPolicy: {Version: "2012-10-17", Statement: [{Effect: Allow, Action: "*", Resource: "*"}]}
+nodeRoles:
+  - name: Nodes
+  - {name: Batch, path: /teams/}
+  - arn: arn:aws:iam::210987654321:role/gpu/GPU
+accessEntries: []
+`), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	if err := given.Validate(cat); err != nil {
+	given, err := world.Load(givenPath, cat)
+	if err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -45,7 +51,7 @@ func TestSeedPolicy(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &Stack{World: tt.world, opts: Options{WorkDir: t.TempDir(), ClusterName: DefaultClusterName, Region: DefaultRegion, ControllerArgs: tt.args}, out: os.Stderr}
 			if tt.world != nil {
-				s.opts.ClusterName, s.opts.Region = tt.world.Cluster.Name, tt.world.Cluster.Region
+				s.opts.ClusterName, s.opts.Region, s.opts.World = tt.world.Cluster.Name, tt.world.Cluster.Region, givenPath
 			}
 			if err := s.seedPolicy(); err != nil {
 				t.Fatal(err)
@@ -71,7 +77,7 @@ func TestSeedPolicy(t *testing.T) {
 			if !slices.Equal(s.ControllerPolicy.Actions(), want.Actions()) || s.ControllerRoleARN != seeded.ControllerRole {
 				t.Errorf("stack reports policy %v and role %s", s.ControllerPolicy.Actions(), s.ControllerRoleARN)
 			}
-			if tt.world != nil && (len(seeded.NodeRoles) != 3 || seeded.Cluster.AccountID != "210987654321") {
+			if tt.world != nil && (len(seeded.NodeRoles) != 3 || seeded.Cluster.AccountID != "210987654321" || seeded.AccessEntries == nil || len(seeded.AccessEntries) != 0) {
 				t.Errorf("the seeded world lost the given one's fields: %+v", seeded)
 			}
 		})
