@@ -174,11 +174,20 @@ func TestScenarioS2CustomAMITaintArgs(t *testing.T) {
 	for _, g := range nc.Status.SecurityGroups {
 		groups = append(groups, g.ID)
 	}
+	fieldTags := []ec2types.Tag{
+		{Key: aws.String(awsv1.TagKeyPrefixCluster + "demo"), Value: aws.String("owned")},
+		{Key: aws.String(v1.NodePoolLabelKey), Value: aws.String("default")},
+	}
 	run, err := ec2.NewFromConfig(cfg).RunInstances(ctx, &ec2.RunInstancesInput{
 		MinCount: aws.Int32(1), MaxCount: aws.Int32(1), ImageId: aws.String(nc.Status.AMIs[0].ID), InstanceType: ec2types.InstanceTypeM5Large,
 		SubnetId: aws.String(nc.Status.Subnets[0].ID), SecurityGroupIds: groups,
 		IamInstanceProfile: &ec2types.IamInstanceProfileSpecification{Name: aws.String(nc.Status.InstanceProfile)},
 		UserData:           aws.String(base64.StdEncoding.EncodeToString([]byte(rendered.UserData))),
+		// Tagged as the field's controller tagged its launches, which the controller's policy
+		// (the generated one, scoped by these tags) requires.
+		TagSpecifications: []ec2types.TagSpecification{
+			{ResourceType: ec2types.ResourceTypeInstance, Tags: fieldTags}, {ResourceType: ec2types.ResourceTypeVolume, Tags: fieldTags},
+		},
 	})
 	if err != nil {
 		t.Fatalf("launching as the field's controller did: %v", err)
