@@ -26,7 +26,7 @@ import (
 func newExplainCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "explain",
-		Short: "Explain why a pod waits, or what happened to a NodeClaim",
+		Short: "Explain why a pod waits, what happened to a NodeClaim, or why a node is kept",
 		Long: `explain reads the cluster of --kubeconfig (or $KUBECONFIG) and says why: why a pod fits each
 NodePool or not, or what a NodeClaim went through and what holds it now.`,
 		Args: cobra.NoArgs,
@@ -35,6 +35,7 @@ NodePool or not, or what a NodeClaim went through and what holds it now.`,
 	cmd.AddCommand(
 		newExplainPodCommand(),
 		newExplainNodeClaimCommand(),
+		newExplainNodeCommand(),
 	)
 	return cmd
 }

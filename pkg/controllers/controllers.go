@@ -25,6 +25,7 @@ import (
 	podmetrics "github.com/joinerhq/joiner/pkg/controllers/metrics/pod"
 	"github.com/joinerhq/joiner/pkg/controllers/node/termination"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/consolidatable"
+	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/drift"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/garbagecollection"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/lifecycle"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/podevents"
@@ -83,7 +84,7 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 		return nil, err
 	}
 	recorder := mgr.GetEventRecorder("karpenter")
-	disrupt, err := disruption.NewController(mgr.GetClient(), view, deps.Clock, recorder, deps.Registry)
+	disrupt, err := disruption.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock, recorder, deps.Registry)
 	if err != nil {
 		return nil, err
 	}
@@ -100,10 +101,12 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 		pods,
 		// Launched, registered, initialized and failed joins, counted from NodeClaim transitions.
 		claimMetrics,
-		// Empty-node consolidation: podevents records when pods come and go, consolidatable marks
-		// NodeClaims quiet for consolidateAfter, disruption deletes the empty ones within budgets.
+		// Disruption: podevents records when pods come and go, consolidatable marks NodeClaims
+		// quiet for consolidateAfter, drift marks those that no longer match their NodePool or
+		// node class, disruption removes, replaces and expires nodes within budgets.
 		podevents.NewController(mgr.GetClient(), deps.Clock),
 		consolidatable.NewController(mgr.GetClient(), deps.Clock),
+		drift.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock),
 		disrupt,
 	}
 	if deps.AWS != nil {

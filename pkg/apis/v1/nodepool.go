@@ -31,7 +31,7 @@ type NodePoolSpec struct {
 type Limits corev1.ResourceList
 
 // ConsolidationPolicy says which nodes consolidation may remove.
-// +kubebuilder:validation:Enum=WhenEmpty;WhenEmptyOrUnderutilized
+// +kubebuilder:validation:Enum=WhenEmpty;WhenEmptyOrUnderutilized;Balanced
 type ConsolidationPolicy string
 
 // Consolidation policies.
@@ -41,6 +41,11 @@ const (
 	// ConsolidationPolicyWhenEmptyOrUnderutilized also removes or replaces nodes whose pods fit
 	// elsewhere, or on a cheaper node.
 	ConsolidationPolicyWhenEmptyOrUnderutilized ConsolidationPolicy = "WhenEmptyOrUnderutilized"
+	// ConsolidationPolicyBalanced consolidates as WhenEmptyOrUnderutilized, but takes a move that
+	// deletes or replaces nodes with pods only when its savings, as a fraction of the NodePool's
+	// cost, are at least half its disruption, as a fraction of the NodePool's (Karpenter v1.14's
+	// Balanced with its default threshold of 2).
+	ConsolidationPolicyBalanced ConsolidationPolicy = "Balanced"
 )
 
 // DisruptionReason is why Joiner disrupts a node, as budgets select it.
@@ -64,8 +69,9 @@ type Disruption struct {
 	// +kubebuilder:validation:Pattern=`^(([0-9]+(s|m|h))+|Never)$`
 	// +optional
 	ConsolidateAfter NillableDuration `json:"consolidateAfter,omitzero"`
-	// ConsolidationPolicy is WhenEmpty (remove only empty nodes) or WhenEmptyOrUnderutilized (also
-	// remove or replace nodes whose pods fit elsewhere more cheaply).
+	// ConsolidationPolicy is WhenEmpty (remove only empty nodes), WhenEmptyOrUnderutilized (also
+	// remove or replace nodes whose pods fit elsewhere more cheaply) or Balanced (those moves only
+	// when they save enough for the pods they disrupt).
 	// +kubebuilder:default:=WhenEmptyOrUnderutilized
 	// +optional
 	ConsolidationPolicy ConsolidationPolicy `json:"consolidationPolicy,omitempty"`

@@ -2,10 +2,14 @@ package disruption
 
 import (
 	"fmt"
+	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cluster"
@@ -18,28 +22,21 @@ func emptyAllowed(nodePool *v1.NodePool) bool {
 	if d.ConsolidateAfter.Duration == nil {
 		return false
 	}
-	return d.ConsolidationPolicy == v1.ConsolidationPolicyWhenEmpty || d.ConsolidationPolicy == v1.ConsolidationPolicyWhenEmptyOrUnderutilized
+	return d.ConsolidationPolicy == v1.ConsolidationPolicyWhenEmpty || d.ConsolidationPolicy == v1.ConsolidationPolicyWhenEmptyOrUnderutilized ||
+		d.ConsolidationPolicy == v1.ConsolidationPolicyBalanced
 }
 
 // underutilizedAllowed reports whether the NodePool lets consolidation remove nodes whose pods fit
 // elsewhere: only WhenEmptyOrUnderutilized does, unless consolidateAfter is Never.
 func underutilizedAllowed(nodePool *v1.NodePool) bool {
 	d := nodePool.Spec.Disruption
-	return d.ConsolidateAfter.Duration != nil && d.ConsolidationPolicy == v1.ConsolidationPolicyWhenEmptyOrUnderutilized
+	return d.ConsolidateAfter.Duration != nil &&
+		(d.ConsolidationPolicy == v1.ConsolidationPolicyWhenEmptyOrUnderutilized || d.ConsolidationPolicy == v1.ConsolidationPolicyBalanced)
 }
 
-// notCandidate returns why the node may not be removed as empty, or "" if it may: it must be
-// disruptable (see notDisruptable) and empty (see blockingPod).
-func notCandidate(sn *cluster.StateNode) string {
-	if reason := notDisruptable(sn); reason != "" {
-		return reason
-	}
-	return blockingPod(sn.Pods)
-}
-
-// notDisruptable returns why consolidation may not touch the node at all, or "": it must be a
-// Node with its NodeClaim, neither being deleted, initialized, Consolidatable and without the
-// do-not-disrupt annotation.
+// notDisruptable returns why no method may touch the node at all, or "": it must be a Node
+// with its NodeClaim, neither being deleted, initialized and without the do-not-disrupt
+// annotation on either.
 func notDisruptable(sn *cluster.StateNode) string {
 	switch {
 	case sn.NodeClaim == nil || sn.Node == nil:
@@ -48,10 +45,45 @@ func notDisruptable(sn *cluster.StateNode) string {
 		return "being deleted"
 	case !sn.Initialized() || !isTrue(sn.NodeClaim, v1.ConditionTypeInitialized):
 		return "not initialized"
-	case !isTrue(sn.NodeClaim, v1.ConditionTypeConsolidatable):
-		return "not consolidatable"
 	}
 	return doNotDisrupt(sn.Node, sn.NodeClaim)
+}
+
+// notConsolidatable returns why consolidation may not take the node, or "": its NodePool's
+// policy must allow it (WhenEmpty only empty nodes), consolidateAfter must not be Never, and
+// the NodeClaim must be Consolidatable (quiet for consolidateAfter; the message says how long
+// is left).
+func notConsolidatable(nodePool *v1.NodePool, sn *cluster.StateNode, empty bool, now time.Time) string {
+	d := nodePool.Spec.Disruption
+	switch {
+	case d.ConsolidateAfter.Duration == nil:
+		return fmt.Sprintf("nodepool %s has consolidateAfter: Never", nodePool.Name)
+	case !empty && !underutilizedAllowed(nodePool):
+		return fmt.Sprintf("nodepool %s has consolidationPolicy %s and the node has pods", nodePool.Name, d.ConsolidationPolicy)
+	case empty && !emptyAllowed(nodePool):
+		return fmt.Sprintf("nodepool %s has consolidationPolicy %q", nodePool.Name, d.ConsolidationPolicy)
+	case !isTrue(sn.NodeClaim, v1.ConditionTypeConsolidatable):
+		return "not consolidatable yet: " + timeLeft(sn.NodeClaim, *d.ConsolidateAfter.Duration, now)
+	}
+	return ""
+}
+
+// timeLeft says how long until the NodeClaim has been quiet (no pod bound or removed since it
+// was initialized) for consolidateAfter, as nodeclaim/consolidatable decides.
+func timeLeft(nc *v1.NodeClaim, consolidateAfter time.Duration, now time.Time) string {
+	initialized := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeInitialized)
+	if initialized == nil {
+		return "not initialized"
+	}
+	quiet := initialized.LastTransitionTime.Time
+	if last := nc.Status.LastPodEventTime.Time; last.After(quiet) {
+		quiet = last
+	}
+	left := quiet.Add(consolidateAfter).Sub(now)
+	if left <= 0 {
+		return fmt.Sprintf("quiet for consolidateAfter %s, waiting for the Consolidatable condition", consolidateAfter)
+	}
+	return fmt.Sprintf("%s left of consolidateAfter %s since the last pod was bound or removed", left.Round(time.Second), consolidateAfter)
 }
 
 // doNotDisrupt returns which of the objects carries karpenter.sh/do-not-disrupt=true, or "".
@@ -65,20 +97,62 @@ func doNotDisrupt(node *corev1.Node, nodeClaim *v1.NodeClaim) string {
 	return ""
 }
 
-// blockingPod returns why the pods keep the node from being empty, or "". Pods that are finished
-// or terminating are gone already. Any other pod annotated do-not-disrupt blocks, DaemonSet and
-// mirror pods included (as in Karpenter). Any other pod that is not a DaemonSet's or a mirror
-// pod would have to be rescheduled, so the node is not empty.
-func blockingPod(pods []*corev1.Pod) string {
+// reschedulable returns the pods that would have to move if the node went: not finished, not
+// terminating, not a DaemonSet's and not mirror pods.
+func reschedulable(pods []*corev1.Pod) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, pod := range pods {
+		if finished(pod) || !pod.DeletionTimestamp.IsZero() || ownedByDaemonSet(pod) || mirror(pod) {
+			continue
+		}
+		out = append(out, pod)
+	}
+	return out
+}
+
+// blockingMove returns why the node's pods keep it, or "": a pod that is not finished or
+// terminating and is annotated do-not-disrupt (DaemonSet and mirror pods included, as in
+// blockingPod), or a pod to move that a PodDisruptionBudget allowing no disruption covers, or
+// that more than one covers (the Eviction API refuses both, as Karpenter checks).
+func blockingMove(pods []*corev1.Pod, pdbs []policyv1.PodDisruptionBudget) string {
+	if reason := doNotDisruptPod(pods); reason != "" {
+		return reason
+	}
+	for _, pod := range reschedulable(pods) {
+		var covering []string
+		for i := range pdbs {
+			pdb := &pdbs[i]
+			if pdb.Namespace != pod.Namespace {
+				continue
+			}
+			selector, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+			if err != nil {
+				return fmt.Sprintf("poddisruptionbudget %s/%s has a selector that cannot be read: %v", pdb.Namespace, pdb.Name, err)
+			}
+			if !selector.Matches(labels.Set(pod.Labels)) {
+				continue
+			}
+			if pdb.Status.DisruptionsAllowed <= 0 {
+				return fmt.Sprintf("poddisruptionbudget %s/%s allows no disruption of pod %s", pdb.Namespace, pdb.Name, pod.Name)
+			}
+			covering = append(covering, pdb.Name)
+		}
+		if len(covering) > 1 {
+			return fmt.Sprintf("pod %s/%s is covered by more than one poddisruptionbudget: %s", pod.Namespace, pod.Name, strings.Join(covering, ", "))
+		}
+	}
+	return ""
+}
+
+// doNotDisruptPod returns which pod that is not finished or terminating carries
+// karpenter.sh/do-not-disrupt=true, or "".
+func doNotDisruptPod(pods []*corev1.Pod) string {
 	for _, pod := range pods {
 		if finished(pod) || !pod.DeletionTimestamp.IsZero() {
 			continue
 		}
 		if pod.Annotations[v1.DoNotDisruptAnnotationKey] == "true" {
 			return fmt.Sprintf("pod %s/%s has %s", pod.Namespace, pod.Name, v1.DoNotDisruptAnnotationKey)
-		}
-		if !ownedByDaemonSet(pod) && !mirror(pod) {
-			return fmt.Sprintf("pod %s/%s would have to be rescheduled", pod.Namespace, pod.Name)
 		}
 	}
 	return ""

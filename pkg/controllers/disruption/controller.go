@@ -3,24 +3,18 @@ package disruption
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
 )
 
@@ -29,37 +23,54 @@ const name = "disruption"
 // DefaultInterval is how often a disruption pass runs.
 const DefaultInterval = 10 * time.Second
 
-// Label values of the metrics, as Karpenter writes them.
-const (
-	reasonEmpty         = "empty"
-	reasonUnderutilized = "underutilized"
-	decisionDelete      = "delete"
-	consolidationEmpty  = "empty"
-	consolidationSingle = "single"
-)
+// ValidationPeriod is how long a decided command waits before it is decided again and, if it
+// still holds, carried out, as Karpenter's consolidation TTL: pods that were about to be bound,
+// and nodes that were about to be used, show up meanwhile.
+const ValidationPeriod = 15 * time.Second
 
-// Controller removes empty nodes and nodes whose pods fit elsewhere. Build it with NewController.
+// ReplacementTimeout is how long a command waits for its replacements to be initialized; after
+// it, the candidates are untainted and kept.
+const ReplacementTimeout = 10 * time.Minute
+
+// replacementPoll is how often a pass runs while replacements are launching.
+const replacementPoll = 2 * time.Second
+
+// Controller disrupts nodes: empty, drifted, underused and expired ones. Build it with
+// NewController. Its state (the command waiting for validation, those whose replacements are
+// launching, the last reason given per NodeClaim) lives only on the leader, in the one goroutine
+// that runs passes.
 type Controller struct {
 	kube      client.Client
 	apiReader client.Reader
 	cluster   *cluster.Cluster
+	cloud     cloudprovider.CloudProvider
 	clock     clock.WithTicker
 	recorder  events.EventRecorder
 	metrics   *metrics
 
 	// Interval may be changed before Register; NewController sets DefaultInterval.
 	Interval time.Duration
+
+	pending  *command
+	inflight []*command
+	// notes are the last reason given per NodeClaim for keeping it, so that an event goes out
+	// only when it changes.
+	notes map[string]string
+	// cleaned is set once the first pass untainted the nodes an earlier leader left tainted.
+	cleaned bool
 }
 
-// NewController returns the disruption controller. The view finds candidates; kube writes the
-// NodeClaim's DisruptionReason and deletes it; the last check before deleting reads through kube
-// until Register replaces that with the manager's uncached reader. Metrics go to reg.
-func NewController(kube client.Client, view *cluster.Cluster, clk clock.WithTicker, recorder events.EventRecorder, reg prometheus.Registerer) (*Controller, error) {
+// NewController returns the disruption controller. The view finds candidates; kube writes
+// NodeClaims (DisruptionReason, replacements, deletion) and Node taints; the last check before
+// acting reads through kube until Register replaces that with the manager's uncached reader;
+// cloud gives the instance types and prices replacements are chosen from. Metrics go to reg.
+func NewController(kube client.Client, view *cluster.Cluster, cloud cloudprovider.CloudProvider, clk clock.WithTicker, recorder events.EventRecorder, reg prometheus.Registerer) (*Controller, error) {
 	m, err := newMetrics(reg)
 	if err != nil {
 		return nil, err
 	}
-	return &Controller{kube: kube, apiReader: kube, cluster: view, clock: clk, recorder: recorder, metrics: m, Interval: DefaultInterval}, nil
+	return &Controller{kube: kube, apiReader: kube, cluster: view, cloud: cloud, clock: clk, recorder: recorder, metrics: m,
+		Interval: DefaultInterval, notes: map[string]string{}}, nil
 }
 
 // Name is the controller's name in logs and metrics.
@@ -74,243 +85,198 @@ func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
 // NeedLeaderElection is true: only the leader disrupts.
 func (c *Controller) NeedLeaderElection() bool { return true }
 
-// Start runs a pass at once and then every Interval until ctx ends. A failed pass is logged and
-// the next tick tries again.
+// Start runs a pass at once and then every Interval, or sooner when a pass asks to be run again
+// sooner, until ctx ends. A failed pass is logged and the next one tries again.
 func (c *Controller) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName(name)
 	ctx = log.IntoContext(ctx, logger)
-	ticker := c.clock.NewTicker(c.Interval)
-	defer ticker.Stop()
 	for {
-		if _, err := c.Disrupt(ctx); err != nil {
+		res, err := c.Disrupt(ctx)
+		if err != nil {
 			logger.Error(err, "Disrupting nodes")
+		}
+		wait := c.Interval
+		if res.RequeueAfter > 0 && res.RequeueAfter < wait {
+			wait = res.RequeueAfter
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-ticker.C():
+		case <-c.clock.After(wait):
 		}
 	}
 }
 
-// pool is one NodePool's part of a pass.
-type pool struct {
-	nodePool *v1.NodePool
-	// nodes counts the NodePool's initialized nodes, disrupting those being deleted or not Ready,
-	// deleted those this pass deleted.
-	nodes, disrupting, deleted int
-	// candidates are empty; underutilized have pods to move.
-	candidates, underutilized []*cluster.StateNode
+// Result is what one pass did.
+type Result struct {
+	// Deleted are the NodeClaims deleted; Launched the replacement NodeClaims created.
+	Deleted, Launched []string
+	// Decided is the command decided this pass, waiting ValidationPeriod, described; "" if none.
+	Decided string
+	// RequeueAfter, when set, is when the next pass is due: a command waits to be validated, for
+	// its replacements, or a NodeClaim expires.
+	RequeueAfter time.Duration
 }
 
-// method is what differs between the ways a node is disrupted.
-type method struct {
-	reason v1.DisruptionReason
-	// label is the metrics' reason, consolidationType their consolidation_type.
-	label, consolidationType string
-	// message goes on the DisruptionReason condition.
-	message string
-	// check returns why the candidate, read again from the API server, may no longer go, or "".
-	check func(ctx context.Context, fresh *cluster.StateNode) (string, error)
-}
-
-var empty = method{
-	reason: v1.DisruptionReasonEmpty, label: reasonEmpty, consolidationType: consolidationEmpty, message: "The node is empty",
-	check: func(_ context.Context, fresh *cluster.StateNode) (string, error) { return notCandidate(fresh), nil },
-}
-
-// Disrupt runs one pass: it finds the empty nodes that may go and deletes as many NodeClaims of
-// each NodePool as its Empty budgets allow, then deletes at most one node whose pods all fit on
-// the nodes that stay (see consolidate), returning the names of the NodeClaims deleted. Errors of
-// single nodes do not stop the pass; they are joined in the error returned.
-func (c *Controller) Disrupt(ctx context.Context) ([]string, error) {
-	pools, nodes, err := c.pools(ctx)
-	if err != nil {
-		return nil, err
+func (r *Result) requeue(d time.Duration) {
+	if d > 0 && (r.RequeueAfter == 0 || d < r.RequeueAfter) {
+		r.RequeueAfter = d
 	}
-	now := c.clock.Now()
-	deleted, gone, errs := c.removeEmpty(ctx, pools, now)
-	name, err := c.consolidate(ctx, pools, nodes, gone, now)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	if name != "" {
-		deleted = append(deleted, name)
-	}
-	return deleted, errors.Join(errs...)
 }
 
-// removeEmpty deletes the empty candidates as the budgets allow. It returns the NodeClaims deleted,
-// the names of their nodes and the errors of single nodes.
-func (c *Controller) removeEmpty(ctx context.Context, pools []*pool, now time.Time) ([]string, map[string]bool, []error) {
-	var deleted []string
-	gone := map[string]bool{}
+// Disrupt runs one pass. It deletes expired NodeClaims; moves on the commands whose replacements
+// are launching; then carries out the command decided ValidationPeriod ago if deciding again on
+// the cluster now still gives it, or else decides a new command (Empty, Drifted, multi-node,
+// single-node, the first that finds one) for a later pass to validate. Errors of single nodes
+// do not stop the pass; they are joined in the error returned.
+func (c *Controller) Disrupt(ctx context.Context) (Result, error) {
+	var res Result
 	var errs []error
-	eligible := 0
-	for _, p := range pools {
-		eligible += len(p.candidates)
-		if len(p.candidates) == 0 {
-			continue
-		}
-		allowed, err := allowedDisruptions(p.nodePool, v1.DisruptionReasonEmpty, p.nodes, now)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		left := allowed - p.disrupting
-		if left <= 0 {
-			log.FromContext(ctx).V(1).Info("Disruption budget leaves no room", "nodepool", klog.KObj(p.nodePool),
-				"allowed", allowed, "disrupting", p.disrupting, "candidates", len(p.candidates))
-			continue
-		}
-		for _, sn := range p.candidates {
-			if left == 0 {
-				break
-			}
-			done, err := c.disrupt(ctx, p.nodePool, sn, empty)
-			if err != nil {
-				errs = append(errs, err)
-			}
-			if done {
-				deleted = append(deleted, sn.NodeClaim.Name)
-				gone[sn.Name()] = true
-				p.deleted++
-				left--
-			}
-		}
-	}
-	c.metrics.eligible.WithLabelValues(reasonEmpty).Set(float64(eligible))
-	return deleted, gone, errs
-}
+	now := c.clock.Now()
+	expired, next, err := c.expire(ctx, now)
+	res.Deleted = append(res.Deleted, expired...)
+	res.requeue(next)
+	errs = append(errs, err)
 
-// pools returns each NodePool with its node counts, its empty candidates (the longest quiet
-// first) and its underutilized candidates (not yet checked against PodDisruptionBudgets), and
-// every node of the view.
-func (c *Controller) pools(ctx context.Context) ([]*pool, []*cluster.StateNode, error) {
-	nodePools, err := c.cluster.NodePools(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	nodes, err := c.cluster.Nodes(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	byName := map[string]*pool{}
-	var out []*pool
-	for _, np := range nodePools {
-		p := &pool{nodePool: np}
-		byName[np.Name] = p
-		out = append(out, p)
-	}
-	for _, sn := range nodes {
-		p := byName[sn.NodePool()]
-		if p == nil || sn.NodeClaim == nil || !sn.Initialized() {
-			continue
-		}
-		p.nodes++
-		if sn.Deleting() || !ready(sn.Node) {
-			p.disrupting++
-			continue
-		}
-		if notDisruptable(sn) != "" {
-			continue
-		}
-		switch {
-		case blockingPod(sn.Pods) == "":
-			if emptyAllowed(p.nodePool) {
-				p.candidates = append(p.candidates, sn)
-			}
-		case underutilizedAllowed(p.nodePool) && len(reschedulable(sn.Pods)) > 0:
-			p.underutilized = append(p.underutilized, sn)
-		}
-	}
-	for _, p := range out {
-		slices.SortStableFunc(p.candidates, func(a, b *cluster.StateNode) int {
-			if c := quietSince(a).Compare(quietSince(b)); c != 0 {
-				return c
-			}
-			return strings.Compare(a.NodeClaim.Name, b.NodeClaim.Name)
-		})
-	}
-	return out, nodes, nil
-}
-
-// quietSince is when the NodeClaim became Consolidatable.
-func quietSince(sn *cluster.StateNode) time.Time {
-	if cond := meta.FindStatusCondition(sn.NodeClaim.Status.Conditions, v1.ConditionTypeConsolidatable); cond != nil {
-		return cond.LastTransitionTime.Time
-	}
-	return time.Time{}
-}
-
-// disrupt checks the candidate again against the API server (not the cache) with m.check, records
-// DisruptionReason on its NodeClaim and deletes it; termination drains and removes the Node. It
-// reports whether the NodeClaim was deleted; a candidate that changed meanwhile is skipped.
-func (c *Controller) disrupt(ctx context.Context, nodePool *v1.NodePool, sn *cluster.StateNode, m method) (bool, error) {
-	logger := log.FromContext(ctx).WithValues("nodeclaim", klog.KObj(sn.NodeClaim), "node", klog.KObj(sn.Node), "nodepool", klog.KObj(nodePool))
-	fresh, err := c.fresh(ctx, sn)
-	if err != nil {
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		return false, err
-	}
-	reason, err := m.check(ctx, fresh)
-	if err != nil {
-		return false, err
-	}
-	if reason != "" {
-		logger.V(1).Info("Skipping candidate that changed", "reason", reason)
-		return false, nil
-	}
-	nodeClaim := fresh.NodeClaim
-	stored := nodeClaim.DeepCopy()
-	meta.SetStatusCondition(&nodeClaim.Status.Conditions, metav1.Condition{
-		Type: v1.ConditionTypeDisruptionReason, Status: metav1.ConditionTrue, Reason: string(m.reason),
-		Message: m.message, ObservedGeneration: nodeClaim.Generation, LastTransitionTime: metav1.NewTime(c.clock.Now()),
+	c.inflight = slices.DeleteFunc(c.inflight, func(cmd *command) bool {
+		done, deleted, err := c.advance(ctx, cmd, now)
+		res.Deleted = append(res.Deleted, deleted...)
+		errs = append(errs, err)
+		return done
 	})
-	logger.Info("Disrupting node", "reason", m.label)
-	// The optimistic lock makes the patch fail if the NodeClaim changed since it was checked (a pod
-	// event, the condition lost); the delete's precondition does the same between patch and delete.
-	if err := c.kube.Status().Patch(ctx, nodeClaim, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
-		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			logger.V(1).Info("Skipping candidate that changed", "reason", err.Error())
-			return false, nil
-		}
-		return false, fmt.Errorf("recording disruption reason on nodeclaim %s, %w", nodeClaim.Name, err)
+	if len(c.inflight) > 0 {
+		res.requeue(replacementPoll)
 	}
-	precondition := client.Preconditions{UID: &nodeClaim.UID, ResourceVersion: &nodeClaim.ResourceVersion}
-	if err := c.kube.Delete(ctx, nodeClaim, precondition); err != nil {
-		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			logger.V(1).Info("Skipping candidate that changed", "reason", err.Error())
-			return false, nil
-		}
-		return false, fmt.Errorf("deleting nodeclaim %s, %w", nodeClaim.Name, err)
+	if !c.cleaned {
+		errs = append(errs, c.untaintOrphans(ctx))
+		c.cleaned = true
 	}
-	c.recorder.Eventf(nodeClaim, nil, corev1.EventTypeNormal, "DisruptionTerminating", "Disrupt", "Disrupting NodeClaim: %s", m.reason)
-	c.recorder.Eventf(fresh.Node, nil, corev1.EventTypeNormal, "DisruptionTerminating", "Disrupt", "Disrupting Node: %s", m.reason)
-	c.metrics.nodeClaimsDisrupted.WithLabelValues(m.label, nodePool.Name, nodeClaim.Labels[v1.CapacityTypeLabelKey]).Inc()
-	c.metrics.decisions.WithLabelValues(decisionDelete, m.label, m.consolidationType).Inc()
-	return true, nil
+
+	// A command due for validation is decided again on its nodes, so they are not busy then.
+	due := c.pending != nil && !now.Before(c.pending.validateAt)
+	notes := map[string]string{}
+	ps, err := c.newPass(ctx, now, c.busy(!due), func(sn *cluster.StateNode, why string) { notes[sn.NodeClaim.Name] = why })
+	if err != nil {
+		return res, errors.Join(append(errs, err)...)
+	}
+	c.observeBudgets(ps)
+	switch {
+	case c.pending != nil && now.Before(c.pending.validateAt):
+		res.requeue(c.pending.validateAt.Sub(now))
+	case due:
+		old := c.pending
+		c.pending = nil
+		cmd, why, err := ps.revalidate(old)
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case cmd == nil:
+			log.FromContext(ctx).Info("Abandoning disruption that no longer holds", "nodes", old.nodeNames(), "decision", old.describe(), "reason", why)
+		default:
+			deleted, launched, err := c.execute(ctx, cmd)
+			res.Deleted = append(res.Deleted, deleted...)
+			res.Launched = append(res.Launched, launched...)
+			errs = append(errs, err)
+			if len(launched) > 0 {
+				res.requeue(replacementPoll)
+			}
+		}
+	default:
+		start := c.clock.Now()
+		d, err := ps.decide()
+		errs = append(errs, err)
+		for name, why := range d.notes {
+			notes[name] = why
+		}
+		if d.cmd != nil {
+			c.metrics.evaluation.WithLabelValues(d.cmd.method.label, d.cmd.method.consolidationType).Observe(c.clock.Since(start).Seconds())
+			d.cmd.validateAt = now.Add(ValidationPeriod)
+			c.pending = d.cmd
+			res.Decided = d.cmd.describe()
+			res.requeue(ValidationPeriod)
+			log.FromContext(ctx).Info("Decided disruption, validating it again after the validation period", "nodes", d.cmd.nodeNames(),
+				"decision", res.Decided, "validateAt", d.cmd.validateAt)
+		}
+	}
+	// While nodes are leaving, budgets free up as they go: look again soon rather than at the
+	// next interval.
+	if slices.ContainsFunc(ps.pools, func(p *pool) bool { return p.disrupting > 0 && len(p.candidates) > 0 }) {
+		res.requeue(replacementPoll)
+	}
+	c.observeEligible(ps)
+	c.emitNotes(ps, notes)
+	return res, errors.Join(errs...)
 }
 
-// fresh reads the candidate's NodeClaim, Node and pods from the API server.
-func (c *Controller) fresh(ctx context.Context, sn *cluster.StateNode) (*cluster.StateNode, error) {
-	nodeClaim := &v1.NodeClaim{}
-	if err := c.apiReader.Get(ctx, client.ObjectKeyFromObject(sn.NodeClaim), nodeClaim); err != nil {
-		return nil, fmt.Errorf("getting nodeclaim %s, %w", sn.NodeClaim.Name, err)
+// busy returns the nodes of the in-flight commands and, with pending, of the pending one.
+func (c *Controller) busy(pending bool) map[string]bool {
+	out := map[string]bool{}
+	cmds := c.inflight
+	if pending && c.pending != nil {
+		cmds = append(slices.Clone(cmds), c.pending)
 	}
-	node := &corev1.Node{}
-	if err := c.apiReader.Get(ctx, client.ObjectKeyFromObject(sn.Node), node); err != nil {
-		return nil, fmt.Errorf("getting node %s, %w", sn.Node.Name, err)
+	for _, cmd := range cmds {
+		for _, n := range cmd.nodeNames() {
+			out[n] = true
+		}
 	}
-	var pods corev1.PodList
-	if err := c.apiReader.List(ctx, &pods, client.MatchingFields{cluster.PodNodeNameField: node.Name}); err != nil {
-		return nil, fmt.Errorf("listing pods of node %s, %w", node.Name, err)
-	}
-	out := &cluster.StateNode{Node: node, NodeClaim: nodeClaim}
-	for i := range pods.Items {
-		out.Pods = append(out.Pods, &pods.Items[i])
-	}
-	return out, nil
+	return out
 }
+
+// observeBudgets sets karpenter_nodepools_allowed_disruptions per NodePool and reason.
+func (c *Controller) observeBudgets(ps *pass) {
+	for _, p := range ps.pools {
+		for _, reason := range []v1.DisruptionReason{v1.DisruptionReasonEmpty, v1.DisruptionReasonDrifted, v1.DisruptionReasonUnderutilized} {
+			n, _ := ps.room(p, reason)
+			c.metrics.allowed.WithLabelValues(p.nodePool.Name, string(reason)).Set(float64(max(n, 0)))
+		}
+	}
+}
+
+// observeEligible sets karpenter_voluntary_disruption_eligible_nodes per reason.
+func (c *Controller) observeEligible(ps *pass) {
+	counts := map[string]int{methodEmpty.label: 0, methodDrifted.label: 0, methodSingle.label: 0}
+	for _, p := range ps.pools {
+		for _, cand := range p.candidates {
+			switch {
+			case cand.drifted:
+				counts[methodDrifted.label]++
+			case len(cand.pods) == 0:
+				counts[methodEmpty.label]++
+			case underutilizedAllowed(p.nodePool):
+				counts[methodSingle.label]++
+			}
+		}
+	}
+	for label, n := range counts {
+		c.metrics.eligible.WithLabelValues(label).Set(float64(n))
+	}
+}
+
+// emitNotes sends an event on each NodeClaim whose reason for being kept changed, and forgets
+// the NodeClaims that now have none.
+func (c *Controller) emitNotes(ps *pass, notes map[string]string) {
+	for _, sn := range ps.nodes {
+		if sn.NodeClaim == nil {
+			continue
+		}
+		why, ok := notes[sn.NodeClaim.Name]
+		if !ok {
+			delete(c.notes, sn.NodeClaim.Name)
+			continue
+		}
+		if c.notes[sn.NodeClaim.Name] == why {
+			continue
+		}
+		c.notes[sn.NodeClaim.Name] = why
+		c.recorder.Eventf(sn.NodeClaim, nil, "Normal", ReasonDisruptionBlocked, "Disrupt", "Not disrupting: %s", why)
+	}
+	for name := range c.notes {
+		if _, ok := notes[name]; !ok {
+			delete(c.notes, name)
+		}
+	}
+}
+
+// nodeClaimKey is the key of the NodeClaim named.
+func nodeClaimKey(name string) client.ObjectKey { return client.ObjectKey{Name: name} }

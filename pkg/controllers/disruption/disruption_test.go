@@ -18,20 +18,66 @@ import (
 
 	"github.com/joinerhq/joiner/internal/testenv"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
 	"github.com/joinerhq/joiner/pkg/cluster"
 	"github.com/joinerhq/joiner/pkg/controllers/disruption"
 )
 
-// newController returns a controller reading and writing through the direct client.
-func newController(t *testing.T) (*disruption.Controller, *testenv.Recorder, *prometheus.Registry) {
+// harness is a controller reading and writing through the direct client, with what drives and
+// observes it.
+type harness struct {
+	*disruption.Controller
+	events *testenv.Recorder
+	reg    *prometheus.Registry
+	clock  *clocktesting.FakeClock
+	// cloud has no instance types unless the test gives some: no NodePool can launch a
+	// replacement then, and no node has a price.
+	cloud *fake.CloudProvider
+}
+
+// newController returns a harness on the direct client.
+func newController(t *testing.T) *harness {
 	t.Helper()
-	events := &testenv.Recorder{}
-	reg := prometheus.NewRegistry()
-	c, err := disruption.NewController(env.Client, cluster.New(env.Client, false), clocktesting.NewFakeClock(time.Now()), events, reg)
+	return newHarness(t, env.Client, cluster.New(env.Client, false))
+}
+
+func newHarness(t *testing.T, kube client.Client, view *cluster.Cluster) *harness {
+	t.Helper()
+	h := &harness{events: &testenv.Recorder{}, reg: prometheus.NewRegistry(), clock: clocktesting.NewFakeClock(time.Now()), cloud: &fake.CloudProvider{}}
+	c, err := disruption.NewController(kube, view, h.cloud, h.clock, h.events, h.reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, events, reg
+	h.Controller = c
+	return h
+}
+
+// decideAndCarryOut runs a pass, which decides, then steps the clock by the validation period
+// and runs another, which validates and carries out the decision; it returns the NodeClaims
+// deleted by either.
+func (h *harness) decideAndCarryOut(t *testing.T) []string {
+	t.Helper()
+	first, err := h.Disrupt(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Step(disruption.ValidationPeriod)
+	second, err := h.Disrupt(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(first.Deleted, second.Deleted...)
+}
+
+// terminating returns the DisruptionTerminating events of the recorder.
+func terminating(r *testenv.Recorder) []string {
+	var out []string
+	for _, e := range r.Events() {
+		if strings.Contains(e, " "+disruption.ReasonDisruptionTerminating+" ") {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // cleanup deletes obj after the test, first releasing any finalizer the test put on it.
@@ -91,7 +137,8 @@ func newNode(t *testing.T, pool, name string, edit func(*v1.NodeClaim, *corev1.N
 		},
 	}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-" + name, Labels: map[string]string{
-		v1.NodePoolLabelKey: pool, v1.NodeInitializedLabelKey: "true",
+		v1.NodePoolLabelKey: pool, v1.NodeInitializedLabelKey: "true", v1.CapacityTypeLabelKey: v1.CapacityTypeSpot,
+		corev1.LabelInstanceTypeStable: "m7i.large", corev1.LabelTopologyZone: "us-west-2a", corev1.LabelArchStable: "amd64",
 	}}, Spec: corev1.NodeSpec{ProviderID: providerID}}
 	now := metav1.NewTime(time.Now().Add(-time.Hour))
 	nc.Status = v1.NodeClaimStatus{ProviderID: providerID, NodeName: node.Name, Conditions: []metav1.Condition{
@@ -203,17 +250,14 @@ func TestDisrupt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, events, _ := newController(t)
+			h := newController(t)
 			pool := "p-" + tt.name
 			newNodePool(t, pool, tt.nodePool)
 			nc, node := newNode(t, pool, tt.name, tt.node)
 			if tt.pod != nil {
 				newPod(t, tt.name, node.Name, tt.pod)
 			}
-			deleted, err := c.Disrupt(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
+			deleted := h.decideAndCarryOut(t)
 			if got := slices.Contains(deleted, nc.Name); got != tt.want {
 				t.Errorf("deleted %v, want %s deleted: %v", deleted, nc.Name, tt.want)
 			}
@@ -222,9 +266,13 @@ func TestDisrupt(t *testing.T) {
 			}
 			var want []string
 			if tt.want {
-				want = []string{nc.Name + " Normal DisruptionTerminating Disrupting NodeClaim: Empty", node.Name + " Normal DisruptionTerminating Disrupting Node: Empty"}
+				want = []string{
+					nc.Name + " Normal DisruptionTerminating Disrupting NodeClaim: Empty, deleting 1 node(s)",
+					pool + " Normal DisruptionTerminating Disrupting NodeClaim " + nc.Name + ": Empty, deleting 1 node(s)",
+					node.Name + " Normal DisruptionTerminating Disrupting Node: Empty, deleting 1 node(s)",
+				}
 			}
-			if diff := cmp.Diff(want, events.Events()); diff != "" {
+			if diff := cmp.Diff(want, terminating(h.events)); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 		})
@@ -234,7 +282,7 @@ func TestDisrupt(t *testing.T) {
 // TestBudget: a budget of one node removes one of three empty nodes per pass, and none while
 // that one is still being deleted.
 func TestBudget(t *testing.T) {
-	c, _, reg := newController(t)
+	h := newController(t)
 	newNodePool(t, "budget-one", func(np *v1.NodePool) { np.Spec.Disruption.Budgets = []v1.Budget{{Nodes: "1"}} })
 	var claims []*v1.NodeClaim
 	for _, name := range []string{"budget-a", "budget-b", "budget-c"} {
@@ -243,10 +291,7 @@ func TestBudget(t *testing.T) {
 		})
 		claims = append(claims, nc)
 	}
-	deleted, err := c.Disrupt(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	deleted := h.decideAndCarryOut(t)
 	if len(deleted) != 1 {
 		t.Fatalf("first pass deleted %v, want one", deleted)
 	}
@@ -257,8 +302,8 @@ func TestBudget(t *testing.T) {
 	if cond := findCondition(got, v1.ConditionTypeDisruptionReason); cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != "Empty" {
 		t.Errorf("DisruptionReason = %+v, want True/Empty", cond)
 	}
-	if deleted, err = c.Disrupt(t.Context()); err != nil || len(deleted) != 0 {
-		t.Fatalf("second pass, with one node deleting, deleted %v (%v), want none", deleted, err)
+	if deleted = h.decideAndCarryOut(t); len(deleted) != 0 {
+		t.Fatalf("second pass, with one node deleting, deleted %v, want none", deleted)
 	}
 	// The first NodeClaim finishes terminating: its Node and NodeClaim go.
 	got.Finalizers = nil
@@ -268,8 +313,8 @@ func TestBudget(t *testing.T) {
 	if err := env.Client.Delete(t.Context(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-" + got.Name}}); err != nil {
 		t.Fatal(err)
 	}
-	if deleted, err = c.Disrupt(t.Context()); err != nil || len(deleted) != 1 {
-		t.Fatalf("third pass deleted %v (%v), want one", deleted, err)
+	if deleted = h.decideAndCarryOut(t); len(deleted) != 1 {
+		t.Fatalf("third pass deleted %v, want one", deleted)
 	}
 	n := 0
 	for _, nc := range claims {
@@ -280,10 +325,10 @@ func TestBudget(t *testing.T) {
 	if n != 2 {
 		t.Errorf("%d NodeClaims deleting, want 2", n)
 	}
-	if v := counter(t, reg, "karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "empty", "nodepool": "budget-one", "capacity_type": "spot"}); v != 2 {
+	if v := counter(t, h.reg, "karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "empty", "nodepool": "budget-one", "capacity_type": "spot"}); v != 2 {
 		t.Errorf("karpenter_nodeclaims_disrupted_total = %v, want 2", v)
 	}
-	if v := counter(t, reg, "karpenter_voluntary_disruption_decisions_total", map[string]string{"decision": "delete", "reason": "empty", "consolidation_type": "empty"}); v != 2 {
+	if v := counter(t, h.reg, "karpenter_voluntary_disruption_decisions_total", map[string]string{"decision": "delete", "reason": "empty", "consolidation_type": "empty"}); v != 2 {
 		t.Errorf("karpenter_voluntary_disruption_decisions_total = %v, want 2", v)
 	}
 }
@@ -291,22 +336,26 @@ func TestBudget(t *testing.T) {
 // TestRecheck: a pod that the cache has not seen yet stops the deletion: the last check reads the
 // API server.
 func TestRecheck(t *testing.T) {
-	events := &testenv.Recorder{}
 	// The view sees a stale cluster: the pod is filtered out as if the cache had not seen it yet.
 	stale := behindReader{Client: env.Client, hide: withoutPods}
-	c, err := disruption.NewController(env.Client, cluster.New(stale, false), clocktesting.NewFakeClock(time.Now()), events, prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := newHarness(t, env.Client, cluster.New(stale, false))
 	newNodePool(t, "recheck", nil)
 	nc, node := newNode(t, "recheck", "recheck", nil)
 	newPod(t, "recheck-late", node.Name, nil)
-	deleted, err := c.Disrupt(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	deleted := h.decideAndCarryOut(t)
 	if len(deleted) != 0 || deleting(t, nc) {
 		t.Errorf("deleted %v, want none: the API server has a pod on the node", deleted)
+	}
+	// Tainted before the last check, untainted once the command was abandoned.
+	got := &corev1.Node{}
+	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(node), got); err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(got.Spec.Taints, func(taint corev1.Taint) bool { return taint.Key == v1.DisruptedTaintKey }) {
+		t.Errorf("node keeps the %s taint after the command was abandoned: %v", v1.DisruptedTaintKey, got.Spec.Taints)
+	}
+	if e := h.events.Find(nc.Name, corev1.EventTypeNormal, disruption.ReasonDisruptionAbandoned); !strings.Contains(e, "recheck-late was bound") {
+		t.Errorf("abandon event = %q, want it to name the pod bound after the decision", e)
 	}
 }
 

@@ -1,47 +1,63 @@
-// Package disruption removes empty nodes and nodes whose pods fit on the other nodes: Karpenter's
-// empty-node consolidation and its single-node consolidation when the replacement is none. It
-// runs on the leader, a pass at once and then every Interval on the injected clock.
+// Package disruption takes capacity away safely: Karpenter's disruption controller. It runs on
+// the leader, a pass at once and then every Interval on the injected clock (sooner when a
+// command waits), and owns the decision, the karpenter.sh/disrupted taint of the nodes it
+// decided on, the replacement NodeClaims it launches, and the NodeClaims' DisruptionReason.
 //
-// A node is disruptable when its NodeClaim is initialized, Consolidatable (nodeclaim/
-// consolidatable: quiet for the NodePool's consolidateAfter), neither it nor its Node is being
-// deleted, neither is annotated karpenter.sh/do-not-disrupt=true, and its NodePool's
-// consolidateAfter is not Never. The pods to move are those that are not DaemonSet pods, mirror
-// pods, finished or terminating.
+// A pass builds its view (pass): every node sorted into its NodePool's counts and candidates,
+// the pending pods, the PodDisruptionBudgets, and provisioning's Snapshot (NodePools, instance
+// types and prices, nodes as the solver sees them). A node is a candidate when its NodeClaim is
+// initialized, neither it nor its Node is being deleted, tainted karpenter.sh/disrupted or in a
+// command already, neither carries karpenter.sh/do-not-disrupt=true, no running pod on it does,
+// and no pod to move is covered by a PodDisruptionBudget allowing no disruption (or by more than
+// one: the Eviction API refuses both); and it is Drifted, or consolidation may take it (policy,
+// consolidateAfter not Never, Consolidatable).
 //
-// Empty: a disruptable node of a WhenEmpty or WhenEmptyOrUnderutilized NodePool with no pod to
-// move and no running pod annotated karpenter.sh/do-not-disrupt=true is deleted with reason
-// Empty, as many per NodePool as its budgets allow, the longest quiet first.
+// Methods, in Karpenter's order, the first that finds something wins: Empty (every empty
+// consolidatable node the Empty budgets allow); Drifted (every empty drifted node the budgets
+// allow, else the first drifted node whose pods find room, on other nodes or new NodeClaims at
+// any price); multi-node consolidation (the longest prefix, by binary search over the first
+// MaxMultiNodeCandidates, of nodes that can be deleted or replaced by one cheaper node of a type
+// none of them has); single-node consolidation (the first node that can be deleted or replaced
+// by one cheaper node). "Room" is scheduling.Solve over the snapshot without the candidates,
+// with their pods, the pods of nodes already leaving and the pending pods: the candidates' pods
+// must all be placed; a pending pod that fits nowhere blocks nothing. A replacement must save at
+// least MinReplacementSavings of the candidates' price, so a cluster at rest makes no moves; a
+// spot node's spot replacement needs MinSpotToSpotOptions cheaper types and keeps that many.
+// Candidates are ordered by the least summed eviction cost of their pods (1 each, adjusted by
+// pod-deletion-cost and priority, as Karpenter), then longest quiet. A NodePool with the Balanced
+// policy takes a consolidation move with pods only when its savings, as a fraction of the
+// NodePool's cost, are at least 1/BalancedThreshold of its disruption (1 per node plus the
+// pods' eviction costs) as a fraction of the NodePool's, each NodePool of the move scored on its
+// own.
 //
-// Underutilized: after that, of the disruptable nodes of WhenEmptyOrUnderutilized NodePools that
-// have pods to move, at most one per pass is deleted with reason Underutilized: the one with the
-// fewest pods to move (then the longest quiet) whose pods all fit on the other nodes. No running
-// pod may carry do-not-disrupt, and no pod to move may be covered by a PodDisruptionBudget
-// (same namespace, matching selector) whose status.disruptionsAllowed is 0, or by more than one
-// (the Eviction API refuses both). "Fit" is scheduling.Solve with the pods to move, plus the pods
-// still on nodes being deleted (or deleted earlier in the pass), as Pods, the other initialized,
-// Ready, schedulable Nodes that are not being deleted as Nodes, and no NodePool, so that nothing
-// new may be launched: every pod must be placed, with the solver's affinity, anti-affinity and
-// topology spread rules. Node prices are not known here, so they play no part in the order.
+// Budgets: per NodePool and reason, the smallest nodes value among the budgets whose reasons
+// include it (or are unset) and whose schedule window is open (schedule.go); a percentage is of
+// the NodePool's initialized nodes, rounded up; an empty list limits nothing (the API server
+// defaults an absent list to one 10% budget, as upstream); a budget that cannot be read allows
+// nothing. Nodes being deleted, not Ready or tainted karpenter.sh/disrupted count against it.
 //
-// Budgets: per NodePool and reason (Empty or Underutilized), the smallest nodes value among the
-// budgets whose reasons include it (or are unset) and whose schedule window is open at now
-// (five-field cron in UTC plus duration, parsed here as robfig/cron's standard parser does); a
-// percentage is of the NodePool's initialized nodes, rounded up; an empty budgets list means
-// 10%; a budget that cannot be read allows nothing. From it are subtracted the NodePool's nodes
-// already being deleted or not Ready, and those deleted earlier in the pass.
+// Safety: a decided command waits ValidationPeriod and is decided again on the cluster then
+// (same candidates, budgets, same kind of decision at no higher price); if it holds, the
+// candidates are tainted karpenter.sh/disrupted:NoSchedule, then read again from the API server
+// (not the cache) and checked again, including that no pod was bound to them that the decision
+// did not plan for. Any failure untaints them. Deletes then go through DisruptionReason (a
+// status patch with optimistic locking) and a delete with a resourceVersion precondition.
+// Replacements are created as provisioning creates NodeClaims; once all are Initialized the
+// candidates are deleted; if one is gone, or ReplacementTimeout passes, the candidates are
+// untainted and kept. The first pass of a leader untaints nodes an earlier leader left tainted.
 //
-// Before deleting, the NodeClaim, Node and pods (and, for Underutilized, the
-// PodDisruptionBudgets) are read again from the API server (not the cache) and checked again,
-// the fit simulated again with the fresh pods; the NodeClaim gets DisruptionReason=True/<reason>
-// by a patch with optimistic locking and is deleted with a resourceVersion precondition, so a
-// NodeClaim change in between stops it. Events DisruptionTerminating ("Disrupting NodeClaim:
-// <reason>") go on the NodeClaim and the Node; the metrics are karpenter_nodeclaims_disrupted_total,
-// karpenter_voluntary_disruption_decisions_total (consolidation_type "empty" or "single") and
-// karpenter_voluntary_disruption_eligible_nodes, with reason "empty" or "underutilized".
-// Draining (through the Eviction API) and terminating are node/termination's and
-// nodeclaim/lifecycle's.
+// Expired: a NodeClaim older than its expireAfter is deleted forcefully, whatever the budgets,
+// do-not-disrupt or PodDisruptionBudgets; termination drains it within terminationGracePeriod.
 //
-// Left out: replacing a node with a cheaper one, multi-node consolidation, price-aware ordering,
-// keeping room for pending pods in the fit, drift, expiry, tainting the node before the last
-// check. The package must not create NodeClaims, drain pods or call the cloud.
+// Reasons: each pass, a NodeClaim that is kept gets a DisruptionBlocked event when its reason
+// changes (do-not-disrupt, the PodDisruptionBudget named, the budget named with its schedule,
+// the cheapest option's price, the pod that fits nowhere, the time left to consolidateAfter).
+// Decisions put DisruptionTerminating / DisruptionLaunching events with the savings per hour on
+// the NodeClaim, its Node and its NodePool. Metrics, as Karpenter's: karpenter_nodeclaims_disrupted_total,
+// karpenter_voluntary_disruption_decisions_total, karpenter_voluntary_disruption_eligible_nodes,
+// karpenter_voluntary_disruption_decision_evaluation_duration_seconds and
+// karpenter_nodepools_allowed_disruptions.
+//
+// The package must not drain pods or call the cloud beyond reading instance types: draining is
+// node/termination's, launching nodeclaim/lifecycle's, the Drifted condition nodeclaim/drift's.
 package disruption

@@ -71,7 +71,7 @@ func TestAllowedDisruptions(t *testing.T) {
 		want     int
 		wantErr  bool
 	}{
-		{name: "no budgets is 10%, rounded up", nodePool: pool(), nodes: 3, want: 1},
+		{name: "an empty list limits nothing, as upstream's API", nodePool: pool(), nodes: 3, want: int(^uint(0) >> 1)},
 		{name: "10% of 25 rounds up to 3", nodePool: pool(v1.Budget{Nodes: "10%"}), nodes: 25, want: 3},
 		{name: "0% of 25", nodePool: pool(v1.Budget{Nodes: "0%"}), nodes: 25, want: 0},
 		{name: "10% of none", nodePool: pool(v1.Budget{Nodes: "10%"}), nodes: 0, want: 0},

@@ -3,22 +3,17 @@ package disruption_test
 import (
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/joinerhq/joiner/internal/testenv"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cluster"
-	"github.com/joinerhq/joiner/pkg/controllers/disruption"
 )
 
 // underutilizedPool edits a NodePool to WhenEmptyOrUnderutilized.
@@ -101,7 +96,7 @@ func TestUnderutilized(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, events, reg := newController(t)
+			h := newController(t)
 			pool := "u-" + tt.name
 			edit := tt.nodePool
 			if edit == nil {
@@ -146,10 +141,7 @@ func TestUnderutilized(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			deleted, err := c.Disrupt(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
+			deleted := h.decideAndCarryOut(t)
 			if got := slices.Contains(deleted, nc.Name); got != tt.want {
 				t.Errorf("deleted %v, want %s deleted: %v", deleted, nc.Name, tt.want)
 			}
@@ -158,36 +150,42 @@ func TestUnderutilized(t *testing.T) {
 			}
 			var want []string
 			if tt.want {
-				want = []string{nc.Name + " Normal DisruptionTerminating Disrupting NodeClaim: Underutilized", node.Name + " Normal DisruptionTerminating Disrupting Node: Underutilized"}
+				want = []string{
+					nc.Name + " Normal DisruptionTerminating Disrupting NodeClaim: Underutilized, deleting 1 node(s)",
+					pool + " Normal DisruptionTerminating Disrupting NodeClaim " + nc.Name + ": Underutilized, deleting 1 node(s)",
+					node.Name + " Normal DisruptionTerminating Disrupting Node: Underutilized, deleting 1 node(s)",
+				}
 			}
-			if diff := cmp.Diff(want, events.Events()); diff != "" {
+			if diff := cmp.Diff(want, terminating(h.events)); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 			wantCount := 0.0
 			if tt.want {
 				wantCount = 1
 			}
-			if v := counter(t, reg, "karpenter_voluntary_disruption_decisions_total", map[string]string{"decision": "delete", "reason": "underutilized", "consolidation_type": "single"}); max(v, 0) != wantCount {
+			if v := counter(t, h.reg, "karpenter_voluntary_disruption_decisions_total", map[string]string{"decision": "delete", "reason": "underutilized", "consolidation_type": "single"}); max(v, 0) != wantCount {
 				t.Errorf("karpenter_voluntary_disruption_decisions_total = %v, want %v", v, wantCount)
 			}
 		})
 	}
 }
 
-// TestUnderutilizedOnePerPass: of two nodes whose pods fit on a third, one pass deletes one, the
-// one with fewer pods, with DisruptionReason Underutilized; the next pass, with it still being
-// deleted, deletes the other only if the third has room for the pods of both.
-func TestUnderutilizedOnePerPass(t *testing.T) {
+// TestUnderutilizedMulti: two nodes whose pods fit on a third go together (multi-node
+// consolidation) when the third has room for the pods of both; else the one with fewer pods goes
+// alone (single-node), and the other stays.
+func TestUnderutilizedMulti(t *testing.T) {
 	for _, tt := range []struct {
-		name       string
-		cpu        string // of each pod; the receiver has 2 CPU
-		wantSecond bool
+		name string
+		cpu  string // of each pod; the receiver has 2 CPU
+		want []string
+		// consolidationType of the decision.
+		consolidationType string
 	}{
-		{name: "room-for-both", cpu: "500m", wantSecond: true},
-		{name: "room-for-one", cpu: "1", wantSecond: false},
+		{name: "room-for-both", cpu: "500m", want: []string{"a", "b"}, consolidationType: "multi"},
+		{name: "room-for-one", cpu: "1", want: []string{"a"}, consolidationType: "single"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c, _, reg := newController(t)
+			h := newController(t)
 			pool := "one-" + tt.name
 			newNodePool(t, pool, func(np *v1.NodePool) {
 				underutilizedPool(np)
@@ -206,12 +204,13 @@ func TestUnderutilizedOnePerPass(t *testing.T) {
 			newPod(t, pool+"-b1", nodeB.Name, requesting("100m", "b"))
 			newPod(t, pool+"-b2", nodeB.Name, requesting(tt.cpu, "b"))
 
-			deleted, err := c.Disrupt(t.Context())
-			if err != nil {
-				t.Fatal(err)
+			deleted := h.decideAndCarryOut(t)
+			var want []string
+			for _, n := range tt.want {
+				want = append(want, map[string]string{"a": a.Name, "b": b.Name}[n])
 			}
-			if diff := cmp.Diff([]string{a.Name}, deleted); diff != "" {
-				t.Fatalf("first pass deleted (-want +got):\n%s", diff)
+			if diff := cmp.Diff(want, deleted); diff != "" {
+				t.Fatalf("deleted (-want +got):\n%s", diff)
 			}
 			got := &v1.NodeClaim{}
 			if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(a), got); err != nil {
@@ -220,21 +219,14 @@ func TestUnderutilizedOnePerPass(t *testing.T) {
 			if cond := findCondition(got, v1.ConditionTypeDisruptionReason); cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != "Underutilized" {
 				t.Errorf("DisruptionReason = %+v, want True/Underutilized", cond)
 			}
-			if deleting(t, b) {
-				t.Fatalf("%s deleted in the same pass", b.Name)
+			if deleted = h.decideAndCarryOut(t); len(deleted) != 0 {
+				t.Errorf("next pass deleted %v, want none", deleted)
 			}
-			if deleted, err = c.Disrupt(t.Context()); err != nil {
-				t.Fatal(err)
+			if v := counter(t, h.reg, "karpenter_voluntary_disruption_decisions_total", map[string]string{"decision": "delete", "reason": "underutilized", "consolidation_type": tt.consolidationType}); v != 1 {
+				t.Errorf("karpenter_voluntary_disruption_decisions_total{consolidation_type=%s} = %v, want 1", tt.consolidationType, v)
 			}
-			if got := slices.Contains(deleted, b.Name); got != tt.wantSecond {
-				t.Errorf("second pass deleted %v, want %s deleted: %v", deleted, b.Name, tt.wantSecond)
-			}
-			want := 1.0
-			if tt.wantSecond {
-				want = 2
-			}
-			if v := counter(t, reg, "karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "underutilized", "nodepool": pool, "capacity_type": "spot"}); v != want {
-				t.Errorf("karpenter_nodeclaims_disrupted_total = %v, want %v", v, want)
+			if v := counter(t, h.reg, "karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "underutilized", "nodepool": pool, "capacity_type": "spot"}); v != float64(len(want)) {
+				t.Errorf("karpenter_nodeclaims_disrupted_total = %v, want %d", v, len(want))
 			}
 		})
 	}
@@ -243,12 +235,8 @@ func TestUnderutilizedOnePerPass(t *testing.T) {
 // TestUnderutilizedRecheck: a PodDisruptionBudget that the cache has not seen yet stops the
 // deletion: the last check reads the API server.
 func TestUnderutilizedRecheck(t *testing.T) {
-	events := &testenv.Recorder{}
-	c, err := disruption.NewController(behindReader{Client: env.Client, hide: withoutPDBs}, cluster.New(env.Client, false), clocktesting.NewFakeClock(time.Now()), events, prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.SetAPIReader(env.Client)
+	h := newHarness(t, behindReader{Client: env.Client, hide: withoutPDBs}, cluster.New(env.Client, false))
+	h.SetAPIReader(env.Client)
 	newNodePool(t, "u-recheck", underutilizedPool)
 	nc, node := newNode(t, "u-recheck", "u-recheck", sized)
 	_, receiver := newNode(t, "u-recheck", "u-recheck-receiver", func(nc *v1.NodeClaim, n *corev1.Node) { sized(nc, n); doNotDisrupt(n) })
@@ -258,10 +246,7 @@ func TestUnderutilizedRecheck(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "u-recheck", Namespace: "default"},
 		Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "u-recheck"}}},
 	})
-	deleted, err := c.Disrupt(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	deleted := h.decideAndCarryOut(t)
 	if len(deleted) != 0 || deleting(t, nc) {
 		t.Errorf("deleted %v, want none: the API server has a PodDisruptionBudget allowing no disruption", deleted)
 	}

@@ -1,0 +1,26 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestExplainNodeRefusesWithoutInstanceTypes: the command is wired under explain and says what
+// it needs. (disruption.Explain itself is tested against a real API server in its package.)
+func TestExplainNodeRefusesWithoutInstanceTypes(t *testing.T) {
+	t.Setenv("AWS_REGION", "")
+	root := newRootCommand()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs([]string{"explain", "node", "n1"})
+	err := root.ExecuteContext(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "pass --aws-region") {
+		t.Fatalf("error = %v, want one saying to pass --aws-region or --instance-types", err)
+	}
+	root.SetArgs([]string{"explain", "node", "n1", "--instance-types=x", "-o", "yaml"})
+	if err := root.ExecuteContext(t.Context()); err == nil || !strings.Contains(err.Error(), "-o yaml is not an output format") {
+		t.Fatalf("error = %v, want the output format refused", err)
+	}
+}

@@ -1,0 +1,258 @@
+package disruption
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/cluster"
+	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
+	"github.com/joinerhq/joiner/pkg/scheduling"
+)
+
+// pass is one disruption pass's view of the cluster. Deciding reads only this, never the API
+// server or the cloud, so that a decision can be benchmarked and explained from a pass built in
+// memory.
+type pass struct {
+	now   time.Time
+	pools []*pool
+	// nodes are every node of the view, by name.
+	nodes  []*cluster.StateNode
+	byName map[string]*cluster.StateNode
+	// pending are the pods provisioning would launch for: they take room in every simulation,
+	// and one that fits nowhere blocks nothing.
+	pending []*corev1.Pod
+	// snapshot is provisioning's scheduling input without pods.
+	snapshot *provisioning.Snapshot
+	// busy are the nodes of commands already decided (waiting to be validated, or whose
+	// replacements are launching): they are neither candidates nor receivers.
+	busy map[string]bool
+	// free and hasInterPod are computed on first use (see prune).
+	free        map[string]corev1.ResourceList
+	hasInterPod *bool
+}
+
+// pool is one NodePool's part of a pass.
+type pool struct {
+	nodePool *v1.NodePool
+	// nodes counts the NodePool's initialized nodes; disrupting those being deleted, not Ready,
+	// or tainted karpenter.sh/disrupted; taken those this pass's decision uses.
+	nodes, disrupting, taken int
+	// candidates are the NodePool's nodes that some method may disrupt.
+	candidates []*candidate
+	// cost is the summed hourly price of the NodePool's priced initialized nodes, and
+	// disruption their summed disruption cost (see disruptionCost): the Balanced policy's
+	// denominators.
+	cost, disruption float64
+}
+
+// candidate is a node that a method may disrupt, with what deciding needs of it.
+type candidate struct {
+	pool *pool
+	node *cluster.StateNode
+	// pods would have to move if the node went.
+	pods []*corev1.Pod
+	// price is the node's hourly price, known when priced.
+	price  float64
+	priced bool
+	// drifted is the NodeClaim's Drifted condition; consolidatable says that consolidation may
+	// take the node (policy, consolidateAfter), else notConsolidatable says why not.
+	drifted           bool
+	consolidatable    bool
+	notConsolidatable string
+}
+
+func (c *candidate) name() string { return c.node.NodeClaim.Name }
+
+// capacityType is the node's karpenter.sh/capacity-type.
+func (c *candidate) capacityType() string {
+	return labelOf(c.node, v1.CapacityTypeLabelKey)
+}
+
+func (c *candidate) instanceType() string {
+	return labelOf(c.node, corev1.LabelInstanceTypeStable)
+}
+
+// labelOf is the Node's label, else the NodeClaim's.
+func labelOf(sn *cluster.StateNode, key string) string {
+	if sn.Node != nil {
+		if v, ok := sn.Node.Labels[key]; ok {
+			return v
+		}
+	}
+	if sn.NodeClaim != nil {
+		return sn.NodeClaim.Labels[key]
+	}
+	return ""
+}
+
+// newPass reads the view, the pending pods, the PodDisruptionBudgets and provisioning's snapshot,
+// and sorts every node into its NodePool's counts and candidates. Nodes blocked by
+// do-not-disrupt or a PodDisruptionBudget are not candidates; blocked receives why.
+func (c *Controller) newPass(ctx context.Context, now time.Time, busy map[string]bool, blocked func(sn *cluster.StateNode, why string)) (*pass, error) {
+	nodePools, err := c.cluster.NodePools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := c.cluster.Nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	unbound, err := c.cluster.UnboundPods(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var pdbs policyv1.PodDisruptionBudgetList
+	if err := c.kube.List(ctx, &pdbs); err != nil {
+		return nil, fmt.Errorf("listing poddisruptionbudgets, %w", err)
+	}
+	snap, err := provisioning.NewSnapshot(ctx, c.cluster, c.cloud)
+	if snap == nil {
+		return nil, err
+	}
+	if err != nil {
+		// A NodePool whose instance types could not be read is in snap.Excluded: it cannot
+		// launch a replacement now, which the simulations see; the rest goes ahead.
+		log.FromContext(ctx).Error(err, "Reading instance types for disruption; their NodePools launch no replacement this pass")
+	}
+	ps := &pass{now: now, nodes: nodes, byName: map[string]*cluster.StateNode{}, snapshot: snap, busy: busy}
+	for _, pod := range unbound {
+		if provisioning.Provisionable(pod) {
+			ps.pending = append(ps.pending, pod)
+		}
+	}
+	ps.classify(nodePools, pdbs.Items, blocked)
+	return ps, nil
+}
+
+// classify fills the pools' counts and candidates.
+func (ps *pass) classify(nodePools []*v1.NodePool, pdbs []policyv1.PodDisruptionBudget, blocked func(*cluster.StateNode, string)) {
+	byPool := map[string]*pool{}
+	for _, np := range nodePools {
+		p := &pool{nodePool: np}
+		byPool[np.Name] = p
+		ps.pools = append(ps.pools, p)
+	}
+	for _, sn := range ps.nodes {
+		ps.byName[sn.Name()] = sn
+		p := byPool[sn.NodePool()]
+		if p == nil || sn.NodeClaim == nil || !sn.Initialized() {
+			continue
+		}
+		p.nodes++
+		if price, ok := ps.priceOf(sn); ok {
+			p.cost += price
+		}
+		p.disruption += disruptionCost(reschedulable(sn.Pods))
+		if sn.Deleting() || !ready(sn.Node) || disrupted(sn.Node) {
+			p.disrupting++
+			continue
+		}
+		if ps.busy[sn.Name()] {
+			continue
+		}
+		if why := notDisruptable(sn); why != "" {
+			blocked(sn, why)
+			continue
+		}
+		if why := blockingMove(sn.Pods, pdbs); why != "" {
+			blocked(sn, why)
+			continue
+		}
+		cand := &candidate{pool: p, node: sn, pods: reschedulable(sn.Pods), drifted: isTrue(sn.NodeClaim, v1.ConditionTypeDrifted)}
+		cand.notConsolidatable = notConsolidatable(p.nodePool, sn, len(cand.pods) == 0, ps.now)
+		cand.consolidatable = cand.notConsolidatable == ""
+		cand.price, cand.priced = ps.priceOf(sn)
+		if !cand.drifted && !cand.consolidatable {
+			blocked(sn, cand.notConsolidatable)
+			continue
+		}
+		p.candidates = append(p.candidates, cand)
+	}
+	for _, p := range ps.pools {
+		slices.SortStableFunc(p.candidates, compareCandidates)
+	}
+}
+
+// compareCandidates orders candidates by how little disrupting them costs: the least summed
+// eviction cost of the pods to move first (see evictionCost), then the longest quiet, then by
+// name.
+func compareCandidates(a, b *candidate) int {
+	if d := cmp.Compare(podsCost(a.pods), podsCost(b.pods)); d != 0 {
+		return d
+	}
+	if d := quietSince(a.node).Compare(quietSince(b.node)); d != 0 {
+		return d
+	}
+	return strings.Compare(a.name(), b.name())
+}
+
+// candidates returns every pool's candidates that keep returns true for, in candidate order.
+func (ps *pass) candidates(keep func(*candidate) bool) []*candidate {
+	var out []*candidate
+	for _, p := range ps.pools {
+		for _, cand := range p.candidates {
+			if keep(cand) {
+				out = append(out, cand)
+			}
+		}
+	}
+	slices.SortStableFunc(out, compareCandidates)
+	return out
+}
+
+// quietSince is when the NodeClaim became Consolidatable.
+func quietSince(sn *cluster.StateNode) time.Time {
+	if cond := meta.FindStatusCondition(sn.NodeClaim.Status.Conditions, v1.ConditionTypeConsolidatable); cond != nil {
+		return cond.LastTransitionTime.Time
+	}
+	return time.Time{}
+}
+
+// disrupted reports whether the Node carries karpenter.sh/disrupted:NoSchedule.
+func disrupted(node *corev1.Node) bool {
+	taint := v1.DisruptedNoScheduleTaint()
+	return slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&taint) })
+}
+
+// priceOf returns the hourly price of the node's offering (instance type, zone, capacity type),
+// and whether it is known.
+func (ps *pass) priceOf(sn *cluster.StateNode) (float64, bool) {
+	return scheduling.OfferingPrice(ps.snapshot.Input.InstanceTypes, labelOf(sn, corev1.LabelInstanceTypeStable),
+		labelOf(sn, corev1.LabelTopologyZone), labelOf(sn, v1.CapacityTypeLabelKey))
+}
+
+// evictionCost is what evicting the pod costs, as Karpenter weighs it: 1, plus its
+// controller.kubernetes.io/pod-deletion-cost over 2^27, plus its priority over 2^25, kept
+// within [-10, 10]. Pods that are cheaper to delete, or less important, go first.
+func evictionCost(pod *corev1.Pod) float64 {
+	cost := 1.0
+	if raw, ok := pod.Annotations[corev1.PodDeletionCost]; ok {
+		if v, err := strconv.ParseInt(raw, 10, 32); err == nil {
+			cost += float64(v) / (1 << 27)
+		}
+	}
+	if pod.Spec.Priority != nil {
+		cost += float64(*pod.Spec.Priority) / (1 << 25)
+	}
+	return min(max(cost, -10), 10)
+}
+
+// podsCost is the summed eviction cost of the pods.
+func podsCost(pods []*corev1.Pod) float64 {
+	sum := 0.0
+	for _, pod := range pods {
+		sum += evictionCost(pod)
+	}
+	return sum
+}
