@@ -80,7 +80,7 @@ func TestChartAppliesToTheAPIServer(t *testing.T) {
 	want := []string{
 		"ClusterRole/joiner", "ClusterRoleBinding/joiner",
 		"CustomResourceDefinition/ec2nodeclasses.karpenter.k8s.aws", "CustomResourceDefinition/nodeclaims.karpenter.sh", "CustomResourceDefinition/nodepools.karpenter.sh",
-		"Deployment/joiner", "PodDisruptionBudget/joiner", "Role/joiner", "RoleBinding/joiner", "Service/joiner", "ServiceAccount/joiner",
+		"Deployment/joiner", "PodDisruptionBudget/joiner", "Role/joiner", "Role/joiner-aws-auth", "RoleBinding/joiner", "RoleBinding/joiner-aws-auth", "Service/joiner", "ServiceAccount/joiner",
 	}
 	if got := kinds(docs); !slices.Equal(got, want) {
 		t.Fatalf("rendered %v, want %v", got, want)

@@ -113,6 +113,16 @@ func TestServiceAccountIsLimited(t *testing.T) {
 		{name: "read another Lease", call: func() error {
 			return client.IgnoreNotFound(c.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "kube-scheduler"}, &coordinationv1.Lease{}))
 		}},
+		{name: "get kube-system/aws-auth past the cache", call: func() error {
+			return client.IgnoreNotFound(c.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "aws-auth"}, &corev1.ConfigMap{}))
+		}},
+		{name: "list and watch kube-system/aws-auth by name", call: func() error {
+			return c.List(ctx, &corev1.ConfigMapList{}, client.InNamespace("kube-system"), client.MatchingFields{"metadata.name": "aws-auth"})
+		}, allowed: true},
+		{name: "list ConfigMaps", call: func() error { return c.List(ctx, &corev1.ConfigMapList{}, client.InNamespace("kube-system")) }},
+		{name: "get another ConfigMap", call: func() error {
+			return client.IgnoreNotFound(c.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "kube-proxy"}, &corev1.ConfigMap{}))
+		}},
 		{name: "create core events outside its namespace", call: func() error {
 			return c.Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "default"}, InvolvedObject: corev1.ObjectReference{Name: "x"}})
 		}},

@@ -111,7 +111,7 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 	}
 	if deps.AWS != nil {
 		controllers = append(controllers,
-			nodeclassstatus.NewController(mgr.GetClient(), deps.AWS.NodeClasses, deps.AWS.InstanceProfiles, deps.Clock),
+			nodeclassstatus.NewController(mgr.GetClient(), deps.AWS.NodeClasses, deps.AWS.InstanceProfiles, deps.Clock, recorder),
 			housekeeping.NewController(deps.AWS.Prices, deps.AWS.LaunchTemplates, deps.Clock),
 			instancegc.NewController(mgr.GetClient(), deps.AWS.Instances, deps.Clock),
 		)

@@ -12,10 +12,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -58,6 +62,14 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options, registry *prome
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
 		Logger: logger,
+		// The one ConfigMap the operator reads is kube-system/aws-auth (the EC2NodeClass join
+		// check): cached alone, so that RBAC get/list/watch on that one object is enough.
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.ConfigMap{}: {
+				Namespaces: map[string]cache.Config{"kube-system": {}},
+				Field:      fields.OneTermEqualSelector("metadata.name", "aws-auth"),
+			},
+		}},
 		// controller-runtime's server serves only its global registry, so it is off and the
 		// operator serves its own registry below.
 		Metrics:                       metricsserver.Options{BindAddress: "0"},

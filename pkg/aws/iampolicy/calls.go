@@ -37,6 +37,13 @@ var callActions = map[string][]string{
 	"pricing:GetProducts":            {"pricing:GetProducts"},
 	"sts:DecodeAuthorizationMessage": {"sts:DecodeAuthorizationMessage"},
 	"eks:DescribeCluster":            {"eks:DescribeCluster"},
+	// The EC2NodeClass join check (pkg/aws/nodejoin): the node role's ARN with its path, the
+	// cluster's access entries, the controller's own account and role. GetCallerIdentity needs
+	// no permission: AWS allows it to every principal.
+	"iam:GetRole":             {"iam:GetRole"},
+	"eks:ListAccessEntries":   {"eks:ListAccessEntries"},
+	"eks:DescribeAccessEntry": {"eks:DescribeAccessEntry"},
+	"sts:GetCallerIdentity":   {},
 }
 
 // interruptionCalls are the operations of an interruption-queue consumer, granted only when a

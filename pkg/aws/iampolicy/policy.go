@@ -243,6 +243,17 @@ func New(o Options) Document {
 			Sid: "AllowAPIServerEndpointDiscovery", Action: []string{"eks:DescribeCluster"},
 			Resource: []string{fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", p, r, a, o.ClusterName)},
 		},
+		// The EC2NodeClass join check: whether the node roles may join (their access entries)
+		// and their ARNs with their IAM paths.
+		{
+			Sid: "AllowNodeJoinCheckAccessEntryReads", Action: []string{"eks:ListAccessEntries"},
+			Resource: []string{fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", p, r, a, o.ClusterName)},
+		},
+		{
+			Sid: "AllowNodeJoinCheckAccessEntryDescribe", Action: []string{"eks:DescribeAccessEntry"},
+			Resource: []string{fmt.Sprintf("arn:%s:eks:%s:%s:access-entry/%s/*", p, r, a, o.ClusterName)},
+		},
+		{Sid: "AllowNodeJoinCheckRoleReads", Action: []string{"iam:GetRole"}, Resource: roles},
 	}
 	if o.InterruptionQueue != "" {
 		statements = append(statements, Statement{

@@ -13,6 +13,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/aws/ami"
 	"github.com/joinerhq/joiner/pkg/aws/instanceprofile"
 	"github.com/joinerhq/joiner/pkg/aws/network"
+	"github.com/joinerhq/joiner/pkg/aws/nodejoin"
 )
 
 // EC2API is the EC2 calls status resolution makes; *ec2.Client satisfies it.
@@ -36,6 +37,14 @@ type Resolver struct {
 	validator         Validator
 	kubernetesVersion string
 	clock             clock.PassiveClock
+	join              *JoinChecker
+}
+
+// WithJoinChecker makes Resolve set NodeJoinReady from the join checker's findings; without
+// one, NodeJoinReady is left unset.
+func (r *Resolver) WithJoinChecker(j *JoinChecker) *Resolver {
+	r.join = j
+	return r
 }
 
 // NewResolver returns a resolver for a cluster of the given Kubernetes version (major.minor, for
@@ -55,12 +64,21 @@ const (
 	ReasonValidated          = "Validated"
 	ReasonValidationFailed   = "ValidationFailed"
 	ReasonValidationDeferred = "ValidationDeferred"
+	ReasonNodesCanJoin       = "NodesCanJoin"
+	ReasonJoinCheckFailed    = "JoinCheckFailed"
 )
 
 // Resolve writes nodeClass.Status: every list and condition, and Ready True only when all the
 // conditions are. An AWS error leaves the affected list unchanged with its condition False; the
 // returned error joins the errors worth retrying soon.
 func (r *Resolver) Resolve(ctx context.Context, nodeClass *awsv1.EC2NodeClass) error {
+	_, err := r.ResolveWithFindings(ctx, nodeClass)
+	return err
+}
+
+// ResolveWithFindings is Resolve, and also returns the join findings behind NodeJoinReady (none
+// without a join checker). NodeJoinReady holds Ready back only when a finding is an Error.
+func (r *Resolver) ResolveWithFindings(ctx context.Context, nodeClass *awsv1.EC2NodeClass) ([]nodejoin.Finding, error) {
 	var errs []string
 	set := func(condition string, ok bool, reason, message string) {
 		status := metav1.ConditionFalse
@@ -107,9 +125,25 @@ func (r *Resolver) Resolve(ctx context.Context, nodeClass *awsv1.EC2NodeClass) e
 	if r.validator != nil {
 		r.validate(ctx, nodeClass, set, &errs)
 	}
+	var findings []nodejoin.Finding
+	if r.join != nil {
+		var err error
+		if findings, err = r.join.Check(ctx, nodeClass); err != nil {
+			// Not knowing is not a certain failure: Unknown, which does not hold Ready back.
+			errs = append(errs, err.Error())
+			meta.SetStatusCondition(&nodeClass.Status.Conditions, metav1.Condition{
+				Type: awsv1.ConditionTypeNodeJoinReady, Status: metav1.ConditionUnknown, Reason: ReasonJoinCheckFailed, Message: err.Error(),
+				ObservedGeneration: nodeClass.Generation, LastTransitionTime: metav1.NewTime(r.clock.Now()),
+			})
+		} else {
+			ok, reason, message := JoinCondition(findings)
+			set(awsv1.ConditionTypeNodeJoinReady, ok, reason, message)
+		}
+	}
 	var notReady []string
 	for _, c := range nodeClass.Status.Conditions {
-		if c.Type != awsv1.ConditionTypeReady && c.Status != metav1.ConditionTrue {
+		if c.Type != awsv1.ConditionTypeReady && c.Status != metav1.ConditionTrue &&
+			(c.Type != awsv1.ConditionTypeNodeJoinReady || c.Status == metav1.ConditionFalse) {
 			notReady = append(notReady, c.Type)
 		}
 	}
@@ -119,9 +153,32 @@ func (r *Resolver) Resolve(ctx context.Context, nodeClass *awsv1.EC2NodeClass) e
 		set(awsv1.ConditionTypeReady, true, ReasonReady, "")
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("resolving EC2NodeClass %s, %s", nodeClass.Name, strings.Join(errs, "; "))
+		return findings, fmt.Errorf("resolving EC2NodeClass %s, %s", nodeClass.Name, strings.Join(errs, "; "))
 	}
-	return nil
+	return findings, nil
+}
+
+// JoinCondition is NodeJoinReady of ranked findings: False only with an Error about the class
+// itself (its role, userData, IAM), with that finding's reason, message and fix; otherwise True
+// with the top finding's. An Error about one NodePool (no AMI for its architectures) does not
+// hold the class back: other NodePools may use it, and launches never pair an AMI with an
+// instance type of another architecture.
+func JoinCondition(findings []nodejoin.Finding) (ok bool, reason, message string) {
+	if len(findings) == 0 {
+		return true, ReasonNodesCanJoin, ""
+	}
+	top, ok := findings[0], true
+	for _, f := range findings {
+		if f.Severity == nodejoin.SeverityError && !strings.HasPrefix(f.Object, "NodePool/") {
+			top, ok = f, false
+			break
+		}
+	}
+	message = fmt.Sprintf("%s %s: %s Fix: %s", top.Severity, top.Object, top.Message, top.Fix)
+	if n := len(findings) - 1; n > 0 {
+		message += fmt.Sprintf(" (and %d more: see the EC2NodeClass's events)", n)
+	}
+	return ok, top.Reason, message
 }
 
 // validate sets ValidationSucceeded once everything it depends on is resolved.

@@ -62,7 +62,8 @@ func Build(kube client.Reader, clients *sdk.Clients, o Options, clk clock.Passiv
 			Kube: kube, Cluster: o.Cluster, Region: o.Region, InstanceTypes: instanceTypes, Prices: prices,
 			LaunchTemplates: launchTemplates, Instances: instances,
 		}),
-		NodeClasses:      nodeclass.NewResolver(clients.EC2, clients.SSM, profiles, validator, o.KubernetesVersion, clk),
+		NodeClasses: nodeclass.NewResolver(clients.EC2, clients.SSM, profiles, validator, o.KubernetesVersion, clk).
+			WithJoinChecker(nodeclass.NewJoinChecker(clients.EKS, clients.IAM, clients.STS, kube, instanceTypes, o.Cluster)),
 		InstanceProfiles: profiles,
 		LaunchTemplates:  launchTemplates,
 		Instances:        instances,

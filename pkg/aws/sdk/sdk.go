@@ -13,6 +13,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -115,6 +116,8 @@ type Clients struct {
 	Pricing *pricing.Client
 	// SQS reads the interruption queue.
 	SQS *sqs.Client
+	// EKS reads the cluster's authentication mode and access entries.
+	EKS *eks.Client
 }
 
 // NewClients builds the clients. The Price List API is served from a few regions only; its client
@@ -126,6 +129,7 @@ func NewClients(cfg aws.Config) *Clients {
 		STS: sts.NewFromConfig(cfg),
 		SSM: ssm.NewFromConfig(cfg),
 		SQS: sqs.NewFromConfig(cfg),
+		EKS: eks.NewFromConfig(cfg),
 		Pricing: pricing.NewFromConfig(cfg, func(o *pricing.Options) {
 			o.Region = PricingRegion(cfg.Region)
 		}),

@@ -25,6 +25,13 @@ const (
 	// ConditionTypeValidationSucceeded is True when Joiner's dry-run checks against the AWS APIs
 	// (for example that it may launch with this configuration) passed.
 	ConditionTypeValidationSucceeded = "ValidationSucceeded"
+	// ConditionTypeNodeJoinReady says whether nodes of the class can join the cluster, as far as
+	// Joiner can tell before any launch (pkg/aws/nodejoin): the node role mapped for the cluster's
+	// authentication mode, userData that registers the required taint with valid kubelet flags,
+	// an AMI for the NodePools' architectures. It is False only for a certain failure (an Error
+	// finding), with the finding's reason and its fix in the message; it is True otherwise, and
+	// then its reason and message carry the top warning or advice, if any.
+	ConditionTypeNodeJoinReady = "NodeJoinReady"
 	// ConditionTypeReady is the summary: True when every condition above is True.
 	ConditionTypeReady = "Ready"
 )

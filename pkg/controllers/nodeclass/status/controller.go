@@ -3,7 +3,16 @@ package status
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -19,17 +28,20 @@ import (
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/drift"
 	"github.com/joinerhq/joiner/pkg/aws/nodeclass"
+	"github.com/joinerhq/joiner/pkg/aws/nodejoin"
 )
 
 const name = "ec2nodeclass.status"
 
 // Requeue intervals.
 const (
-	// NotReadyRequeue is how soon a class that is not Ready (validation failing, nothing
-	// matched) is resolved again.
-	NotReadyRequeue = time.Minute
-	// ReadyRequeue is how often a Ready class is resolved again.
-	ReadyRequeue = 5 * time.Minute
+	// NotReadyRequeue is how soon a class that is not Ready (validation failing, nodes that
+	// cannot join, nothing matched) is resolved again: a fix made in AWS (a policy, an access
+	// entry), which no watch sees, turns the class Ready within this.
+	NotReadyRequeue = 15 * time.Second
+	// ReadyRequeue is how often a Ready class is resolved again: the join check (the node
+	// role's mapping, which an administrator changes outside Kubernetes) is re-read every minute.
+	ReadyRequeue = time.Minute
 )
 
 // InstanceProfiles deletes the instance profile Joiner made for a class (instanceprofile.Provider).
@@ -43,20 +55,59 @@ type Controller struct {
 	resolver *nodeclass.Resolver
 	profiles InstanceProfiles
 	clock    clock.PassiveClock
+	recorder events.EventRecorder
+
+	// reported holds, per class, the join findings already sent as events, so that a finding
+	// is reported once while it holds, not at every reconcile.
+	mu       sync.Mutex
+	reported map[string][]nodejoin.Finding
 }
 
-// NewController returns the EC2NodeClass status controller.
-func NewController(kube client.Client, resolver *nodeclass.Resolver, profiles InstanceProfiles, clk clock.PassiveClock) *Controller {
-	return &Controller{kube: kube, resolver: resolver, profiles: profiles, clock: clk}
+// NewController returns the EC2NodeClass status controller. recorder receives a Warning event
+// for each join finding when it first appears.
+func NewController(kube client.Client, resolver *nodeclass.Resolver, profiles InstanceProfiles, clk clock.PassiveClock, recorder events.EventRecorder) *Controller {
+	return &Controller{kube: kube, resolver: resolver, profiles: profiles, clock: clk, recorder: recorder, reported: map[string][]nodejoin.Finding{}}
 }
 
 // Name is the controller's name.
 func (c *Controller) Name() string { return name }
 
-// Register reconciles each EC2NodeClass when it changes.
+// Register reconciles each EC2NodeClass when it changes, and every class when
+// kube-system/aws-auth or a NodePool changes (both decide whether its nodes can join).
 func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
+	all := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
+		classes := &awsv1.EC2NodeClassList{}
+		if err := c.kube.List(ctx, classes); err != nil {
+			log.FromContext(ctx).Error(err, "Listing EC2NodeClasses")
+			return nil
+		}
+		var out []reconcile.Request
+		for _, nc := range classes.Items {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: nc.Name}})
+		}
+		return out
+	})
+	awsAuth := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.GetNamespace() == nodeclass.AWSAuthName.Namespace && o.GetName() == nodeclass.AWSAuthName.Name
+	})
 	return ctrl.NewControllerManagedBy(mgr).Named(name).For(&awsv1.EC2NodeClass{}).
+		Watches(&corev1.ConfigMap{}, all, builder.WithPredicates(awsAuth)).
+		Watches(&v1.NodePool{}, all).
 		Complete(reconcile.AsReconciler(mgr.GetClient(), c))
+}
+
+// report sends a Warning event for each finding not reported for the class before.
+func (c *Controller) report(nc *awsv1.EC2NodeClass, findings []nodejoin.Finding) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	before := c.reported[nc.Name]
+	for _, f := range findings {
+		if slices.Contains(before, f) {
+			continue
+		}
+		c.recorder.Eventf(nc, nil, corev1.EventTypeWarning, f.Reason, "CheckNodeJoin", "%s %s: %s Fix: %s", f.Severity, f.Object, f.Message, f.Fix)
+	}
+	c.reported[nc.Name] = findings
 }
 
 // Reconcile resolves the class's status, or finalizes its deletion.
@@ -81,10 +132,11 @@ func (c *Controller) Reconcile(ctx context.Context, nc *awsv1.EC2NodeClass) (rec
 		}
 	}
 	stored = nc.DeepCopy()
-	resolveErr := c.resolver.Resolve(ctx, nc)
+	findings, resolveErr := c.resolver.ResolveWithFindings(ctx, nc)
 	if resolveErr != nil {
 		log.FromContext(ctx).Error(resolveErr, "Resolving EC2NodeClass status")
 	}
+	c.report(nc, findings)
 	if !equality.Semantic.DeepEqual(stored.Status, nc.Status) {
 		if err := c.kube.Status().Patch(ctx, nc, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
 			return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("patching EC2NodeClass %s status, %w", nc.Name, err))
@@ -99,6 +151,9 @@ func (c *Controller) Reconcile(ctx context.Context, nc *awsv1.EC2NodeClass) (rec
 // finalize waits for the class's NodeClaims to go, deletes its instance profile, and releases
 // the finalizer.
 func (c *Controller) finalize(ctx context.Context, nc *awsv1.EC2NodeClass) (reconcile.Result, error) {
+	c.mu.Lock()
+	delete(c.reported, nc.Name)
+	c.mu.Unlock()
 	if !controllerutil.ContainsFinalizer(nc, awsv1.TerminationFinalizer) {
 		return reconcile.Result{}, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -55,7 +56,7 @@ func newEnv(t *testing.T, objects ...client.Object) *env {
 		Cluster: userdata.Cluster{Name: "demo", Endpoint: "https://demo.eks.example", CABundle: "Q0E=", DNS: "10.100.0.10", CIDR: "10.100.0.0/16"},
 		Region:  "us-west-2", KubernetesVersion: "1.33",
 	}, clk)
-	return &env{kube: kube, controller: NewController(kube, a.NodeClasses, a.InstanceProfiles, clk), iam: c.IAM, setPolicy: func(doc string) {
+	return &env{kube: kube, controller: NewController(kube, a.NodeClasses, a.InstanceProfiles, clk, events.NewFakeRecorder(100)), iam: c.IAM, setPolicy: func(doc string) {
 		_ = st.Update(func(w *state.World) error {
 			w.PutRole(state.DefaultSeed().ControllerRole, map[string]string{"controller": doc})
 			return nil

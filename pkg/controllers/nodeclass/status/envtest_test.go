@@ -1,0 +1,139 @@
+package status
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/internal/testenv"
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/aws/provider"
+	"github.com/joinerhq/joiner/pkg/aws/sdk"
+	"github.com/joinerhq/joiner/pkg/aws/userdata"
+)
+
+var kubeEnv *testenv.Environment
+
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Main(m, &kubeEnv))
+}
+
+// TestNodeJoinReadyWatchesAWSAuth (S1 on a real API server, AWS from the emulator): the
+// controller runs in a manager; a class whose node role aws-auth does not map (the controller's
+// role is mapped instead, and the cluster has no access entry) gets NodeJoinReady=False and one
+// Warning event; fixing aws-auth turns it Ready at once, through the ConfigMap watch (the periodic
+// re-check is a minute away).
+func TestNodeJoinReadyWatchesAWSAuth(t *testing.T) {
+	ctx := t.Context()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	st, err := awsemu.NewState(clk, state.DefaultSeed())
+	if err != nil {
+		t.Fatal(err)
+	}
+	account := ""
+	if err := st.Update(func(w *state.World) error {
+		account = w.AccountID
+		r, err := w.Region("us-west-2")
+		if err != nil {
+			return err
+		}
+		clear(r.Clusters["demo"].AccessEntries)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(awsemu.New(st, clk))
+	t.Cleanup(srv.Close)
+	cfg, err := sdk.LoadConfig(ctx, sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
+		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorder := &testenv.Recorder{}
+	if err := kubeEnv.StartManager(ctx, func(ctx context.Context, mgr manager.Manager) error {
+		a := provider.Build(mgr.GetClient(), sdk.NewClients(cfg), provider.Options{
+			Cluster: userdata.Cluster{Name: "demo", Endpoint: "https://demo.eks.example", CABundle: "Q0E=", DNS: "10.100.0.10", CIDR: "10.100.0.0/16"},
+			Region:  "us-west-2", KubernetesVersion: "1.33",
+		}, clk)
+		return NewController(mgr.GetClient(), a.NodeClasses, a.InstanceProfiles, clk, recorder).Register(ctx, mgr)
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	entry := func(role string) string {
+		return fmt.Sprintf("- rolearn: arn:aws:iam::%s:role/%s\n  username: system:node:{{EC2PrivateDNSName}}\n  groups:\n  - system:bootstrappers\n  - system:nodes\n", account, role)
+	}
+	awsAuth := &corev1.ConfigMap{Data: map[string]string{"mapRoles": entry(state.DefaultSeed().ControllerRole)}}
+	awsAuth.Namespace, awsAuth.Name = "kube-system", "aws-auth"
+	np := &v1.NodePool{}
+	np.Name = "default"
+	np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64"}}}
+	np.Spec.Template.Spec.NodeClassRef = &v1.NodeClassReference{Group: awsv1.Group, Kind: "EC2NodeClass", Name: "default"}
+	for _, o := range []client.Object{awsAuth, np, class()} {
+		if err := kubeEnv.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	condition := func() (*awsv1.EC2NodeClass, string) {
+		nc := &awsv1.EC2NodeClass{}
+		if err := kubeEnv.Client.Get(ctx, client.ObjectKey{Name: "default"}, nc); err != nil {
+			return nil, err.Error()
+		}
+		c := meta.FindStatusCondition(nc.Status.Conditions, awsv1.ConditionTypeNodeJoinReady)
+		if c == nil {
+			return nc, "no NodeJoinReady yet"
+		}
+		return nc, fmt.Sprintf("NodeJoinReady=%s %s: %s", c.Status, c.Reason, c.Message)
+	}
+	testenv.Eventually(t, 20*time.Second, func() string {
+		nc, got := condition()
+		if !strings.HasPrefix(got, "NodeJoinReady=False AWSAuthMapsControllerRole: ") || !strings.Contains(got, entry(state.DefaultSeed().NodeRole)) {
+			return got
+		}
+		if meta.IsStatusConditionTrue(nc.Status.Conditions, awsv1.ConditionTypeReady) {
+			return "Ready is True while nodes cannot join"
+		}
+		if recorder.Find("default", corev1.EventTypeWarning, "AWSAuthMapsControllerRole") == "" {
+			return fmt.Sprintf("no Warning event AWSAuthMapsControllerRole: %v", recorder.Events())
+		}
+		return ""
+	})
+
+	awsAuth.Data["mapRoles"] = entry(state.DefaultSeed().NodeRole)
+	if err := kubeEnv.Client.Update(ctx, awsAuth); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 20*time.Second, func() string {
+		nc, got := condition()
+		if !strings.HasPrefix(got, "NodeJoinReady=True NodesCanJoin") {
+			return got
+		}
+		if !meta.IsStatusConditionTrue(nc.Status.Conditions, awsv1.ConditionTypeReady) {
+			return fmt.Sprintf("not Ready: %v", nc.Status.Conditions)
+		}
+		return ""
+	})
+	n := 0
+	for _, e := range recorder.Events() {
+		if strings.Contains(e, "AWSAuthMapsControllerRole") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d AWSAuthMapsControllerRole events, want 1 (not one per reconcile): %v", n, recorder.Events())
+	}
+}
