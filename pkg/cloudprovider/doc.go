@@ -18,5 +18,8 @@
 //
 // Any other error is transient: the caller retries with backoff.
 //
+// Optional capabilities are small interfaces of their own, which a provider may implement:
+// JoinDiagnoser says why a launched instance's Node does not join (a Diagnosis, certain or not).
+//
 // The fake in the fake sub-package stands in for a provider in controller tests.
 package cloudprovider

@@ -393,3 +393,19 @@ func (c *CloudProvider) IsDrifted(ctx context.Context, nodeClaim *v1.NodeClaim) 
 	}
 	return drift.Reason(nodeClass, nodeClaim, drift.Instance{ImageID: inst.ImageID, SubnetID: inst.SubnetID, SecurityGroupIDs: inst.SecurityGroupIDs}), nil
 }
+
+var _ cloudprovider.JoinDiagnoser = (*CloudProvider)(nil)
+
+// DiagnoseJoin says why the NodeClaim's instance has not registered its Node, from the instance's
+// state and console output (instance.Provider.Diagnose).
+func (c *CloudProvider) DiagnoseJoin(ctx context.Context, nodeClaim *v1.NodeClaim) (cloudprovider.Diagnosis, error) {
+	id := instance.InstanceID(nodeClaim.Status.ProviderID)
+	if id == "" {
+		return cloudprovider.Diagnosis{}, fmt.Errorf("diagnosing nodeclaim %s, %q is not an AWS provider ID", nodeClaim.Name, nodeClaim.Status.ProviderID)
+	}
+	d, err := c.cfg.Instances.Diagnose(ctx, id)
+	if err != nil {
+		return cloudprovider.Diagnosis{}, fmt.Errorf("diagnosing nodeclaim %s, %w", nodeClaim.Name, err)
+	}
+	return d, nil
+}

@@ -16,7 +16,10 @@ import (
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 )
 
-var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)
+var (
+	_ cloudprovider.CloudProvider = (*CloudProvider)(nil)
+	_ cloudprovider.JoinDiagnoser = (*CloudProvider)(nil)
+)
 
 // Method names, as recorded in Calls and keyed in ErrorsFor.
 const (
@@ -26,6 +29,7 @@ const (
 	MethodList             = "List"
 	MethodGetInstanceTypes = "GetInstanceTypes"
 	MethodIsDrifted        = "IsDrifted"
+	MethodDiagnoseJoin     = "DiagnoseJoin"
 )
 
 // Call is one recorded call: the method and its main argument (the NodeClaim's name, the provider
@@ -49,6 +53,9 @@ type CloudProvider struct {
 	ErrorsFor map[string][]error
 	// Drifted is what IsDrifted returns, per provider ID.
 	Drifted map[string]cloudprovider.DriftReason
+	// Diagnoses is what DiagnoseJoin returns, per NodeClaim name (the provider ID is new at
+	// every launch); the zero Diagnosis (nothing seen) by default.
+	Diagnoses map[string]cloudprovider.Diagnosis
 
 	calls     []Call
 	instances map[string]*v1.NodeClaim
@@ -79,7 +86,7 @@ func (c *CloudProvider) CallsTo(method string) int {
 func (c *CloudProvider) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.calls, c.instances, c.NextError, c.ErrorsFor, c.Drifted = nil, nil, nil, nil, nil
+	c.calls, c.instances, c.NextError, c.ErrorsFor, c.Drifted, c.Diagnoses = nil, nil, nil, nil, nil, nil
 }
 
 // record notes the call and returns the error the knobs say it fails with. c.mu must be held.
@@ -228,4 +235,14 @@ func (c *CloudProvider) Name() string { return "fake" }
 // GetSupportedNodeClasses returns an EC2NodeClass, like the AWS provider.
 func (c *CloudProvider) GetSupportedNodeClasses() []client.Object {
 	return []client.Object{&awsv1.EC2NodeClass{TypeMeta: metav1.TypeMeta{APIVersion: awsv1.SchemeGroupVersion.String(), Kind: "EC2NodeClass"}}}
+}
+
+// DiagnoseJoin returns Diagnoses[nodeClaim.Name], recording the call with the NodeClaim's name.
+func (c *CloudProvider) DiagnoseJoin(_ context.Context, nodeClaim *v1.NodeClaim) (cloudprovider.Diagnosis, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.record(MethodDiagnoseJoin, nodeClaim.Name); err != nil {
+		return cloudprovider.Diagnosis{}, err
+	}
+	return c.Diagnoses[nodeClaim.Name], nil
 }

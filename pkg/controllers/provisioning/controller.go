@@ -28,6 +28,7 @@ import (
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
+	nodepoolstatus "github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
 	"github.com/joinerhq/joiner/pkg/scheduling"
 )
 
@@ -53,6 +54,13 @@ type Controller struct {
 	recorder events.EventRecorder
 	batcher  *Batcher
 	metrics  *metrics
+	// apiReader reads what status.JoinInputs fingerprints; Register sets the manager's.
+	apiReader client.Reader
+	// JoinFailureHold is how long a recorded join failure holds a NodePool's launches when its
+	// inputs do not change; NewController sets status.DefaultJoinFailureHold.
+	JoinFailureHold time.Duration
+	// heldPools is set by a batch that left a NodePool out for a held join failure.
+	heldPools bool
 
 	mu sync.Mutex
 	// created are the NodeClaims created by earlier batches that the cache has not shown yet,
@@ -72,6 +80,7 @@ func NewController(kube client.Client, view *cluster.Cluster, cloud cloudprovide
 	return &Controller{
 		kube: kube, cluster: view, cloud: cloud, clock: clk, recorder: recorder,
 		batcher: NewBatcher(clk, idle, max), metrics: m, created: map[string]time.Time{},
+		apiReader: kube, JoinFailureHold: nodepoolstatus.DefaultJoinFailureHold,
 	}, nil
 }
 
@@ -84,6 +93,7 @@ func (c *Controller) Trigger() { c.batcher.Trigger() }
 // Register watches unschedulable pods, NodePools, node classes and DaemonSets, and deleted Nodes
 // and NodeClaims; each opens or extends the batch and queues the one request.
 func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
+	c.apiReader = mgr.GetAPIReader()
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		Watches(&corev1.Pod{}, c.trigger(func(o client.Object) bool { return Provisionable(o.(*corev1.Pod)) })).
@@ -145,9 +155,15 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{RequeueAfter: awaitCache}, err
 	}
 	c.batcher.Take()
+	c.heldPools = false
 	if err := c.provision(ctx); err != nil {
 		c.batcher.Retry()
 		return reconcile.Result{}, fmt.Errorf("provisioning pods, %w", err)
+	}
+	if c.heldPools {
+		// What lifts a hold (aws-auth, access entries, time) is not watched: look again.
+		c.batcher.Trigger()
+		return reconcile.Result{RequeueAfter: heldPoll}, nil
 	}
 	return reconcile.Result{}, nil
 }
@@ -191,10 +207,11 @@ func (c *Controller) provision(ctx context.Context) error {
 	if len(pods) == 0 {
 		return nil
 	}
-	b, err := newBatch(ctx, c.cluster, c.cloud, pods)
+	b, err := newBatch(ctx, c.cluster, c.cloud, pods, c.held)
 	if err != nil {
 		return err
 	}
+	c.heldPools = b.held
 	logger := log.FromContext(ctx)
 	logger.Info("Solving pending pods", "pods", len(pods), "nodePools", len(b.input.NodePools), "nodes", len(b.input.Nodes), "instanceTypes", len(b.input.InstanceTypes))
 	start := c.clock.Now()
@@ -223,4 +240,19 @@ func deletedOnly() predicate.Predicate {
 		UpdateFunc:  func(event.UpdateEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
+}
+
+// heldPoll is how soon pods are looked at again while a NodePool's launches are held.
+const heldPoll = 15 * time.Second
+
+// held excludes a NodePool whose nodes failed to join MaxLaunchesPerCause times for one certain
+// cause with unchanged inputs (nodepool/status.Held): launching again would fail the same way.
+func (c *Controller) held(ctx context.Context, np *v1.NodePool) (*scheduling.Reason, error) {
+	f, held, err := nodepoolstatus.Held(ctx, c.apiReader, c.cloud, np, c.clock.Now(), c.JoinFailureHold)
+	if err != nil || !held {
+		return nil, err
+	}
+	return &scheduling.Reason{NodePool: np.Name, Code: ReasonNodePoolNotJoining, Message: fmt.Sprintf(
+		"its nodes fail to join: %s: %s; launches are held until the NodePool, its node class or kube-system/aws-auth changes, or until %s",
+		f.Reason, f.Message, f.Time.Add(c.JoinFailureHold).UTC().Format(time.RFC3339))}, nil
 }

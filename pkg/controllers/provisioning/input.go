@@ -34,6 +34,9 @@ type batch struct {
 	// transient are errors worth retrying the batch for (a NodePool's instance types could not
 	// be read); the batch still goes ahead with the other NodePools.
 	transient []error
+	// held is true when a NodePool was left out because its launches are held for a certain
+	// join failure: the batch is run again later to see the hold lift.
+	held bool
 }
 
 // Ephemeral taints that a node carries while it starts, which the solver must not hold against a
@@ -70,15 +73,20 @@ func Provisionable(pod *corev1.Pod) bool {
 // NodePools that cannot launch now, with the reason. Operator tools (joiner explain) call it so
 // that what they explain is what the controller decides.
 func Input(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider, pods []*corev1.Pod) (in *scheduling.Input, excluded []scheduling.Reason, err error) {
-	b, err := newBatch(ctx, view, cloud, pods)
+	b, err := newBatch(ctx, view, cloud, pods, nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	return &b.input, b.excluded, nil
 }
 
+// holdFunc says why a NodePool's launches are held, or nil when they are not; an error is
+// transient (the NodePool is then not held).
+type holdFunc func(ctx context.Context, np *v1.NodePool) (*scheduling.Reason, error)
+
 // newBatch reads the cluster and the cloud into a scheduling input.
-func newBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider, pods []*corev1.Pod) (*batch, error) {
+// held, when not nil, excludes the NodePools whose launches are held.
+func newBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider, pods []*corev1.Pod, held holdFunc) (*batch, error) {
 	b := &batch{nodePools: map[string]*v1.NodePool{}, starting: map[string]*v1.NodeClaim{}}
 	b.input.Pods = pods
 	nodePools, err := view.NodePools(ctx)
@@ -89,6 +97,17 @@ func newBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.Cl
 	union := map[string]*scheduling.InstanceType{}
 	var order []string
 	for _, np := range nodePools {
+		if held != nil {
+			reason, err := held(ctx, np)
+			if err != nil {
+				b.transient = append(b.transient, err)
+			}
+			if reason != nil {
+				b.excluded = append(b.excluded, *reason)
+				b.held = true
+				continue
+			}
+		}
 		types, reason, err := instanceTypes(ctx, cloud, np)
 		if err != nil {
 			b.transient = append(b.transient, err)

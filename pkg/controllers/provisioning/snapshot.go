@@ -28,7 +28,7 @@ type Snapshot struct {
 // whose instance types could not be read is left out (in Excluded) and its error returned
 // joined with the snapshot, which is still usable.
 func NewSnapshot(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider) (*Snapshot, error) {
-	b, err := newBatch(ctx, view, cloud, nil)
+	b, err := newBatch(ctx, view, cloud, nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -60,6 +60,10 @@ type Controller struct {
 	cloudProvider cloudprovider.CloudProvider
 	clock         clock.Clock
 	recorder      events.EventRecorder
+	// apiReader reads what status.JoinInputs fingerprints (aws-auth is not cached); Register sets
+	// it to the manager's API reader.
+	apiReader client.Reader
+	diagnoses diagnoses
 
 	// LaunchTimeout and RegistrationTimeout may be changed before Register; NewController sets the
 	// defaults.
@@ -73,6 +77,7 @@ type Controller struct {
 func NewController(kubeClient client.Client, cloudProvider cloudprovider.CloudProvider, clk clock.Clock, recorder events.EventRecorder) *Controller {
 	return &Controller{
 		kubeClient:          kubeClient,
+		apiReader:           kubeClient,
 		cloudProvider:       cloudProvider,
 		clock:               clk,
 		recorder:            recorder,
@@ -87,6 +92,7 @@ func (c *Controller) Name() string { return "nodeclaim.lifecycle" }
 // Register adds the field indexes the controller reads through and the controller itself to mgr.
 // It watches NodeClaims and the Nodes whose providerID matches one.
 func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager) error {
+	c.apiReader = mgr.GetAPIReader()
 	if err := indexFields(ctx, mgr); err != nil {
 		return fmt.Errorf("registering nodeclaim, %w", err)
 	}
@@ -190,9 +196,13 @@ func (c *Controller) Reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (re
 func (c *Controller) patch(ctx context.Context, stored, nodeClaim *v1.NodeClaim) error {
 	if !equality.Semantic.DeepEqual(stored.Status, nodeClaim.Status) {
 		err := c.kubeClient.Status().Patch(ctx, nodeClaim.DeepCopy(), client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{}))
-		if apierrors.IsConflict(err) && stored.Status.ProviderID == "" && nodeClaim.Status.ProviderID != "" {
+		launched := stored.Status.ProviderID == "" && nodeClaim.Status.ProviderID != ""
+		deleted := stored.DeletionTimestamp.IsZero() && !nodeClaim.DeletionTimestamp.IsZero()
+		if apierrors.IsConflict(err) && (launched || deleted) {
 			// An instance was just launched: losing its providerID would launch a second one, which
-			// is worse than overwriting a condition another writer set meanwhile.
+			// is worse than overwriting a condition another writer set meanwhile. Or a phase just
+			// deleted the NodeClaim (which changed its resourceVersion): the condition that says
+			// why is the last this controller writes, and what the failed-join metric counts.
 			err = c.kubeClient.Status().Patch(ctx, nodeClaim.DeepCopy(), client.MergeFrom(stored))
 		}
 		if err != nil {
@@ -257,6 +267,7 @@ func (c *Controller) recordTransitions(stored, nodeClaim *v1.NodeClaim) {
 // Node (node/termination drains it and removes its finalizer), terminates the instance, and then
 // removes the NodeClaim's finalizer.
 func (c *Controller) finalize(ctx context.Context, nodeClaim *v1.NodeClaim) (reconcile.Result, error) {
+	c.diagnoses.forget(nodeClaim.UID)
 	if !controllerutil.ContainsFinalizer(nodeClaim, v1.TerminationFinalizer) {
 		return reconcile.Result{}, nil
 	}

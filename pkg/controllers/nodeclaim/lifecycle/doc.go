@@ -10,6 +10,12 @@
 // most once per reconcile. Conditions are rebuilt from observation every time: a Node that already
 // carries karpenter.sh/registered=true is registered, whatever the NodeClaim last said.
 //
+// While a launched NodeClaim has no Node, registration asks the cloud why (JoinDiagnoser, at most
+// every DiagnosisInterval): a certain cause sets Registered=False with the fix, is recorded on the
+// NodePool (nodepool/status.JoinFailureAnnotationKey) unless it is the instance's own, and the
+// NodeClaim is deleted at once; uncertain evidence is shown on Registered=Unknown
+// (docs/design/join-diagnosis.md).
+//
 // A NodeClaim with a providerID is never launched again. Time is read from the injected clock
 // only; time-based work (launch and registration timeouts) is scheduled with RequeueAfter.
 //

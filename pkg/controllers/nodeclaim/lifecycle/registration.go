@@ -36,9 +36,11 @@ func (c *Controller) register(ctx context.Context, nodeClaim *v1.NodeClaim) (rec
 	}
 	switch len(nodes) {
 	case 0:
-		setCondition(nodeClaim, v1.ConditionTypeRegistered, metav1.ConditionUnknown, "NodeNotFound",
-			fmt.Sprintf("Waiting for a Node with providerID %s to join the cluster", nodeClaim.Status.ProviderID), now)
-		return reconcile.Result{}, nil
+		if isTrue(nodeClaim, v1.ConditionTypeRegistered) {
+			// The Node was deleted after registering: not a join failure.
+			return reconcile.Result{}, nil
+		}
+		return c.diagnose(ctx, nodeClaim, now)
 	case 1:
 	default:
 		names := make([]string, 0, len(nodes))
@@ -52,14 +54,20 @@ func (c *Controller) register(ctx context.Context, nodeClaim *v1.NodeClaim) (rec
 	node := &nodes[0]
 	if node.Labels[v1.NodeRegisteredLabelKey] != "true" {
 		if !hasTaint(node.Spec.Taints, v1.UnregisteredNoExecuteTaint()) {
-			setCondition(nodeClaim, v1.ConditionTypeRegistered, metav1.ConditionFalse, ReasonUnregisteredTaintNotFound, unregisteredTaintMessage(node.Name), now)
-			return reconcile.Result{}, nil
+			// Certain: the kubelet registered without the taint its userData was to give it, and
+			// another instance from the same userData would do the same.
+			return reconcile.Result{}, c.failJoin(ctx, nodeClaim, ReasonUnregisteredTaintNotFound, unregisteredTaintMessage(node.Name), true, now)
 		}
 		if err := c.syncNode(ctx, nodeClaim, node); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
 	nodeClaim.Status.NodeName = node.Name
+	if !isTrue(nodeClaim, v1.ConditionTypeRegistered) {
+		if err := c.clearJoinFailure(ctx, nodeClaim); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
 	setCondition(nodeClaim, v1.ConditionTypeRegistered, metav1.ConditionTrue, "Registered", "Node "+node.Name+" registered", now)
 	return reconcile.Result{}, nil
 }

@@ -19,7 +19,9 @@ import (
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
+	"github.com/joinerhq/joiner/pkg/cluster"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/lifecycle"
+	nodepoolstatus "github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
 )
 
 // The package's one control plane and running controller, shared by the tests, which run one at
@@ -29,6 +31,8 @@ var (
 	cloud    *fake.CloudProvider
 	fakeTime *clocktesting.FakeClock
 	events   *testenv.Recorder
+	emu      *emulator
+	routedTo *routed
 )
 
 func TestMain(m *testing.M) {
@@ -46,8 +50,17 @@ func startController(ctx context.Context, e *testenv.Environment) error {
 	}}}
 	fakeTime = clocktesting.NewFakeClock(time.Now())
 	events = &testenv.Recorder{}
+	var err error
+	if emu, err = startEmulator(ctx, e.Client); err != nil {
+		return fmt.Errorf("starting the emulator, %w", err)
+	}
+	routedTo = &routed{CloudProvider: cloud, aws: emu.aws.CloudProvider}
+	provider := routedTo
 	return e.StartManager(ctx, func(ctx context.Context, mgr manager.Manager) error {
-		return lifecycle.NewController(mgr.GetClient(), cloud, fakeTime, events).Register(ctx, mgr)
+		if err := lifecycle.NewController(mgr.GetClient(), provider, fakeTime, events).Register(ctx, mgr); err != nil {
+			return err
+		}
+		return nodepoolstatus.NewController(mgr.GetClient(), cluster.New(mgr.GetClient(), false), provider, fakeTime).Register(ctx, mgr)
 	})
 }
 

@@ -3,6 +3,7 @@ package status
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -35,21 +36,38 @@ const (
 	ReasonNodeClassReadyNotTrue  = "NodeClassNotReady"
 	ReasonReady                  = "Ready"
 	ReasonValidationNotSucceeded = "ValidationFailed"
-	resourceNodes                = corev1.ResourceName("nodes")
+	// ReasonNodeRegistered: a node of the NodePool registered and no certain cause is recorded.
+	ReasonNodeRegistered = "NodeRegistered"
+	// ReasonAwaitingRegistration: no node of the NodePool has registered yet, and none failed for
+	// a certain cause.
+	ReasonAwaitingRegistration = "AwaitingRegistration"
+	// ReasonJoinInputsChanged: nodes failed to join for a certain cause, and what decides whether
+	// they can join has changed since.
+	ReasonJoinInputsChanged = "JoinInputsChanged"
+	// joinFailurePoll is how often a NodePool with a recorded join failure is looked at again:
+	// aws-auth is read, not watched, and the hold lapses with time.
+	joinFailurePoll = 15 * time.Second
+	resourceNodes   = corev1.ResourceName("nodes")
 )
 
 // Controller keeps NodePool status. Build it with NewController.
 type Controller struct {
-	kube    client.Client
-	cluster *cluster.Cluster
-	cloud   cloudprovider.CloudProvider
-	clock   clock.PassiveClock
+	kube client.Client
+	// apiReader reads kube-system/aws-auth and node classes uncached, for JoinInputs; Register
+	// sets it to the manager's API reader.
+	apiReader client.Reader
+	// JoinFailureHold is how long a recorded join failure holds launches when its inputs do not
+	// change; NewController sets DefaultJoinFailureHold.
+	JoinFailureHold time.Duration
+	cluster         *cluster.Cluster
+	cloud           cloudprovider.CloudProvider
+	clock           clock.PassiveClock
 }
 
 // NewController returns the NodePool status controller. kube reads node classes and patches
 // NodePool status; view lists NodeClaims; cloud names the node class kinds.
 func NewController(kube client.Client, view *cluster.Cluster, cloud cloudprovider.CloudProvider, clk clock.PassiveClock) *Controller {
-	return &Controller{kube: kube, cluster: view, cloud: cloud, clock: clk}
+	return &Controller{kube: kube, apiReader: kube, cluster: view, cloud: cloud, clock: clk, JoinFailureHold: DefaultJoinFailureHold}
 }
 
 // Name is the controller's name.
@@ -57,6 +75,7 @@ func (c *Controller) Name() string { return name }
 
 // Register reconciles each NodePool when it, one of its NodeClaims, or its node class changes.
 func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
+	c.apiReader = mgr.GetAPIReader()
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		For(&v1.NodePool{}).
@@ -101,15 +120,20 @@ func (c *Controller) Reconcile(ctx context.Context, np *v1.NodePool) (reconcile.
 		return reconcile.Result{}, fmt.Errorf("updating nodepool status, %w", err)
 	}
 	c.setCondition(np, nodeClassReady)
+	healthy, result, err := c.registrationHealthy(ctx, np, claims)
+	if err != nil {
+		return reconcile.Result{}, fmt.Errorf("updating nodepool status, %w", err)
+	}
+	c.setCondition(np, healthy)
 	c.setCondition(np, ready(np))
 	if equality.Semantic.DeepEqual(stored.Status, np.Status) {
-		return reconcile.Result{}, nil
+		return result, nil
 	}
 	log.FromContext(ctx).V(1).Info("Updating nodepool status", "nodes", *np.Status.Nodes)
 	if err := c.kube.Status().Patch(ctx, np, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("patching nodepool status, %w", err))
 	}
-	return reconcile.Result{}, nil
+	return result, nil
 }
 
 // sum adds up the capacity of the NodeClaims that have launched, and counts every NodeClaim.
@@ -165,13 +189,7 @@ func (c *Controller) nodeClassObject(ref *v1.NodeClassReference) client.Object {
 	if ref == nil {
 		return nil
 	}
-	for _, nc := range c.cloud.GetSupportedNodeClasses() {
-		gvk := nc.GetObjectKind().GroupVersionKind()
-		if gvk.Kind == ref.Kind && gvk.Group == ref.Group {
-			return nc.DeepCopyObject().(client.Object)
-		}
-	}
-	return nil
+	return nodeClassObjectOf(c.cloud, ref)
 }
 
 // readyCondition reads status.conditions[type=Ready] of any node class kind.
@@ -224,4 +242,45 @@ func (c *Controller) setCondition(np *v1.NodePool, cond metav1.Condition) {
 	}
 	cond.LastTransitionTime = metav1.NewTime(c.clock.Now())
 	meta.SetStatusCondition(&np.Status.Conditions, cond)
+}
+
+// registrationHealthy is NodeRegistrationHealthy: False while a certain join failure is recorded
+// and nothing JoinInputs covers has changed (and the hold has not lapsed), with the cause and its
+// fix; Unknown once those inputs changed, or while no node has registered yet; True when one of
+// the NodePool's NodeClaims registered and no failure is recorded. While a failure is recorded
+// the NodePool is looked at again every joinFailurePoll.
+func (c *Controller) registrationHealthy(ctx context.Context, np *v1.NodePool, claims []*v1.NodeClaim) (metav1.Condition, reconcile.Result, error) {
+	cond := metav1.Condition{Type: v1.ConditionTypeNodeRegistrationHealthy}
+	if f := ReadJoinFailure(np); f != nil {
+		fp, err := JoinInputs(ctx, c.apiReader, c.cloud, np)
+		if err != nil {
+			return cond, reconcile.Result{}, err
+		}
+		until := f.Time.Add(c.JoinFailureHold)
+		if fp == f.Fingerprint && c.clock.Now().Before(until) {
+			cond.Status, cond.Reason = metav1.ConditionFalse, f.Reason
+			cond.Message = fmt.Sprintf("NodeClaims %v failed to join: %s. ", f.NodeClaims, f.Message)
+			if len(f.NodeClaims) >= MaxLaunchesPerCause {
+				cond.Message += fmt.Sprintf("Launches are held until the NodePool, its node class or kube-system/aws-auth changes, or until %s "+
+					"(a fix made in EKS access entries or IAM is seen then)", until.UTC().Format(time.RFC3339))
+			} else {
+				cond.Message += "One more launch is allowed to confirm the cause"
+			}
+			return cond, reconcile.Result{RequeueAfter: joinFailurePoll}, nil
+		}
+		cond.Status, cond.Reason = metav1.ConditionUnknown, ReasonJoinInputsChanged
+		cond.Message = fmt.Sprintf("NodeClaims %v failed to join (%s); what decides joining has changed since (or the hold lapsed): waiting for a node to register", f.NodeClaims, f.Reason)
+		return cond, reconcile.Result{}, nil
+	}
+	for _, nc := range claims {
+		if r := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeRegistered); r != nil && r.Status == metav1.ConditionTrue {
+			cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, ReasonNodeRegistered, "Node "+nc.Status.NodeName+" registered"
+			return cond, reconcile.Result{}, nil
+		}
+	}
+	if prev := meta.FindStatusCondition(np.Status.Conditions, v1.ConditionTypeNodeRegistrationHealthy); prev != nil && prev.Status == metav1.ConditionTrue {
+		return *prev, reconcile.Result{}, nil
+	}
+	cond.Status, cond.Reason, cond.Message = metav1.ConditionUnknown, ReasonAwaitingRegistration, "No node of this NodePool has registered yet"
+	return cond, reconcile.Result{}, nil
 }

@@ -1,0 +1,76 @@
+package instance
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/joinerhq/joiner/pkg/cloudprovider"
+)
+
+// Diagnose says why the instance's Node has not joined, from its state (DescribeInstances) and its
+// console output (GetConsoleOutput, read with ReadConsole). An instance that is gone, stopping,
+// stopped or terminated is certain; so is what ReadConsole finds certain. An error is returned
+// only when neither could be read; a console that may not be read (ec2:GetConsoleOutput denied)
+// gives an uncertain Diagnosis that says so.
+func (p *Provider) Diagnose(ctx context.Context, id string) (cloudprovider.Diagnosis, error) {
+	out, err := p.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+	var ae smithy.APIError
+	if errors.As(err, &ae) && ae.ErrorCode() == "InvalidInstanceID.NotFound" {
+		return gone(id, "it no longer exists"), nil
+	}
+	if err != nil {
+		return cloudprovider.Diagnosis{}, fmt.Errorf("diagnosing instance %s, %w", id, err)
+	}
+	if len(out.Reservations) == 0 || len(out.Reservations[0].Instances) == 0 {
+		return gone(id, "it no longer exists"), nil
+	}
+	i := out.Reservations[0].Instances[0]
+	if i.State != nil {
+		switch i.State.Name {
+		case ec2types.InstanceStateNameShuttingDown, ec2types.InstanceStateNameTerminated,
+			ec2types.InstanceStateNameStopping, ec2types.InstanceStateNameStopped:
+			why := "it is " + string(i.State.Name)
+			if r := i.StateReason; r != nil && aws.ToString(r.Message) != "" {
+				why += " (" + aws.ToString(r.Message) + ")"
+			}
+			return gone(id, why), nil
+		case ec2types.InstanceStateNamePending:
+			return cloudprovider.Diagnosis{Message: fmt.Sprintf("Instance %s is still pending", id)}, nil
+		}
+	}
+	console, err := p.ec2.GetConsoleOutput(ctx, &ec2.GetConsoleOutputInput{InstanceId: aws.String(id)})
+	if err != nil {
+		if errors.As(err, &ae) && ae.ErrorCode() == "UnauthorizedOperation" {
+			return cloudprovider.Diagnosis{Message: fmt.Sprintf("Instance %s is running; its console output cannot be read "+
+				"(add ec2:GetConsoleOutput to the controller's policy so that Joiner can say why its Node does not join)", id)}, nil
+		}
+		return cloudprovider.Diagnosis{}, fmt.Errorf("reading the console of instance %s, %w", id, err)
+	}
+	raw := aws.ToString(console.Output)
+	if raw == "" {
+		return cloudprovider.Diagnosis{Message: fmt.Sprintf("Instance %s is running; its console shows nothing yet", id)}, nil
+	}
+	text, err := base64.StdEncoding.DecodeString(raw)
+	if err != nil {
+		return cloudprovider.Diagnosis{}, fmt.Errorf("decoding the console of instance %s, %w", id, err)
+	}
+	d := ReadConsole(string(text))
+	if d.Message == "" {
+		d.Message = fmt.Sprintf("Instance %s is running; its console shows no error", id)
+	}
+	return d, nil
+}
+
+// gone is the certain diagnosis of an instance that stopped or terminated before joining.
+func gone(id, why string) cloudprovider.Diagnosis {
+	return cloudprovider.Diagnosis{Certain: true, InstanceOnly: true, Reason: cloudprovider.ReasonInstanceTerminated, Evidence: why,
+		Message: fmt.Sprintf("Instance %s stopped before its Node joined: %s. Look at the instance's state reason and the account's events "+
+			"(spot interruption, a user or another tool terminating it, an EBS or KMS failure at boot)", id, why)}
+}

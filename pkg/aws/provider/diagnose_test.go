@@ -1,0 +1,101 @@
+package provider
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/boot"
+	"github.com/joinerhq/joiner/awsemu/state"
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/cloudprovider"
+)
+
+// TestDiagnoseJoin launches through the provider, lets the emulator boot the instance, and reads
+// the diagnosis through DescribeInstances and GetConsoleOutput with the real SDK: an unmapped node
+// role (401), a role mapped without system:nodes (403) and an invalid taint in the kubelet's flags
+// are certain; a node that joined shows no error; a console the controller may not read is
+// uncertain and says so; a terminated instance is certain and only the instance's.
+func TestDiagnoseJoin(t *testing.T) {
+	tests := []struct {
+		name   string
+		unmap  bool
+		delete bool
+		// denyConsole takes ec2:GetConsoleOutput from the controller's policy.
+		denyConsole bool
+		// mapRoles is kube-system/aws-auth's mapRoles (the ConfigMap exists when set).
+		mapRoles string
+		// userData and alias are the EC2NodeClass's (AL2023 by default).
+		userData, alias string
+		reason          string
+		message         string
+		evidence        string
+	}{
+		{name: "node role mapped nowhere", unmap: true, reason: cloudprovider.ReasonNodeRoleNotAuthorized,
+			message: "system:node:{{EC2PrivateDNSName}}", evidence: `err="Unauthorized"`},
+		{name: "joined", message: "shows no error"},
+		{name: "node role mapped without system:nodes", unmap: true,
+			mapRoles: "- rolearn: arn:aws:iam::111122223333:role/KarpenterNodeRole-demo\n  username: node\n  groups: [system:bootstrappers]\n",
+			reason:   cloudprovider.ReasonNodeRoleNotAuthorized, message: "403 Forbidden", evidence: "cannot create resource"},
+		{name: "invalid taint in bootstrap.sh's kubelet extra args", alias: "al2@latest",
+			userData: "#!/bin/bash\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=karpenter.sh/unregistered=:NoExecute,team=a:NoScedule'\n",
+			reason:   cloudprovider.ReasonInvalidKubeletArguments, message: "NoScedule", evidence: `"command failed"`},
+		{name: "console not readable", unmap: true, denyConsole: true, message: "add ec2:GetConsoleOutput to the controller's policy"},
+		{name: "terminated", delete: true, reason: cloudprovider.ReasonInstanceTerminated, message: "stopped before its Node joined"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnvWith(t, func(nc *awsv1.EC2NodeClass) {
+				if tt.userData != "" {
+					nc.Spec.UserData = &tt.userData
+				}
+				if tt.alias != "" {
+					nc.Spec.AMISelectorTerms = []awsv1.AMISelectorTerm{{Alias: tt.alias}}
+				}
+			})
+			if tt.unmap {
+				if err := e.state.Update(func(w *state.World) error {
+					r := w.Regions["us-west-2"]
+					clear(r.Clusters[state.DefaultSeed().ClusterName].AccessEntries)
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := e.provider.Create(t.Context(), nodeClaim("diag", req(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpIn, "m5.large")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			kubelets := awsemu.NewKubelets(e.state, e.clock, awsemu.KubeletOptions{APIServer: &boot.FakeAPIServer{MapRoles: tt.mapRoles, ConfigMapFound: tt.mapRoles != ""}})
+			e.clock.Step(state.PendingFor + state.BootDelay)
+			if err := kubelets.Sync(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if tt.denyConsole {
+				e.setControllerPolicy(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"},` +
+					`{"Effect":"Deny","Action":"ec2:GetConsoleOutput","Resource":"*"}]}`)
+			}
+			if tt.delete {
+				if err := e.provider.Delete(t.Context(), got); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d, err := e.provider.DiagnoseJoin(t.Context(), got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Certain != (tt.reason != "") || d.Reason != tt.reason {
+				t.Errorf("DiagnoseJoin = certain %v reason %q, want %q; message %q evidence %q", d.Certain, d.Reason, tt.reason, d.Message, d.Evidence)
+			}
+			if !strings.Contains(d.Message, tt.message) || !strings.Contains(d.Evidence, tt.evidence) {
+				t.Errorf("DiagnoseJoin message %q evidence %q, want %q and %q", d.Message, d.Evidence, tt.message, tt.evidence)
+			}
+			if d.InstanceOnly != tt.delete {
+				t.Errorf("InstanceOnly = %v, want %v", d.InstanceOnly, tt.delete)
+			}
+		})
+	}
+}
