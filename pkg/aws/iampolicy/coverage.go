@@ -16,6 +16,7 @@ type Decision struct {
 // UnusedExceptions are the actions of the policy that an end-to-end run may leave unused, each
 // with the reason it is granted all the same. Coverage does not report them.
 var UnusedExceptions = map[string]string{
+	"ec2:GetConsoleOutput":              "called only to diagnose an instance whose Node has not joined in time: a run where every node joins never calls it",
 	"sts:DecodeAuthorizationMessage":    "called only to explain a denied launch: a run without denials never calls it",
 	"ec2:DescribeLaunchTemplates":       "called only by launch-template garbage collection, every housekeeping.LaunchTemplateGCInterval (an hour), longer than a test run",
 	"ec2:DeleteLaunchTemplate":          "launch templates are garbage-collected after launchtemplate.UnusedTTL without use, longer than a test run",
