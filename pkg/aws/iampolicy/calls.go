@@ -17,11 +17,11 @@ var callActions = map[string][]string{
 	// Removal and garbage collection.
 	"ec2:TerminateInstances":   {"ec2:TerminateInstances"},
 	"ec2:DeleteLaunchTemplate": {"ec2:DeleteLaunchTemplate"},
+	// Why an instance's Node has not joined: its console output.
+	"ec2:GetConsoleOutput": {"ec2:GetConsoleOutput"},
 	// Discovery: instance types, offerings, prices, images, subnets, security groups.
-	"ec2:DescribeImages":    {"ec2:DescribeImages"},
-	"ec2:DescribeInstances": {"ec2:DescribeInstances"},
-	// Join diagnosis: what the boot of an instance that never registered printed.
-	"ec2:GetConsoleOutput":              {"ec2:GetConsoleOutput"},
+	"ec2:DescribeImages":                {"ec2:DescribeImages"},
+	"ec2:DescribeInstances":             {"ec2:DescribeInstances"},
 	"ec2:DescribeInstanceTypeOfferings": {"ec2:DescribeInstanceTypeOfferings"},
 	"ec2:DescribeInstanceTypes":         {"ec2:DescribeInstanceTypes"},
 	"ec2:DescribeLaunchTemplates":       {"ec2:DescribeLaunchTemplates"},
