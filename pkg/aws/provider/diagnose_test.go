@@ -58,20 +58,7 @@ func TestDiagnoseJoin(t *testing.T) {
 					nc.Spec.AMISelectorTerms = []awsv1.AMISelectorTerm{{Alias: tt.alias}}
 				}
 			})
-			if tt.reason == cloudprovider.ReasonInvalidKubeletArguments {
-				// The preflight (NodeJoinReady) refuses this class before any launch; the runtime
-				// diagnosis is for an instance launched all the same (by a controller without the
-				// check, or from a class changed since): mark the class Ready as it once was.
-				if c := meta.FindStatusCondition(e.nodeClass.Status.Conditions, awsv1.ConditionTypeNodeJoinReady); c == nil || c.Reason != tt.reason {
-					t.Fatalf("NodeJoinReady = %+v, want False %s before any launch", c, tt.reason)
-				}
-				meta.SetStatusCondition(&e.nodeClass.Status.Conditions, metav1.Condition{Type: awsv1.ConditionTypeReady, Status: metav1.ConditionTrue, Reason: "Ready"})
-				if err := e.kube.Status().Update(t.Context(), e.nodeClass); err != nil {
-					t.Fatal(err)
-				}
-			} else if !meta.IsStatusConditionTrue(e.nodeClass.Status.Conditions, awsv1.ConditionTypeReady) {
-				t.Fatalf("EC2NodeClass not Ready: %+v", e.nodeClass.Status.Conditions)
-			}
+			readyAsOnceResolved(t, e, tt.reason == cloudprovider.ReasonInvalidKubeletArguments)
 			if tt.unmap {
 				if err := e.state.Update(func(w *state.World) error {
 					r := w.Regions["us-west-2"]
@@ -113,5 +100,26 @@ func TestDiagnoseJoin(t *testing.T) {
 				t.Errorf("InstanceOnly = %v, want %v", d.InstanceOnly, tt.delete)
 			}
 		})
+	}
+}
+
+// readyAsOnceResolved requires e's node class Ready; with refusedByPreflight, it requires the
+// preflight to refuse the class (NodeJoinReady=False InvalidKubeletArguments) before any launch
+// and marks it Ready as it once was: the runtime diagnosis is for an instance launched all the
+// same (by a controller without the check, or from a class changed since).
+func readyAsOnceResolved(t *testing.T, e *env, refusedByPreflight bool) {
+	t.Helper()
+	if !refusedByPreflight {
+		if !meta.IsStatusConditionTrue(e.nodeClass.Status.Conditions, awsv1.ConditionTypeReady) {
+			t.Fatalf("EC2NodeClass not Ready: %+v", e.nodeClass.Status.Conditions)
+		}
+		return
+	}
+	if c := meta.FindStatusCondition(e.nodeClass.Status.Conditions, awsv1.ConditionTypeNodeJoinReady); c == nil || c.Reason != cloudprovider.ReasonInvalidKubeletArguments {
+		t.Fatalf("NodeJoinReady = %+v, want False %s before any launch", c, cloudprovider.ReasonInvalidKubeletArguments)
+	}
+	meta.SetStatusCondition(&e.nodeClass.Status.Conditions, metav1.Condition{Type: awsv1.ConditionTypeReady, Status: metav1.ConditionTrue, Reason: "Ready"})
+	if err := e.kube.Status().Update(t.Context(), e.nodeClass); err != nil {
+		t.Fatal(err)
 	}
 }

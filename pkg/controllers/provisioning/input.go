@@ -84,6 +84,24 @@ func Input(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.Cloud
 // transient (the NodePool is then not held).
 type holdFunc func(ctx context.Context, np *v1.NodePool) (*scheduling.Reason, error)
 
+// isHeld reports whether held holds np's launches, recording the reason in b (a transient error
+// holds nothing).
+func (b *batch) isHeld(ctx context.Context, held holdFunc, np *v1.NodePool) bool {
+	if held == nil {
+		return false
+	}
+	reason, err := held(ctx, np)
+	if err != nil {
+		b.transient = append(b.transient, err)
+	}
+	if reason == nil {
+		return false
+	}
+	b.excluded = append(b.excluded, *reason)
+	b.held = true
+	return true
+}
+
 // newBatch reads the cluster and the cloud into a scheduling input; every new node costs
 // nodeCost per hour more than the cloud provider prices it (cloudprovider.NodeCoster). held,
 // when not nil, excludes the NodePools whose launches are held.
@@ -98,16 +116,8 @@ func newBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.Cl
 	union := map[string]*scheduling.InstanceType{}
 	var order []string
 	for _, np := range nodePools {
-		if held != nil {
-			reason, err := held(ctx, np)
-			if err != nil {
-				b.transient = append(b.transient, err)
-			}
-			if reason != nil {
-				b.excluded = append(b.excluded, *reason)
-				b.held = true
-				continue
-			}
+		if b.isHeld(ctx, held, np) {
+			continue
 		}
 		types, reason, err := instanceTypes(ctx, cloud, np)
 		if err != nil {
