@@ -65,14 +65,6 @@ func disagreementTable() []disagreement {
 			},
 			gap: "ReadRegistration reads Starts=false with no Unknown, so a check would say the userData never calls bootstrap.sh; the script it wrote calls it; running a file the script wrote should make the reading Unknown",
 		},
-		{
-			agreement: agreement{
-				name: "set -e and a failing command before bootstrap.sh", family: "AL2",
-				userData: al2("false\n" + bootstrap(` --kubelet-extra-args '`+taintFlag+`'`)),
-				starts:   false,
-			},
-			gap: "ReadRegistration reads the bootstrap.sh call as run; under set -e (set -ex in this script) bash exits at false, so no kubelet starts",
-		},
 	}
 }
 

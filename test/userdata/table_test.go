@@ -333,6 +333,29 @@ func agreementTable() []agreement {
 			userData: bottlerocket("[settings.kubernetes.node-taints]\n\"karpenter.sh/unregistered\" = \":NoExecute\"\n"),
 			starts:   true, taints: []string{unregistered},
 		},
+		// set -e (al2 starts with set -ex): a command that certainly fails ends the script.
+		{
+			name: "set -e and false before bootstrap.sh", family: "AL2",
+			userData: al2("false\n" + bootstrap(` --kubelet-extra-args '`+taintFlag+`'`)),
+		},
+		{
+			name: "set -e and a test on known values that fails", family: "AL2",
+			userData: al2("ENV=prod\n[ \"$ENV\" = staging ]\n" + bootstrap(` --kubelet-extra-args '`+taintFlag+`'`)),
+		},
+		{
+			name: "set -e and exit 1 in a function", family: "AL2",
+			userData: al2("die() {\n  echo \"$1\"\n  exit 1\n}\ndie stop\n" + bootstrap(` --kubelet-extra-args '`+taintFlag+`'`)),
+		},
+		{
+			name: "set -e ignores a failure in an if condition and before ||", family: "AL2",
+			userData: al2("if false; then echo no; fi\nfalse || true\n! true\n" + bootstrap(` --kubelet-extra-args '`+taintFlag+`'`)),
+			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
+		},
+		{
+			name: "set +e turns errexit off again", family: "AL2",
+			userData: al2("set +e\nfalse\n" + bootstrap(` --kubelet-extra-args '`+taintFlag+`'`)),
+			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
+		},
 		// Custom.
 		{
 			name: "Custom: a bootstrap.sh call read as on AL2", family: "Custom",
