@@ -356,6 +356,31 @@ func agreementTable() []agreement {
 			userData: al2("set +e\nfalse\n" + bootstrap(` --kubelet-extra-args '`+taintFlag+`'`)),
 			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
 		},
+		// A script the userData writes, then runs.
+		{
+			name: "bootstrap.sh called from a script the userData writes and runs by path", family: "AL2",
+			userData: al2("cat <<'EOF' > /root/join.sh\n#!/bin/bash\n/etc/eks/bootstrap.sh \"$@\"\nEOF\nchmod +x /root/join.sh\n/root/join.sh demo --kubelet-extra-args '" + taintFlag + "'"),
+			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
+		},
+		{
+			name: "a written script run with bash, taking an exported variable and not a plain one", family: "AL2",
+			userData: al2("export KUBELET_EXTRA_ARGS='" + taintFlag + "'\nLABELS=--node-labels=team=a\ncat > /root/join.sh <<EOF\n/etc/eks/bootstrap.sh demo --b64-cluster-ca $CA \"\\$@\"\nEOF\nbash /root/join.sh --apiserver-endpoint \"$URL\""),
+			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
+		},
+		{
+			name: "a script written by echo and run with sh", family: "AL2",
+			userData: al2("echo \"/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\" > /root/join.sh\nsh /root/join.sh"),
+			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
+		},
+		{
+			name: "a written script that is never run", family: "AL2",
+			userData: al2("cat <<'EOF' > /root/join.sh\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\nEOF\nchmod +x /root/join.sh"),
+		},
+		{
+			name: "extra args from a file the script writes and sources", family: "AL2",
+			userData: al2("cat <<EOF > /root/env\nARGS=" + taintFlag + "\nEOF\n. /root/env\n" + bootstrap(` --kubelet-extra-args "$ARGS"`)),
+			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
+		},
 		// Custom.
 		{
 			name: "Custom: a bootstrap.sh call read as on AL2", family: "Custom",

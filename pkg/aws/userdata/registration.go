@@ -72,6 +72,8 @@ func al2Registration(parts []part) *Registration {
 	// otherWay is the first place a shell part changes bootstrap.sh or mentions another way of
 	// registering taints (a kubelet config file, a drop-in); it holds for the calls after it.
 	otherWay := ""
+	// unknownRun is set when a part runs a file it wrote that the reading cannot follow.
+	unknownRun := ""
 	for i, p := range parts {
 		if p.mediaType() != "text/x-shellscript" {
 			continue
@@ -79,6 +81,10 @@ func al2Registration(parts []part) *Registration {
 		s := readBootstrapScript(p.body)
 		if otherWay == "" && s.modifiedAt > 0 {
 			otherWay = fmt.Sprintf("userData part %d changes bootstrap.sh itself (line %d)", i+1, s.modifiedAt)
+		}
+		if otherWay == "" && s.unknownRunAt > 0 {
+			otherWay = fmt.Sprintf("userData part %d runs a file it wrote whose content Joiner cannot read (line %d), which may call bootstrap.sh", i+1, s.unknownRunAt)
+			unknownRun = otherWay
 		}
 		if otherWay == "" && s.taintElsewhereAt > 0 {
 			otherWay = fmt.Sprintf("userData part %d may register taints some other way (line %d names a kubelet config, a drop-in or the taint)", i+1, s.taintElsewhereAt)
@@ -107,7 +113,7 @@ func al2Registration(parts []part) *Registration {
 		}
 	}
 	if !reg.Starts {
-		return &Registration{Source: "no bootstrap.sh call in the userData's shell parts"}
+		return &Registration{Source: "no bootstrap.sh call in the userData's shell parts", Unknown: unknownRun}
 	}
 	reg.fromFlags()
 	return reg

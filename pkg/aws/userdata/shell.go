@@ -87,18 +87,25 @@ type shellScript struct {
 	// dead are the lines of statements that never run: branches a known condition skips,
 	// functions never called, what follows an exit.
 	dead map[int]bool
+	// followed are the lines of the commands that wrote files the reading then read where the
+	// script runs them (shellfiles.go).
+	followed map[int]bool
+	// unknownRunAt is the first line that runs a file the script wrote with content the reading
+	// cannot know; 0 when none.
+	unknownRunAt int
 }
 
 // readShell reads a script's simple commands, in the order bash would run them.
 func readShell(script string) shellScript {
-	r := &shellReader{vars: map[string]shellVar{}, funcs: map[string]*syntax.Stmt{}, called: map[string]bool{}, dead: map[int]bool{}}
+	r := &shellReader{vars: map[string]shellVar{}, funcs: map[string]*syntax.Stmt{}, called: map[string]bool{}, dead: map[int]bool{},
+		files: map[string]writtenFile{}, followed: map[int]bool{}}
 	err := r.parse(script)
 	for name, body := range r.funcs {
 		if !r.called[name] {
 			r.markDead(body)
 		}
 	}
-	return shellScript{commands: r.out, parseErr: err, dead: r.dead}
+	return shellScript{commands: r.out, parseErr: err, dead: r.dead, followed: r.followed, unknownRunAt: r.unknownRunAt}
 }
 
 // parse reads a script statement by statement, as bash does, until it stops or a syntax error.
@@ -155,7 +162,11 @@ type shellReader struct {
 	// or while condition, a command before && or ||, a negated command).
 	errexit   bool
 	noErrexit int
-	out       []shellCommand
+	// files are the files the script wrote, by path; followed and unknownRunAt as in shellScript.
+	files        map[string]writtenFile
+	followed     map[int]bool
+	unknownRunAt int
+	out          []shellCommand
 }
 
 func (r *shellReader) stmts(list []*syntax.Stmt) {
@@ -443,14 +454,15 @@ func (r *shellReader) call(st *syntax.Stmt, ce *syntax.CallExpr) {
 		}
 	}
 	r.record(st, words, r.redirects(st), assignments)
-	if len(words) == 0 || words[0].unknown {
-		return
-	}
-	for len(words) > 1 && isCommandWrapper(words[0].text) {
+	for len(words) > 1 && !words[0].unknown && isCommandWrapper(words[0].text) {
 		words = words[1:]
 		for len(words) > 1 && strings.HasPrefix(words[0].text, "-") {
 			words = words[1:]
 		}
+	}
+	r.noteWrites(st, words)
+	if len(words) == 0 || words[0].unknown {
+		return
 	}
 	r.builtin(words[0].text, words[1:])
 }
@@ -460,13 +472,17 @@ func (r *shellReader) call(st *syntax.Stmt, ce *syntax.CallExpr) {
 func (r *shellReader) builtin(name string, args []shellWord) {
 	switch name {
 	case "source", ".":
-		r.makeOpaque()
+		if len(args) == 0 || args[0].unknown || !r.runFile(args[0].text, args[1:], false) {
+			r.makeOpaque()
+		}
 	case "eval":
 		r.evalText(args, false)
 	case "bash", "sh":
 		if len(args) >= 2 && args[0].text == "-c" {
 			// A new bash: set -e is not inherited.
 			r.subshell(func() { r.errexit = false; r.evalText(args[1:2], true) })
+		} else if file, rest, ok := scriptArg(args); ok {
+			r.runFile(file.text, rest, true)
 		}
 	case "unset", "read", "mapfile", "readarray", "getopts", "printf", "set", "shift":
 		r.variableBuiltin(name, args)
@@ -481,6 +497,9 @@ func (r *shellReader) builtin(name string, args []shellWord) {
 	case "exec":
 		r.stopped = r.stopped || len(args) > 0 && r.cond == 0
 	default:
+		if strings.Contains(name, "/") && r.runFile(name, args, true) {
+			return
+		}
 		if body, ok := r.funcs[name]; ok && r.depth < maxShellDepth {
 			r.called[name] = true
 			r.callFunction(body, args)
@@ -581,8 +600,16 @@ func (r *shellReader) evalText(args []shellWord, child bool) {
 		}
 		text = append(text, a.text)
 	}
+	if err := r.readNested(strings.Join(text, " ")); err != nil && !child {
+		r.makeOpaque()
+	}
+}
+
+// readNested reads text the script runs (eval, bash -c, a file it wrote) where it runs: its
+// commands take the line of the command that runs it.
+func (r *shellReader) readNested(text string) error {
 	if r.depth >= maxShellDepth || len(r.out) == 0 {
-		return
+		return nil
 	}
 	outer := r.out[len(r.out)-1]
 	if r.nested == 0 {
@@ -590,12 +617,10 @@ func (r *shellReader) evalText(args []shellWord, child bool) {
 	}
 	r.nested++
 	r.depth++
-	err := r.parse(strings.Join(text, " "))
+	err := r.parse(text)
 	r.depth--
 	r.nested--
-	if err != nil && !child {
-		r.makeOpaque()
-	}
+	return err
 }
 
 // makeOpaque records that variables may have changed in ways the reading cannot see.
