@@ -381,6 +381,15 @@ func agreementTable() []agreement {
 			userData: al2("cat <<EOF > /root/env\nARGS=" + taintFlag + "\nEOF\n. /root/env\n" + bootstrap(` --kubelet-extra-args "$ARGS"`)),
 			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
 		},
+		// A taint the kubelet cannot parse: it refuses to start.
+		{
+			name: "AL2023: a misspelt taint effect in NodeConfig kubelet flags", family: "AL2023",
+			userData: mime(nodeConfigPart(nodeConfig("  kubelet:\n    flags:\n    - \"--register-with-taints=team=a:NoScedule\"\n"))),
+		},
+		{
+			name: "AL2: a taint without an effect in --kubelet-extra-args", family: "AL2",
+			userData: al2(bootstrap(` --kubelet-extra-args '--register-with-taints=` + unregistered + `,team=a'`)),
+		},
 		// Custom.
 		{
 			name: "Custom: a bootstrap.sh call read as on AL2", family: "Custom",

@@ -14,8 +14,9 @@ import (
 // Registration is what a node's kubelet registers with, as a static reading of its userData
 // finds it: no command is run, no AMI default is applied.
 type Registration struct {
-	// Starts is false when, as read, the userData starts no kubelet: an AL2 userData that never
-	// calls bootstrap.sh. AL2023 (nodeadm) and Bottlerocket always start one. A bootstrap.sh call
+	// Starts is false when, as read, the userData starts no kubelet, or one that refuses to start:
+	// an AL2 userData that never calls bootstrap.sh, a kubelet flag --register-with-taints with
+	// an entry the kubelet cannot parse (Source says which). AL2023 (nodeadm) and Bottlerocket always start one. A bootstrap.sh call
 	// in a branch whose condition only the boot knows counts (Source says so): the node then
 	// registers as read, or not at all.
 	Starts bool
@@ -116,6 +117,26 @@ func al2Registration(parts []part) *Registration {
 		return &Registration{Source: "no bootstrap.sh call in the userData's shell parts", Unknown: unknownRun}
 	}
 	reg.fromFlags()
+	return reg.refused()
+}
+
+// refused returns the registration of a kubelet that refuses to start: the kubelet parses every
+// --register-with-taints it is given, and exits at an entry it cannot parse ("invalid taint
+// effect"), so the node never registers. Otherwise it returns reg. A registration already unknown
+// is kept: its flags may not be the kubelet's.
+func (reg *Registration) refused() *Registration {
+	if reg.Unknown != "" {
+		return reg
+	}
+	for _, value := range flagValues(reg.KubeletFlags, "--register-with-taints") {
+		if _, bad := parseTaints(strings.Trim(value, `"'`)); len(bad) > 0 {
+			return &Registration{
+				Source:       fmt.Sprintf("%s, whose kubelet refuses to start on the invalid taint %q (a taint is key[=value]:Effect, Effect NoSchedule, PreferNoSchedule or NoExecute)", reg.Source, bad[0]),
+				KubeletFlags: reg.KubeletFlags,
+				Labels:       map[string]string{},
+			}
+		}
+	}
 	return reg
 }
 
@@ -164,7 +185,7 @@ func al2023Registration(parts []part) (*Registration, error) {
 		docs = append(docs, ds...)
 	}
 	reg, _ := nodeadmRegistration(docs)
-	return reg, nil
+	return reg.refused(), nil
 }
 
 // nodeadmRegistration merges NodeConfig documents as nodeadm does. taintSource says where the
@@ -242,7 +263,9 @@ func customRegistration(userData string) *Registration {
 			parts = []part{newPart(contentTypeNodeConfig, userData)}
 		}
 	}
-	if reg := al2Registration(parts); reg.Starts {
+	// A bootstrap.sh call found: a kubelet starts, refuses to start (flags kept), or what the
+	// script runs cannot be read.
+	if reg := al2Registration(parts); reg.Starts || len(reg.KubeletFlags) > 0 || reg.Unknown != "" {
 		return reg
 	}
 	if reg, err := al2023Registration(parts); err == nil && (len(reg.KubeletFlags) > 0 || len(reg.Taints) > 0) {

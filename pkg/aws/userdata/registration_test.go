@@ -1,6 +1,7 @@
 package userdata
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -220,5 +221,25 @@ func TestCheckCustomNodeadmAppendsFlags(t *testing.T) {
 	overridden := doc("    - --register-with-taints=karpenter.sh/unregistered:NoExecute\n") + doc("    - --register-with-taints=gpu=true:NoSchedule\n")
 	if diff := cmp.Diff([]finding{{SeverityProblem, "UnregisteredTaintMissing"}}, findings(CheckCustom(overridden))); diff != "" {
 		t.Errorf("a later --register-with-taints replaces the taints (-want +got):\n%s", diff)
+	}
+}
+
+// A kubelet given a --register-with-taints entry it cannot parse exits at startup, so the node
+// never registers: the reading says no kubelet starts, and why.
+func TestReadRegistrationInvalidTaint(t *testing.T) {
+	for family, userData := range map[string]string{
+		awsv1.AMIFamilyAL2023: "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    flags:\n    - \"--register-with-taints=team=a:NoScedule\"\n",
+		awsv1.AMIFamilyAL2:    "#!/bin/bash\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=team=a:NoScedule'\n",
+		awsv1.AMIFamilyCustom: "#!/bin/bash\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=karpenter.sh/unregistered:NoExecute --register-with-taints=team=a:NoScedule'\n",
+	} {
+		t.Run(family, func(t *testing.T) {
+			got, err := ReadRegistration(family, userData)
+			if err != nil {
+				t.Fatalf("ReadRegistration: %v", err)
+			}
+			if got.Starts || got.Unknown != "" || !strings.Contains(got.Source, `"team=a:NoScedule"`) {
+				t.Errorf("want a kubelet that refuses to start on team=a:NoScedule, got %v", got)
+			}
+		})
 	}
 }
