@@ -470,20 +470,10 @@ func (r *shellReader) call(st *syntax.Stmt, ce *syntax.CallExpr) {
 // builtin follows what a command does to the reading: the builtins that change variables, the
 // script's flow or what it runs, and calls of the script's functions.
 func (r *shellReader) builtin(name string, args []shellWord) {
+	if r.runText(name, args) {
+		return
+	}
 	switch name {
-	case "source", ".":
-		if len(args) == 0 || args[0].unknown || !r.runFile(args[0].text, args[1:], false) {
-			r.makeOpaque()
-		}
-	case "eval":
-		r.evalText(args, false)
-	case "bash", "sh":
-		if len(args) >= 2 && args[0].text == "-c" {
-			// A new bash: set -e is not inherited.
-			r.subshell(func() { r.errexit = false; r.evalText(args[1:2], true) })
-		} else if file, rest, ok := scriptArg(args); ok {
-			r.runFile(file.text, rest, true)
-		}
 	case "unset", "read", "mapfile", "readarray", "getopts", "printf", "set", "shift":
 		r.variableBuiltin(name, args)
 	case "exit":
@@ -505,6 +495,30 @@ func (r *shellReader) builtin(name string, args []shellWord) {
 			r.callFunction(body, args)
 		}
 	}
+}
+
+// runText follows the commands that run shell text: source and . (in the script), eval, and
+// bash or sh (a new process) of a string or of a file the script wrote. It reports whether name
+// is one of them.
+func (r *shellReader) runText(name string, args []shellWord) bool {
+	switch name {
+	case "source", ".":
+		if len(args) == 0 || args[0].unknown || !r.runFile(args[0].text, args[1:], false) {
+			r.makeOpaque()
+		}
+	case "eval":
+		r.evalText(args, false)
+	case "bash", "sh":
+		if len(args) >= 2 && args[0].text == "-c" {
+			// A new bash: set -e is not inherited.
+			r.subshell(func() { r.errexit = false; r.evalText(args[1:2], true) })
+		} else if file, rest, ok := scriptArg(args); ok {
+			r.runFile(file.text, rest, true)
+		}
+	default:
+		return false
+	}
+	return true
 }
 
 // variableBuiltin follows the builtins that set or unset variables and positional parameters.

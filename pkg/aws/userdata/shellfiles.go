@@ -42,9 +42,8 @@ func (r *shellReader) noteWrites(st *syntax.Stmt, words []shellWord) {
 	if len(words) == 0 || words[0].unknown {
 		return
 	}
-	args := words[1:]
-	switch words[0].text {
-	case "tee":
+	if words[0].text == "tee" {
+		args := words[1:]
 		appendTo := slices.ContainsFunc(args, func(w shellWord) bool { return w.text == "-a" || w.text == "--append" })
 		in, inKnown := r.heredoc(st)
 		for _, a := range args {
@@ -52,22 +51,33 @@ func (r *shellReader) noteWrites(st *syntax.Stmt, words []shellWord) {
 				r.write(st, a, in, inKnown, appendTo)
 			}
 		}
+	}
+	for _, dest := range copyDestinations(words) {
+		r.write(st, dest, "", false, false)
+	}
+}
+
+// copyDestinations are the files a command that copies or fetches files writes, with content the
+// reading cannot know.
+func copyDestinations(words []shellWord) []shellWord {
+	args := words[1:]
+	var out []shellWord
+	switch words[0].text {
 	case "cp", "mv", "install", "ln", "rsync", "scp":
 		if n := len(args); n > 0 {
-			r.write(st, args[n-1], "", false, false)
+			out = append(out, args[n-1])
 		}
 	case "curl", "wget", "aws":
 		for i, a := range args {
 			switch {
 			case (a.text == "-o" || a.text == "-O" || a.text == "--output" || a.text == "--output-document") && i+1 < len(args):
-				r.write(st, args[i+1], "", false, false)
-			case words[0].text == "aws" && i > 0 && args[i-1].text == "cp":
-				if i+1 < len(args) {
-					r.write(st, args[i+1], "", false, false)
-				}
+				out = append(out, args[i+1])
+			case words[0].text == "aws" && a.text == "cp" && i+2 < len(args):
+				out = append(out, args[i+2])
 			}
 		}
 	}
+	return out
 }
 
 // commandOutput is what a command prints, when the reading knows it: cat of a here-document,
@@ -166,7 +176,9 @@ func (r *shellReader) runFile(name string, args []shellWord, asChild bool) bool 
 		if len(args) > 0 {
 			r.params = args
 		}
-		r.readNested(f.content)
+		if err := r.readNested(f.content); err != nil {
+			r.makeOpaque() // bash abandons the file at the error, after what it has set
+		}
 		r.params = params
 		return true
 	}
@@ -180,7 +192,8 @@ func (r *shellReader) runFile(name string, args []shellWord, asChild bool) bool 
 		r.vars, r.funcs, r.errexit, r.params = env, map[string]*syntax.Stmt{}, false, slices.Clone(args)
 		locals, funcConds := r.locals, r.funcConds
 		r.locals, r.funcConds = nil, nil
-		r.readNested(f.content)
+		// A syntax error ends the child where bash stops it; the reading of it has ended there.
+		_ = r.readNested(f.content)
 		r.locals, r.funcConds = locals, funcConds
 	})
 	return true
