@@ -139,7 +139,13 @@ func bootInterpret(row agreement) (*boot.KubeletRegistration, []string, error) {
 func emulate(t *testing.T, row agreement) registered {
 	t.Helper()
 	reg, console, err := bootInterpret(row)
-	if be := (*boot.BootError)(nil); errors.As(err, &be) && be.Reason == boot.ReasonNoBootstrap {
+	// No kubelet starts (or none stays up to register) when the script never calls bootstrap.sh,
+	// fails (set -e, exit) before it does, or the kubelet refuses an invalid taint; the emulator
+	// tells these from other failures only in its message.
+	if be := (*boot.BootError)(nil); errors.As(err, &be) &&
+		(be.Reason == boot.ReasonNoBootstrap ||
+			be.Reason == boot.ReasonBootstrapFailed && strings.Contains(be.Message, "before it started a kubelet") ||
+			be.Reason == boot.ReasonKubeletFailed && strings.Contains(be.Message, "invalid taint")) {
 		return registered{}
 	}
 	if err != nil {

@@ -45,13 +45,6 @@ func disagreementTable() []disagreement {
 		},
 		{
 			agreement: agreement{
-				name: "extra args from a file the script sources", family: "AL2",
-				userData: al2("cat <<EOF > /root/env\nARGS=" + taintFlag + "\nEOF\n. /root/env\n" + bootstrap(` --kubelet-extra-args "$ARGS"`)),
-				starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
-			},
-		},
-		{
-			agreement: agreement{
 				name: "extra args read from a here-document by while read", family: "AL2",
 				userData: al2("while read -r line; do A=$line; done <<EOF\n" + taintFlag + "\nEOF\n" + bootstrap(` --kubelet-extra-args "$A"`)),
 				starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
@@ -59,19 +52,9 @@ func disagreementTable() []disagreement {
 		},
 		{
 			agreement: agreement{
-				name: "bootstrap.sh called from a script the userData writes and runs by path", family: "AL2",
-				userData: al2("cat <<'EOF' > /root/join.sh\n#!/bin/bash\n/etc/eks/bootstrap.sh \"$@\"\nEOF\nchmod +x /root/join.sh\n/root/join.sh demo --kubelet-extra-args '" + taintFlag + "'"),
-				starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
+				name: "a script the userData downloads and runs", family: "AL2",
+				userData: al2("curl -fsSL -o /root/join.sh https://example.com/join.sh\nchmod +x /root/join.sh\n/root/join.sh demo"),
 			},
-			gap: "ReadRegistration reads Starts=false with no Unknown, so a check would say the userData never calls bootstrap.sh; the script it wrote calls it; running a file the script wrote should make the reading Unknown",
-		},
-		{
-			agreement: agreement{
-				name: "set -e and a failing command before bootstrap.sh", family: "AL2",
-				userData: al2("false\n" + bootstrap(` --kubelet-extra-args '`+taintFlag+`'`)),
-				starts:   false,
-			},
-			gap: "ReadRegistration reads the bootstrap.sh call as run; under set -e (set -ex in this script) bash exits at false, so no kubelet starts",
 		},
 	}
 }

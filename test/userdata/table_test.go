@@ -333,6 +333,63 @@ func agreementTable() []agreement {
 			userData: bottlerocket("[settings.kubernetes.node-taints]\n\"karpenter.sh/unregistered\" = \":NoExecute\"\n"),
 			starts:   true, taints: []string{unregistered},
 		},
+		// set -e (al2 starts with set -ex): a command that certainly fails ends the script.
+		{
+			name: "set -e and false before bootstrap.sh", family: "AL2",
+			userData: al2("false\n" + bootstrap(` --kubelet-extra-args '`+taintFlag+`'`)),
+		},
+		{
+			name: "set -e and a test on known values that fails", family: "AL2",
+			userData: al2("ENV=prod\n[ \"$ENV\" = staging ]\n" + bootstrap(` --kubelet-extra-args '`+taintFlag+`'`)),
+		},
+		{
+			name: "set -e and exit 1 in a function", family: "AL2",
+			userData: al2("die() {\n  echo \"$1\"\n  exit 1\n}\ndie stop\n" + bootstrap(` --kubelet-extra-args '`+taintFlag+`'`)),
+		},
+		{
+			name: "set -e ignores a failure in an if condition and before ||", family: "AL2",
+			userData: al2("if false; then echo no; fi\nfalse || true\n! true\n" + bootstrap(` --kubelet-extra-args '`+taintFlag+`'`)),
+			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
+		},
+		{
+			name: "set +e turns errexit off again", family: "AL2",
+			userData: al2("set +e\nfalse\n" + bootstrap(` --kubelet-extra-args '`+taintFlag+`'`)),
+			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
+		},
+		// A script the userData writes, then runs.
+		{
+			name: "bootstrap.sh called from a script the userData writes and runs by path", family: "AL2",
+			userData: al2("cat <<'EOF' > /root/join.sh\n#!/bin/bash\n/etc/eks/bootstrap.sh \"$@\"\nEOF\nchmod +x /root/join.sh\n/root/join.sh demo --kubelet-extra-args '" + taintFlag + "'"),
+			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
+		},
+		{
+			name: "a written script run with bash, taking an exported variable and not a plain one", family: "AL2",
+			userData: al2("export KUBELET_EXTRA_ARGS='" + taintFlag + "'\nLABELS=--node-labels=team=a\ncat > /root/join.sh <<EOF\n/etc/eks/bootstrap.sh demo --b64-cluster-ca $CA \"\\$@\"\nEOF\nbash /root/join.sh --apiserver-endpoint \"$URL\""),
+			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
+		},
+		{
+			name: "a script written by echo and run with sh", family: "AL2",
+			userData: al2("echo \"/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\" > /root/join.sh\nsh /root/join.sh"),
+			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
+		},
+		{
+			name: "a written script that is never run", family: "AL2",
+			userData: al2("cat <<'EOF' > /root/join.sh\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\nEOF\nchmod +x /root/join.sh"),
+		},
+		{
+			name: "extra args from a file the script writes and sources", family: "AL2",
+			userData: al2("cat <<EOF > /root/env\nARGS=" + taintFlag + "\nEOF\n. /root/env\n" + bootstrap(` --kubelet-extra-args "$ARGS"`)),
+			starts:   true, taints: []string{unregistered}, flags: []string{taintFlag},
+		},
+		// A taint the kubelet cannot parse: it refuses to start.
+		{
+			name: "AL2023: a misspelt taint effect in NodeConfig kubelet flags", family: "AL2023",
+			userData: mime(nodeConfigPart(nodeConfig("  kubelet:\n    flags:\n    - \"--register-with-taints=team=a:NoScedule\"\n"))),
+		},
+		{
+			name: "AL2: a taint without an effect in --kubelet-extra-args", family: "AL2",
+			userData: al2(bootstrap(` --kubelet-extra-args '--register-with-taints=` + unregistered + `,team=a'`)),
+		},
 		// Custom.
 		{
 			name: "Custom: a bootstrap.sh call read as on AL2", family: "Custom",
