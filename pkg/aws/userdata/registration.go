@@ -16,7 +16,8 @@ import (
 type Registration struct {
 	// Starts is false when, as read, the userData starts no kubelet, or one that refuses to start:
 	// an AL2 userData that never calls bootstrap.sh, a kubelet flag --register-with-taints with
-	// an entry the kubelet cannot parse (Source says which). AL2023 (nodeadm) and Bottlerocket always start one. A bootstrap.sh call
+	// an entry the kubelet cannot parse (Source says which; KubeletFlags still holds the flags).
+	// Otherwise AL2023 (nodeadm) and Bottlerocket always start one. A bootstrap.sh call
 	// in a branch whose condition only the boot knows counts (Source says so): the node then
 	// registers as read, or not at all.
 	Starts bool
