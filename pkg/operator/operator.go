@@ -53,6 +53,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options, registry *prome
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("validating options, %w", err)
 	}
+	opts = opts.WithDefaults()
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = float32(opts.KubeClientQPS), opts.KubeClientBurst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -66,7 +67,13 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options, registry *prome
 		LeaderElectionResourceLock:    "leases",
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
 		LeaderElectionID:              opts.LeaderElectionID,
+		// Released only once every runnable has stopped (controller-runtime cancels leader
+		// election last), so the next leader starts after this one's in-flight work ended.
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &opts.LeaderElectionLeaseDuration,
+		RenewDeadline:                 &opts.LeaderElectionRenewDeadline,
+		RetryPeriod:                   &opts.LeaderElectionRetryPeriod,
+		GracefulShutdownTimeout:       &opts.GracefulShutdownTimeout,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("building manager, %w", err)
