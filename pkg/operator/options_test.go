@@ -80,7 +80,7 @@ func TestOptions(t *testing.T) {
 // options read.
 func parseOptions(t *testing.T, env map[string]string, args []string) *operator.Options {
 	t.Helper()
-	for _, k := range []string{"CLUSTER_NAME", "BATCH_IDLE_DURATION", "BATCH_MAX_DURATION", "LOG_LEVEL", "INTERRUPTION_QUEUE", "KUBE_CLIENT_QPS"} {
+	for _, k := range []string{"CLUSTER_NAME", "BATCH_IDLE_DURATION", "BATCH_MAX_DURATION", "LOG_LEVEL", "INTERRUPTION_QUEUE", "KUBE_CLIENT_QPS", "GRACEFUL_SHUTDOWN_TIMEOUT"} {
 		t.Setenv(k, env[k])
 		if _, ok := env[k]; !ok {
 			unsetenv(t, k)
