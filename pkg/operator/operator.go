@@ -61,12 +61,12 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options, registry *prome
 		Logger: logger,
 		// controller-runtime's server serves only its global registry, so it is off and the
 		// operator serves its own registry below.
-		Metrics:                       metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
-		LeaderElection:                opts.LeaderElection,
-		LeaderElectionResourceLock:    "leases",
-		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
-		LeaderElectionID:              opts.LeaderElectionID,
+		Metrics:                    metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:     opts.HealthProbeBindAddress,
+		LeaderElection:             opts.LeaderElection,
+		LeaderElectionResourceLock: "leases",
+		LeaderElectionNamespace:    opts.LeaderElectionNamespace,
+		LeaderElectionID:           opts.LeaderElectionID,
 		// Released only once every runnable has stopped (controller-runtime cancels leader
 		// election last), so the next leader starts after this one's in-flight work ended.
 		LeaderElectionReleaseOnCancel: true,
