@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/joinerhq/joiner/awsemu/state"
@@ -173,5 +174,19 @@ func TestSlowResponses(t *testing.T) {
 	e.state.View(func(w *state.World) { counts = w.Faults.Injected })
 	if counts.Slowed != 1 {
 		t.Errorf("slowed %d requests, want 1", counts.Slowed)
+	}
+}
+
+// TestThrottlingEKS: EKS speaks REST-JSON, so its throttling error is one the SDK decodes, not
+// the query protocol's XML.
+func TestThrottlingEKS(t *testing.T) {
+	e := newEnv(t)
+	_ = e.state.Update(func(w *state.World) error {
+		w.Faults.ThrottleRate = 1
+		return nil
+	})
+	_, err := e.admin("us-west-2").eks.ListClusters(t.Context(), &eks.ListClustersInput{})
+	if err == nil || errorCode(t, err) != "ThrottlingException" {
+		t.Errorf("err = %v, want ThrottlingException", err)
 	}
 }

@@ -121,6 +121,8 @@ func (s *Server) faulted(w http.ResponseWriter, r *http.Request, call wire.Call)
 	switch {
 	case fault.Throttle && call.Service == "ec2":
 		err = wire.NewError(http.StatusServiceUnavailable, "RequestLimitExceeded", "Request limit exceeded.")
+	case fault.Throttle && call.Service == "eks":
+		err = wire.NewError(http.StatusTooManyRequests, "ThrottlingException", "Rate exceeded")
 	case fault.Throttle && slices.Contains([]string{"ssm", "pricing", "sqs"}, call.Service):
 		err = wire.NewError(http.StatusBadRequest, "ThrottlingException", "Rate exceeded")
 	case fault.Throttle:
@@ -135,7 +137,10 @@ func (s *Server) faulted(w http.ResponseWriter, r *http.Request, call wire.Call)
 	switch call.Service {
 	case "ec2":
 		wire.WriteEC2Error(w, call.RequestID, err)
-	case "ssm", "pricing", "sqs":
+	case "ssm", "pricing", "sqs", "eks":
+		// EKS speaks REST-JSON: its SDK reads the error from X-Amzn-ErrorType and a JSON
+		// body, and fails to decode an XML one (found by the chaos test: the controller
+		// exited at startup on a throttled DescribeCluster).
 		wire.WriteJSONError(w, call.RequestID, err)
 	default:
 		wire.WriteQueryError(w, call.RequestID, err)
