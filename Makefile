@@ -53,6 +53,11 @@ test: testenv $(HELM) ## Run every test against the real control plane (builds i
 	HELM=$(HELM) KUBEBUILDER_ASSETS="$$(hack/install-testenv.sh $(BIN)/testenv)" go test $(GO_TEST_FLAGS) ./...
 	KUBEBUILDER_ASSETS="$$(hack/install-testenv.sh $(BIN)/testenv)" AWSEMU_TEST_REGION=us-east-1 go test $(GO_TEST_FLAGS) ./awsemu/
 	cd hack/image && go test $(GO_TEST_FLAGS) ./...
+	$(MAKE) fuzz-ci
+
+.PHONY: fuzz-ci
+fuzz-ci: ## Run every Go fuzz target for FUZZTIME (default 3s) each and print its executions; a crasher fails.
+	FUZZTIME=$(or $(FUZZTIME),3s) hack/fuzz-ci.sh
 
 .PHONY: testenv
 testenv: ## Build etcd, kube-apiserver, kube-scheduler and kube-controller-manager into bin/testenv.

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/joinerhq/joiner/awsemu/state"
@@ -91,5 +92,101 @@ func TestLatency(t *testing.T) {
 	e.clock.Step(2 * time.Second)
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestInternalErrors: ErrorRate answers its share of requests with a 500 of the service's
+// protocol, counted in Injected; throttling takes precedence on a request both would hit.
+func TestInternalErrors(t *testing.T) {
+	e := newEnv(t)
+	_ = e.state.Update(func(w *state.World) error {
+		w.Faults.ErrorRate = 0.25
+		return nil
+	})
+	var failed, ok int
+	for range 8 {
+		_, err := e.ec2.DescribeAvailabilityZones(t.Context(), &ec2.DescribeAvailabilityZonesInput{})
+		switch {
+		case err == nil:
+			ok++
+		case errorCode(t, err) == "InternalError":
+			failed++
+		default:
+			t.Fatal(err)
+		}
+	}
+	if failed != 2 || ok != 6 {
+		t.Errorf("%d failed, %d served; want 2 and 6", failed, ok)
+	}
+	var stsFailed bool
+	for range 4 {
+		if _, err := e.sts.GetCallerIdentity(t.Context(), &sts.GetCallerIdentityInput{}); err != nil {
+			stsFailed = errorCode(t, err) == "InternalFailure"
+		}
+	}
+	if !stsFailed {
+		t.Error("STS never failed")
+	}
+	var counts state.FaultCounts
+	e.state.View(func(w *state.World) { counts = w.Faults.Injected })
+	if counts.Requests != 12 || counts.Errors != 3 || counts.Throttled != 0 {
+		t.Errorf("injected %+v, want 12 requests and 3 errors", counts)
+	}
+	both := &state.Faults{ThrottleRate: 1, ErrorRate: 1}
+	if f := both.Next(); !f.Throttle || f.Error {
+		t.Errorf("a request hit by both = %+v, want throttled only", f)
+	}
+}
+
+// TestSlowResponses: SlowRate delays its share of requests by SlowLatency; the others are served
+// at once.
+func TestSlowResponses(t *testing.T) {
+	e := newEnv(t)
+	_ = e.state.Update(func(w *state.World) error {
+		w.Faults.SlowRate, w.Faults.SlowLatency = 0.5, 5*time.Second
+		return nil
+	})
+	// The first request is not slowed (floor(1*0.5) = 0), the second is.
+	if _, err := e.ec2.DescribeAvailabilityZones(t.Context(), &ec2.DescribeAvailabilityZonesInput{}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.ec2.DescribeAvailabilityZones(context.Background(), &ec2.DescribeAvailabilityZonesInput{})
+		done <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !e.clock.HasWaiters() {
+		if time.Now().After(deadline) {
+			t.Fatal("the slow request never waited on the clock")
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("answered before the slow latency passed: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	e.clock.Step(5 * time.Second)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var counts state.FaultCounts
+	e.state.View(func(w *state.World) { counts = w.Faults.Injected })
+	if counts.Slowed != 1 {
+		t.Errorf("slowed %d requests, want 1", counts.Slowed)
+	}
+}
+
+// TestThrottlingEKS: EKS speaks REST-JSON, so its throttling error is one the SDK decodes, not
+// the query protocol's XML.
+func TestThrottlingEKS(t *testing.T) {
+	e := newEnv(t)
+	_ = e.state.Update(func(w *state.World) error {
+		w.Faults.ThrottleRate = 1
+		return nil
+	})
+	_, err := e.admin("us-west-2").eks.ListClusters(t.Context(), &eks.ListClustersInput{})
+	if err == nil || errorCode(t, err) != "ThrottlingException" {
+		t.Errorf("err = %v, want ThrottlingException", err)
 	}
 }

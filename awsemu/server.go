@@ -3,9 +3,9 @@ package awsemu
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"k8s.io/utils/clock"
 
@@ -77,7 +77,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"Request is missing Authentication Token"))
 		return
 	}
-	if !s.delay(r) || s.throttled(w, call) {
+	if s.faulted(w, r, call) {
 		return
 	}
 	switch call.Service {
@@ -101,39 +101,49 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// throttled answers the request with the service's throttling error when the injected throttle
-// rate says so.
-func (s *Server) throttled(w http.ResponseWriter, call wire.Call) bool {
-	var throttle bool
+// faulted applies the injected faults to one request: it waits out the injected delay, then
+// answers with the service's throttling error or a 500 internal error when the fault rates say
+// so. It reports whether the request was answered (or abandoned by its caller) here.
+func (s *Server) faulted(w http.ResponseWriter, r *http.Request, call wire.Call) bool {
+	var fault state.Fault
 	_ = s.state.Update(func(world *state.World) error {
-		throttle = world.Faults.Throttle()
+		fault = world.Faults.Next()
 		return nil
 	})
-	if !throttle {
+	if fault.Delay > 0 {
+		select {
+		case <-s.clock.After(fault.Delay):
+		case <-r.Context().Done():
+			return true
+		}
+	}
+	var err *wire.Error
+	switch {
+	case fault.Throttle && call.Service == "ec2":
+		err = wire.NewError(http.StatusServiceUnavailable, "RequestLimitExceeded", "Request limit exceeded.")
+	case fault.Throttle && call.Service == "eks":
+		err = wire.NewError(http.StatusTooManyRequests, "ThrottlingException", "Rate exceeded")
+	case fault.Throttle && slices.Contains([]string{"ssm", "pricing", "sqs"}, call.Service):
+		err = wire.NewError(http.StatusBadRequest, "ThrottlingException", "Rate exceeded")
+	case fault.Throttle:
+		err = wire.NewError(http.StatusBadRequest, "Throttling", "Rate exceeded")
+	case fault.Error && call.Service == "ec2":
+		err = wire.NewError(http.StatusInternalServerError, "InternalError", "An internal error has occurred")
+	case fault.Error:
+		err = wire.NewError(http.StatusInternalServerError, "InternalFailure", "The request processing has failed because of an unknown error, exception or failure.")
+	default:
 		return false
 	}
 	switch call.Service {
 	case "ec2":
-		wire.WriteEC2Error(w, call.RequestID, wire.NewError(http.StatusServiceUnavailable, "RequestLimitExceeded", "Request limit exceeded."))
-	case "ssm", "pricing", "sqs":
-		wire.WriteJSONError(w, call.RequestID, wire.NewError(http.StatusBadRequest, "ThrottlingException", "Rate exceeded"))
+		wire.WriteEC2Error(w, call.RequestID, err)
+	case "ssm", "pricing", "sqs", "eks":
+		// EKS speaks REST-JSON: its SDK reads the error from X-Amzn-ErrorType and a JSON
+		// body, and fails to decode an XML one (found by the chaos test: the controller
+		// exited at startup on a throttled DescribeCluster).
+		wire.WriteJSONError(w, call.RequestID, err)
 	default:
-		wire.WriteQueryError(w, call.RequestID, wire.NewError(http.StatusBadRequest, "Throttling", "Rate exceeded"))
+		wire.WriteQueryError(w, call.RequestID, err)
 	}
 	return true
-}
-
-// delay waits out the injected latency; it reports false when the caller gave up meanwhile.
-func (s *Server) delay(r *http.Request) bool {
-	var latency time.Duration
-	s.state.View(func(world *state.World) { latency = world.Faults.Latency })
-	if latency <= 0 {
-		return true
-	}
-	select {
-	case <-s.clock.After(latency):
-		return true
-	case <-r.Context().Done():
-		return false
-	}
 }

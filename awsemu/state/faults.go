@@ -19,23 +19,70 @@ type Faults struct {
 	// ThrottleRate is the share (0..1) of API requests refused as throttled, spread evenly and
 	// deterministically over the requests.
 	ThrottleRate float64
+	// ErrorRate is the share (0..1) of API requests answered with a 500 internal error, spread
+	// like ThrottleRate; a request both would hit is throttled.
+	ErrorRate float64
 	// DescribeInstancesLag hides instances from DescribeInstances and DescribeInstanceStatus for
 	// this long after launch, as EC2's eventual consistency does.
 	DescribeInstancesLag time.Duration
 	// Latency delays every API response by this long.
 	Latency time.Duration
+	// SlowRate is the share (0..1) of API requests delayed by SlowLatency on top of Latency.
+	SlowRate    float64
+	SlowLatency time.Duration
+
+	// Injected counts the faults injected so far, for a test to report.
+	Injected FaultCounts
 
 	requests uint64
 }
 
+// FaultCounts are how many requests each fault hit.
+type FaultCounts struct {
+	Requests, Throttled, Errors, Slowed uint64
+}
+
+// Fault is what happens to one API request.
+type Fault struct {
+	Throttle bool
+	Error    bool
+	// Delay is the extra time before the request is served.
+	Delay time.Duration
+}
+
+// Next counts one API request and decides its faults.
+func (f *Faults) Next() Fault {
+	f.requests++
+	f.Injected.Requests++
+	n := f.requests
+	out := Fault{Throttle: spread(n, f.ThrottleRate), Delay: f.Latency}
+	out.Error = !out.Throttle && spread(n, f.ErrorRate)
+	if f.SlowLatency > 0 && spread(n, f.SlowRate) {
+		out.Delay += f.SlowLatency
+		f.Injected.Slowed++
+	}
+	if out.Throttle {
+		f.Injected.Throttled++
+	}
+	if out.Error {
+		f.Injected.Errors++
+	}
+	return out
+}
+
 // Throttle counts one API request and reports whether it is to be refused as throttled.
 func (f *Faults) Throttle() bool {
-	f.requests++
-	if f.ThrottleRate <= 0 {
+	return f.Next().Throttle
+}
+
+// spread reports whether the nth request is one of the share rate, spread evenly: exactly
+// floor(n*rate) of the first n requests are.
+func spread(n uint64, rate float64) bool {
+	if rate <= 0 {
 		return false
 	}
-	n := float64(f.requests)
-	return math.Floor(n*f.ThrottleRate) > math.Floor((n-1)*f.ThrottleRate)
+	x := float64(n)
+	return math.Floor(x*rate) > math.Floor((x-1)*rate)
 }
 
 func newFaults() *Faults {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Form is a decoded query-protocol request body.
@@ -155,17 +156,17 @@ func (flt Filter) Match(have []string) bool {
 // Wildcard reports whether s matches pattern, where `*` matches any run of characters and `?`
 // exactly one. Matching is case-sensitive.
 func Wildcard(pattern, s string) bool {
-	p, str := []rune(pattern), []rune(s)
+	p, str := matchRunes(pattern), matchRunes(s)
 	// Iterative match with backtracking to the last star.
 	pi, si, star, mark := 0, 0, -1, 0
 	for si < len(str) {
 		switch {
+		case pi < len(p) && p[pi] == '*': // before the literal case: a star in the pattern is always a wildcard
+			star, mark = pi, si
+			pi++
 		case pi < len(p) && (p[pi] == '?' || p[pi] == str[si]):
 			pi++
 			si++
-		case pi < len(p) && p[pi] == '*':
-			star, mark = pi, si
-			pi++
 		case star >= 0:
 			pi = star + 1
 			mark++
@@ -178,4 +179,19 @@ func Wildcard(pattern, s string) bool {
 		pi++
 	}
 	return pi == len(p)
+}
+
+// matchRunes is s as runes, except that each byte of invalid UTF-8 becomes a distinct negative
+// value: []rune(s) would turn every such byte into U+FFFD, and "\xe8" would match "\xff".
+func matchRunes(s string) []rune {
+	out := make([]rune, 0, len(s))
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			r = -1 - rune(s[i])
+		}
+		out = append(out, r)
+		i += size
+	}
+	return out
 }

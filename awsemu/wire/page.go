@@ -24,7 +24,8 @@ func Page(scope string, n, maxResults int, nextToken string) (start, end int, ne
 		}
 	}
 	end = n
-	if maxResults > 0 && start+maxResults < n {
+	// maxResults < n-start rather than start+maxResults < n: a huge MaxResults must not overflow.
+	if maxResults > 0 && maxResults < n-start {
 		end = start + maxResults
 		next = base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "%s:%d", scope, end))
 	}

@@ -58,26 +58,27 @@ func (o *Objects) add(doc *unstructured.Unstructured) error {
 	case schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
 		return typed(doc, &appsv1.DaemonSet{}, func(ds *appsv1.DaemonSet) { o.DaemonSets = append(o.DaemonSets, ds) })
 	case schema.GroupKind{Group: "apps", Kind: "Deployment"}:
-		return typed(doc, &appsv1.Deployment{}, func(d *appsv1.Deployment) {
-			o.Pods = append(o.Pods, expand(d.ObjectMeta, d.Spec.Template, replicas(d.Spec.Replicas))...)
+		return typedChecked(doc, &appsv1.Deployment{}, func(d *appsv1.Deployment) error {
+			return o.expand(d.ObjectMeta, d.Spec.Template, "spec.replicas", replicas(d.Spec.Replicas), nil)
 		})
 	case schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}:
-		return typed(doc, &appsv1.ReplicaSet{}, func(rs *appsv1.ReplicaSet) {
-			o.Pods = append(o.Pods, expand(rs.ObjectMeta, rs.Spec.Template, replicas(rs.Spec.Replicas))...)
+		return typedChecked(doc, &appsv1.ReplicaSet{}, func(rs *appsv1.ReplicaSet) error {
+			return o.expand(rs.ObjectMeta, rs.Spec.Template, "spec.replicas", replicas(rs.Spec.Replicas), nil)
 		})
 	case schema.GroupKind{Group: "apps", Kind: "StatefulSet"}:
-		return typed(doc, &appsv1.StatefulSet{}, func(ss *appsv1.StatefulSet) {
-			pods := expand(ss.ObjectMeta, ss.Spec.Template, replicas(ss.Spec.Replicas))
-			for _, p := range pods {
+		return typedChecked(doc, &appsv1.StatefulSet{}, func(ss *appsv1.StatefulSet) error {
+			return o.expand(ss.ObjectMeta, ss.Spec.Template, "spec.replicas", replicas(ss.Spec.Replicas), func(p *corev1.Pod) {
 				// The StatefulSet controller labels each pod with its own name, which
 				// anti-affinity and spread rules may select on.
 				p.Labels[appsv1.StatefulSetPodNameLabel] = p.Name
-			}
-			o.Pods = append(o.Pods, pods...)
+			})
 		})
 	case schema.GroupKind{Group: "batch", Kind: "Job"}:
-		return typed(doc, &batchv1.Job{}, func(j *batchv1.Job) {
-			o.Pods = append(o.Pods, expand(j.ObjectMeta, j.Spec.Template, jobPods(j.Spec))...)
+		return typedChecked(doc, &batchv1.Job{}, func(j *batchv1.Job) error {
+			if j.Spec.Completions != nil && *j.Spec.Completions < 0 {
+				return fmt.Errorf("spec.completions is %d, want 0 or more", *j.Spec.Completions)
+			}
+			return o.expand(j.ObjectMeta, j.Spec.Template, "spec.parallelism", jobPods(j.Spec), nil)
 		})
 	default:
 		o.Ignored = append(o.Ignored, doc)
@@ -87,10 +88,37 @@ func (o *Objects) add(doc *unstructured.Unstructured) error {
 
 // typed converts doc strictly into obj and hands it to keep.
 func typed[T kruntime.Object](doc *unstructured.Unstructured, obj T, keep func(T)) error {
+	return typedChecked(doc, obj, func(o T) error { keep(o); return nil })
+}
+
+// typedChecked is typed with a keep that may refuse the object.
+func typedChecked[T kruntime.Object](doc *unstructured.Unstructured, obj T, keep func(T) error) error {
 	if err := kruntime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(doc.Object, obj, true); err != nil {
 		return err
 	}
-	keep(obj)
+	return keep(obj)
+}
+
+// MaxPods is the most pods the documents of one ObjectsFrom call may expand to: a replica count
+// beyond it is a typo (or hostile), and expanding it would exhaust memory before simulating.
+const MaxPods = 100_000
+
+// expand appends the pods a controller would create, refusing a negative count, which the API
+// server refuses too, and a total beyond MaxPods. field names the count's field for the error.
+func (o *Objects) expand(owner metav1.ObjectMeta, template corev1.PodTemplateSpec, field string, count int, each func(*corev1.Pod)) error {
+	if count < 0 {
+		return fmt.Errorf("%s is %d, want 0 or more", field, count)
+	}
+	if len(o.Pods)+count > MaxPods {
+		return fmt.Errorf("%s is %d, which brings the manifests to more than %d pods; simulate models at most %d", field, count, MaxPods, MaxPods)
+	}
+	pods := expand(owner, template, count)
+	if each != nil {
+		for _, p := range pods {
+			each(p)
+		}
+	}
+	o.Pods = append(o.Pods, pods...)
 	return nil
 }
 

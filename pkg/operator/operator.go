@@ -57,6 +57,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options, registry *prome
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("validating options, %w", err)
 	}
+	opts = opts.WithDefaults()
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = float32(opts.KubeClientQPS), opts.KubeClientBurst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -72,13 +73,19 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options, registry *prome
 		}},
 		// controller-runtime's server serves only its global registry, so it is off and the
 		// operator serves its own registry below.
-		Metrics:                       metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
-		LeaderElection:                opts.LeaderElection,
-		LeaderElectionResourceLock:    "leases",
-		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
-		LeaderElectionID:              opts.LeaderElectionID,
+		Metrics:                    metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:     opts.HealthProbeBindAddress,
+		LeaderElection:             opts.LeaderElection,
+		LeaderElectionResourceLock: "leases",
+		LeaderElectionNamespace:    opts.LeaderElectionNamespace,
+		LeaderElectionID:           opts.LeaderElectionID,
+		// Released only once every runnable has stopped (controller-runtime cancels leader
+		// election last), so the next leader starts after this one's in-flight work ended.
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &opts.LeaderElectionLeaseDuration,
+		RenewDeadline:                 &opts.LeaderElectionRenewDeadline,
+		RetryPeriod:                   &opts.LeaderElectionRetryPeriod,
+		GracefulShutdownTimeout:       &opts.GracefulShutdownTimeout,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("building manager, %w", err)

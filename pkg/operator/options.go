@@ -38,6 +38,21 @@ type Options struct {
 	LeaderElectionNamespace string
 	// LeaderElectionID names the Lease.
 	LeaderElectionID string
+	// LeaderElectionLeaseDuration is how long a Lease holds without renewal: a replica that dies
+	// without releasing it (SIGKILL, a lost node) is replaced by another within this time plus
+	// LeaderElectionRetryPeriod.
+	LeaderElectionLeaseDuration time.Duration
+	// LeaderElectionRenewDeadline is how long the leader keeps retrying a failed renewal before it
+	// steps down; it must be shorter than the lease, so that it stops before another can start.
+	LeaderElectionRenewDeadline time.Duration
+	// LeaderElectionRetryPeriod is how often candidates try to acquire, and the leader to renew.
+	LeaderElectionRetryPeriod time.Duration
+	// GracefulShutdownTimeout bounds how long, after SIGTERM, the controllers' in-flight
+	// reconciles may run before the process exits; the Lease is released after they stop, so
+	// that the next leader never works alongside this one. Below Kubernetes' default 30 s grace
+	// period so that the kubelet never SIGKILLs a shutdown in progress, and Joiner's promise is
+	// an exit within 10 s.
+	GracefulShutdownTimeout time.Duration
 	// KubeClientQPS and KubeClientBurst bound the controller's requests to the API server. A
 	// scale-up of hundreds of pods writes NodeClaims, status, taints and events; client-go's
 	// defaults (5 QPS, burst 10) would queue them for minutes.
@@ -58,6 +73,11 @@ const (
 	DefaultBatchIdleDuration = time.Second
 	DefaultBatchMaxDuration  = 10 * time.Second
 	DefaultLeaderElectionID  = "joiner-leader-election"
+	// The leader election timings are client-go's and controller-runtime's defaults.
+	DefaultLeaderElectionLeaseDuration = 15 * time.Second
+	DefaultLeaderElectionRenewDeadline = 10 * time.Second
+	DefaultLeaderElectionRetryPeriod   = 2 * time.Second
+	DefaultGracefulShutdownTimeout     = 8 * time.Second
 	// DefaultKubeClientQPS and DefaultKubeClientBurst are Karpenter's defaults.
 	DefaultKubeClientQPS   = 200
 	DefaultKubeClientBurst = 300
@@ -79,14 +99,39 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	// own namespace and the manager would refuse to start.
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", env("LEADER_ELECTION_NAMESPACE", env("SYSTEM_NAMESPACE", "kube-system")), "Namespace of the leader Lease [LEADER_ELECTION_NAMESPACE, else SYSTEM_NAMESPACE]")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", env("LEADER_ELECTION_ID", DefaultLeaderElectionID), "Name of the leader Lease [LEADER_ELECTION_ID]")
+	fs.DurationVar(&o.LeaderElectionLeaseDuration, "leader-election-lease-duration", o.envDuration("LEADER_ELECTION_LEASE_DURATION", DefaultLeaderElectionLeaseDuration), "How long the leader Lease holds without renewal; a killed leader is replaced within it [LEADER_ELECTION_LEASE_DURATION]")
+	fs.DurationVar(&o.LeaderElectionRenewDeadline, "leader-election-renew-deadline", o.envDuration("LEADER_ELECTION_RENEW_DEADLINE", DefaultLeaderElectionRenewDeadline), "How long the leader retries renewing before it steps down [LEADER_ELECTION_RENEW_DEADLINE]")
+	fs.DurationVar(&o.LeaderElectionRetryPeriod, "leader-election-retry-period", o.envDuration("LEADER_ELECTION_RETRY_PERIOD", DefaultLeaderElectionRetryPeriod), "How often replicas try to acquire or renew the Lease [LEADER_ELECTION_RETRY_PERIOD]")
+	fs.DurationVar(&o.GracefulShutdownTimeout, "graceful-shutdown-timeout", o.envDuration("GRACEFUL_SHUTDOWN_TIMEOUT", DefaultGracefulShutdownTimeout), "How long in-flight work may run after SIGTERM before the process exits [GRACEFUL_SHUTDOWN_TIMEOUT]")
 	fs.IntVar(&o.KubeClientQPS, "kube-client-qps", o.envInt("KUBE_CLIENT_QPS", DefaultKubeClientQPS), "Requests per second the controller may make of the API server [KUBE_CLIENT_QPS]")
 	fs.Float64Var(&o.NodeCost, "node-cost", o.envFloat("NODE_COST", 0), "Dollars per hour every new node costs beyond its instance and EBS volumes, such as per-host licences ($15/host/month is 0.0205) [NODE_COST]")
 	fs.IntVar(&o.KubeClientBurst, "kube-client-burst", o.envInt("KUBE_CLIENT_BURST", DefaultKubeClientBurst), "Requests the controller may make of the API server in a burst above --kube-client-qps [KUBE_CLIENT_BURST]")
 }
 
-// Validate reports every setting that cannot work, each with the fix.
+// WithDefaults returns o with every zero leader-election and shutdown duration set to its
+// default, for callers that build Options without AddFlags.
+func (o Options) WithDefaults() Options {
+	for _, d := range []struct {
+		field *time.Duration
+		def   time.Duration
+	}{
+		{&o.LeaderElectionLeaseDuration, DefaultLeaderElectionLeaseDuration},
+		{&o.LeaderElectionRenewDeadline, DefaultLeaderElectionRenewDeadline},
+		{&o.LeaderElectionRetryPeriod, DefaultLeaderElectionRetryPeriod},
+		{&o.GracefulShutdownTimeout, DefaultGracefulShutdownTimeout},
+	} {
+		if *d.field == 0 {
+			*d.field = d.def
+		}
+	}
+	return o
+}
+
+// Validate reports every setting that cannot work, each with the fix. Zero durations stand for
+// their defaults (WithDefaults).
 func (o *Options) Validate() error {
 	errs := append([]error(nil), o.envErrs...)
+	d := o.WithDefaults()
 	if o.ClusterName == "" {
 		errs = append(errs, errors.New("--cluster-name (CLUSTER_NAME) is required: set it to the cluster's name"))
 	}
@@ -98,6 +143,18 @@ func (o *Options) Validate() error {
 	}
 	if _, err := o.Level(); err != nil {
 		errs = append(errs, err)
+	}
+	if d.LeaderElectionRetryPeriod <= 0 {
+		errs = append(errs, fmt.Errorf("--leader-election-retry-period %s must be positive, for example %s", d.LeaderElectionRetryPeriod, DefaultLeaderElectionRetryPeriod))
+	}
+	if d.LeaderElectionRenewDeadline <= d.LeaderElectionRetryPeriod {
+		errs = append(errs, fmt.Errorf("--leader-election-renew-deadline %s must be longer than --leader-election-retry-period %s", d.LeaderElectionRenewDeadline, d.LeaderElectionRetryPeriod))
+	}
+	if d.LeaderElectionLeaseDuration <= d.LeaderElectionRenewDeadline {
+		errs = append(errs, fmt.Errorf("--leader-election-lease-duration %s must be longer than --leader-election-renew-deadline %s, or two leaders could overlap", d.LeaderElectionLeaseDuration, d.LeaderElectionRenewDeadline))
+	}
+	if d.GracefulShutdownTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--graceful-shutdown-timeout %s must be positive, for example %s", d.GracefulShutdownTimeout, DefaultGracefulShutdownTimeout))
 	}
 	if o.KubeClientQPS <= 0 {
 		errs = append(errs, fmt.Errorf("--kube-client-qps %d must be positive, for example %d", o.KubeClientQPS, DefaultKubeClientQPS))

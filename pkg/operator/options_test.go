@@ -53,6 +53,9 @@ func TestOptions(t *testing.T) {
 		{name: "bad level", args: []string{"--cluster-name=c", "--log-level=loud"}, wantErr: "not a level"},
 		{name: "bad env qps", env: map[string]string{"CLUSTER_NAME": "c", "KUBE_CLIENT_QPS": "fast"}, wantErr: `KUBE_CLIENT_QPS="fast" is not a whole number`},
 		{name: "burst below qps", args: []string{"--cluster-name=c", "--kube-client-qps=50", "--kube-client-burst=10"}, wantErr: "at least --kube-client-qps"},
+		{name: "renew not below lease", args: []string{"--cluster-name=c", "--leader-election-lease-duration=10s", "--leader-election-renew-deadline=10s"}, wantErr: "--leader-election-lease-duration 10s must be longer than --leader-election-renew-deadline 10s"},
+		{name: "retry not below renew", args: []string{"--cluster-name=c", "--leader-election-retry-period=10s"}, wantErr: "--leader-election-renew-deadline 10s must be longer than --leader-election-retry-period 10s"},
+		{name: "negative shutdown", env: map[string]string{"CLUSTER_NAME": "c", "GRACEFUL_SHUTDOWN_TIMEOUT": "-1s"}, wantErr: "--graceful-shutdown-timeout -1s must be positive"},
 		{name: "zero qps", args: []string{"--cluster-name=c", "--kube-client-qps=0"}, wantErr: "--kube-client-qps 0 must be positive"},
 	}
 	for _, tt := range tests {
@@ -77,7 +80,7 @@ func TestOptions(t *testing.T) {
 // options read.
 func parseOptions(t *testing.T, env map[string]string, args []string) *operator.Options {
 	t.Helper()
-	for _, k := range []string{"CLUSTER_NAME", "BATCH_IDLE_DURATION", "BATCH_MAX_DURATION", "LOG_LEVEL", "INTERRUPTION_QUEUE", "KUBE_CLIENT_QPS"} {
+	for _, k := range []string{"CLUSTER_NAME", "BATCH_IDLE_DURATION", "BATCH_MAX_DURATION", "LOG_LEVEL", "INTERRUPTION_QUEUE", "KUBE_CLIENT_QPS", "GRACEFUL_SHUTDOWN_TIMEOUT"} {
 		t.Setenv(k, env[k])
 		if _, ok := env[k]; !ok {
 			unsetenv(t, k)

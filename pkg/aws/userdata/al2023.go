@@ -189,7 +189,13 @@ func (m *al2023Merge) rewritePart(body string) (string, error) {
 	}
 	changed := false
 	for _, doc := range docs {
-		if isNodeConfig(doc) && m.rewrite(doc) {
+		if !isNodeConfig(doc) {
+			continue
+		}
+		if err := checkNodeConfigShape(doc); err != nil {
+			return "", err
+		}
+		if m.rewrite(doc) {
 			changed = true
 		}
 	}
@@ -417,6 +423,69 @@ func yamlDocuments(text string) ([]map[string]any, error) {
 		if len(doc) > 0 {
 			docs = append(docs, doc)
 		}
+	}
+}
+
+// checkNodeConfigShape refuses a NodeConfig whose fields Joiner merges have the wrong YAML type:
+// nodeadm cannot decode it, so the node would never join, and merging it would drop the
+// operator's settings silently. The error names the field and the type it must have.
+func checkNodeConfigShape(doc map[string]any) error {
+	mapping := func(parent map[string]any, path, key string) (map[string]any, error) {
+		raw, ok := parent[key]
+		if !ok || raw == nil {
+			return nil, nil
+		}
+		m, ok := raw.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("NodeConfig %s%s is %s, want a mapping", path, key, yamlKind(raw))
+		}
+		return m, nil
+	}
+	spec, err := mapping(doc, "", "spec")
+	if err != nil {
+		return err
+	}
+	if _, err := mapping(spec, "spec.", "cluster"); err != nil {
+		return err
+	}
+	kubelet, err := mapping(spec, "spec.", "kubelet")
+	if err != nil {
+		return err
+	}
+	if _, err := mapping(kubelet, "spec.kubelet.", "config"); err != nil {
+		return err
+	}
+	if raw, ok := kubelet["flags"]; ok && raw != nil {
+		list, ok := raw.([]any)
+		if !ok {
+			return fmt.Errorf("NodeConfig spec.kubelet.flags is %s, want a list of strings such as [--v=2]", yamlKind(raw))
+		}
+		for i, item := range list {
+			if _, ok := item.(string); !ok {
+				return fmt.Errorf("NodeConfig spec.kubelet.flags[%d] is %s, want a string such as --v=2", i, yamlKind(item))
+			}
+		}
+	}
+	return nil
+}
+
+// yamlKind names the YAML type of a decoded value for error messages.
+func yamlKind(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "a mapping"
+	case []any:
+		return "a list"
+	case string:
+		return fmt.Sprintf("the string %q", v)
+	case nil:
+		return "null"
+	case float64, int, int64:
+		return fmt.Sprintf("the number %v", v)
+	case bool:
+		return fmt.Sprintf("the boolean %v", v)
+	default:
+		return fmt.Sprintf("the %T %v", v, v)
 	}
 }
 

@@ -98,6 +98,9 @@ func nodeadmEffective(t *testing.T, userData string, reverse, appendFlags bool) 
 func deepMerge(dst, src map[string]any, path string, appendFlags bool) {
 	for k, v := range src {
 		p := path + "." + k
+		if v == nil {
+			continue // nodeadm decodes null as the zero value, which its merge does not apply
+		}
 		if sm, ok := v.(map[string]any); ok {
 			dm, ok := dst[k].(map[string]any)
 			if !ok {
