@@ -37,8 +37,9 @@ const (
 // facts and its cluster's join configuration, records the outcome and the console lines in the
 // instance, and boots again, on the clock, the instances whose kubelet keeps retrying. With an
 // API server, it also keeps the joined instances' Nodes Ready, reports the pods bound to them
-// Running (boot.Registrar) and deletes the Nodes of instances that are shutting down or gone, as
-// the cloud node lifecycle controller does.
+// Running (boot.Registrar), stands in for the node agents that delete their own not-ready taint
+// AgentReadyAfter after the Node turns Ready (removeAgentTaints), and deletes the Nodes of
+// instances that are shutting down or gone, as the cloud node lifecycle controller does.
 //
 // Kubelets decides nothing about joining (awsemu/boot does) and changes no AWS state beyond the
 // instances' boot fields and console.
@@ -56,6 +57,10 @@ type Kubelets struct {
 	// deleted are the instances whose Node was deleted while the instance ran; a kubelet does
 	// not register it again until it restarts.
 	deleted map[string]bool
+	// readySince is when each joined instance's Node got its first heartbeat (turned Ready), and
+	// agentsDone the instances whose Node the agent stand-ins are done with (removeAgentTaints).
+	readySince map[string]time.Time
+	agentsDone map[string]bool
 }
 
 // KubeletOptions configure Kubelets.
@@ -71,7 +76,8 @@ type KubeletOptions struct {
 
 // NewKubelets returns the kubelets of st's instances, on clk.
 func NewKubelets(st *state.State, clk clock.WithTicker, o KubeletOptions) *Kubelets {
-	k := &Kubelets{state: st, clock: clk, client: o.Client, heartbeats: map[string]time.Time{}, deleted: map[string]bool{}}
+	k := &Kubelets{state: st, clock: clk, client: o.Client, heartbeats: map[string]time.Time{}, deleted: map[string]bool{},
+		readySince: map[string]time.Time{}, agentsDone: map[string]bool{}}
 	api := o.APIServer
 	if o.Client != nil {
 		k.registrar = boot.NewRegistrar(o.Client, clk)
@@ -298,6 +304,16 @@ func (k *Kubelets) keepNodes(ctx context.Context) error {
 				continue
 			}
 			k.heartbeats[n.id] = now
+			if _, ok := k.readySince[n.id]; !ok {
+				k.readySince[n.id] = now
+			}
+		}
+		if since, ok := k.readySince[n.id]; ok && !k.agentsDone[n.id] && now.Sub(since) >= AgentReadyAfter {
+			done, err := removeAgentTaints(ctx, k.client, n.node)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			k.agentsDone[n.id] = done
 		}
 		if _, err := k.registrar.RunPodsOf(ctx, podsByNode[n.node], n.ip); err != nil {
 			errs = append(errs, err)
@@ -311,6 +327,12 @@ func (k *Kubelets) keepNodes(ctx context.Context) error {
 	for id := range k.deleted {
 		if !live[id] {
 			delete(k.deleted, id)
+		}
+	}
+	for id := range k.readySince {
+		if !live[id] {
+			delete(k.readySince, id)
+			delete(k.agentsDone, id)
 		}
 	}
 	return errors.Join(errs...)
