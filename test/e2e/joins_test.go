@@ -286,13 +286,7 @@ func TestJoinS3AgentTaint(t *testing.T) {
 		return running == 3 && len(ciliumSeen) > 0, fmt.Sprintf("%d running, Cilium's taint seen on %v", running, ciliumSeen), err
 	})
 	t.Logf("S3: inflate's pods Running %.1fs after the manifests were applied", time.Since(applied).Seconds())
-	for _, i := range checkEveryClaimJoined(t, stack) {
-		// The operator's clusterDNS is what the NodeConfig says; Joiner's cluster settings win only
-		// where they conflict, and this one agrees with the cluster's service CIDR.
-		if console := strings.Join(i.Console, "\n"); !strings.Contains(console, "172.20.0.10") {
-			t.Errorf("instance %s's kubelet did not get the operator's clusterDNS 172.20.0.10:\n%s", i.ID, console)
-		}
-	}
+	checkEveryClaimJoined(t, stack)
 }
 
 // TestJoinS4PolicyFix: S4's controller policy refuses `batch` (iam:PassRole on BatchNodeRole-demo)
