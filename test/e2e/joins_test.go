@@ -239,11 +239,40 @@ func TestJoinS2FixedUserData(t *testing.T) {
 	if userData == aws.ToString(nc.Spec.UserData) {
 		t.Fatalf("the scenario's userData has no %s", broken)
 	}
+	// The emulated instance's shell does not run the AWS CLI: put in what the userData's
+	// `$(aws eks describe-cluster ...)` prints on a real instance, as the field's instances got it.
+	cluster, err := eks.NewFromConfig(adminConfig(stack)).DescribeCluster(t.Context(), &eks.DescribeClusterInput{Name: aws.String("demo")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	userData = strings.Replace(userData, `$(aws eks describe-cluster --name "$CLUSTER_NAME" --query 'cluster.certificateAuthority.data' --output text)`,
+		aws.ToString(cluster.Cluster.CertificateAuthority.Data), 1)
+	userData = strings.Replace(userData, `$(aws eks describe-cluster --name "$CLUSTER_NAME" --query 'cluster.endpoint' --output text)`,
+		aws.ToString(cluster.Cluster.Endpoint), 1)
+	if strings.Contains(userData, "$(aws ") {
+		t.Fatalf("the class's userData calls the AWS CLI in a way this test does not stand in for:\n%s", userData)
+	}
 	nc.Spec.UserData = &userData
 	fixed := time.Now()
 	if err := stack.Client.Update(t.Context(), &nc); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		var nc awsv1.EC2NodeClass
+		_ = stack.Client.Get(context.Background(), client.ObjectKey{Name: "custom-ami"}, &nc)
+		t.Logf("EC2NodeClass custom-ami: %+v", nc.Status.Conditions)
+		var np v1.NodePool
+		_ = stack.Client.Get(context.Background(), client.ObjectKey{Name: "default"}, &np)
+		t.Logf("NodePool default: %+v", np.Status.Conditions)
+		var claims v1.NodeClaimList
+		_ = stack.Client.List(context.Background(), &claims)
+		for _, c := range claims.Items {
+			t.Logf("NodeClaim %s: %+v", c.Name, c.Status.Conditions)
+		}
+	})
 	podsRunning(t, stack, runWithin, 3, "inflate")
 	t.Logf("S2: inflate's pods Running %.1fs after the fixed class was applied", time.Since(fixed).Seconds())
 	checkControllerNotRestarted(t, stack, pid)
