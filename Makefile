@@ -66,7 +66,7 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, CRDs and the emulator's
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:dir=config/crd/bases
 	go run ./hack/crdpatch config/crd/bases/karpenter.sh_nodepools.yaml config/crd/bases/karpenter.sh_nodeclaims.yaml
 	rm -f $(CHART)/crds/*.yaml && cp config/crd/bases/*.yaml $(CHART)/crds/
-	go run ./awsemu/catalog/gen -out awsemu/catalog/catalog.json
+	go run ./pkg/catalog/gen -out pkg/catalog/catalog.json
 
 .PHONY: tidy
 tidy: ## Tidy the product and tools modules.

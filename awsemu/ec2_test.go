@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
-	"github.com/joinerhq/joiner/awsemu/catalog"
 	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/pkg/catalog"
 )
 
 func TestDescribeInstanceTypesPaginates(t *testing.T) {

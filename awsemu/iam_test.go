@@ -188,3 +188,48 @@ func TestIAMAccessDeniedAndPagination(t *testing.T) {
 		t.Errorf("get is allowed: %v", err)
 	}
 }
+
+// TestCreationTagging: creating a launch template or an instance profile with tags needs the
+// tagging action too (ec2:CreateTags with ec2:CreateAction, iam:TagInstanceProfile), as AWS
+// authorizes it; without tags the create action alone is enough.
+func TestCreationTagging(t *testing.T) {
+	e := newEnv(t)
+	createOnly := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["ec2:CreateLaunchTemplate","iam:CreateInstanceProfile"],"Resource":"*"}]}`
+	withTagging := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["ec2:CreateLaunchTemplate","iam:CreateInstanceProfile"],"Resource":"*"},
+		{"Effect":"Allow","Action":"ec2:CreateTags","Resource":"*","Condition":{"StringEquals":{"ec2:CreateAction":"CreateLaunchTemplate"}}},
+		{"Effect":"Allow","Action":"iam:TagInstanceProfile","Resource":"*"}]}`
+	template := func(name string, tagged bool) error {
+		in := &ec2.CreateLaunchTemplateInput{LaunchTemplateName: aws.String(name),
+			LaunchTemplateData: &ec2types.RequestLaunchTemplateData{InstanceType: ec2types.InstanceTypeM5Large}}
+		if tagged {
+			in.TagSpecifications = []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate,
+				Tags: []ec2types.Tag{{Key: aws.String("kubernetes.io/cluster/demo"), Value: aws.String("owned")}}}}
+		}
+		_, err := e.ec2.CreateLaunchTemplate(t.Context(), in)
+		return err
+	}
+	profile := func(name string, tagged bool) error {
+		in := &iam.CreateInstanceProfileInput{InstanceProfileName: aws.String(name)}
+		if tagged {
+			in.Tags = []iamtypes.Tag{{Key: aws.String("kubernetes.io/cluster/demo"), Value: aws.String("owned")}}
+		}
+		_, err := e.iam.CreateInstanceProfile(t.Context(), in)
+		return err
+	}
+	e.setControllerPolicy(t, createOnly)
+	if err := template("untagged", false); err != nil {
+		t.Errorf("untagged launch template with ec2:CreateLaunchTemplate: %v", err)
+	}
+	if err := profile("untagged", false); err != nil {
+		t.Errorf("untagged instance profile with iam:CreateInstanceProfile: %v", err)
+	}
+	wantCode(t, template("tagged", true), "UnauthorizedOperation", "tagged launch template without ec2:CreateTags")
+	wantCode(t, profile("tagged", true), "AccessDenied", "tagged instance profile without iam:TagInstanceProfile")
+	e.setControllerPolicy(t, withTagging)
+	if err := template("tagged", true); err != nil {
+		t.Errorf("tagged launch template with ec2:CreateTags on CreateLaunchTemplate: %v", err)
+	}
+	if err := profile("tagged", true); err != nil {
+		t.Errorf("tagged instance profile with iam:TagInstanceProfile: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,8 +12,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/joinerhq/joiner/awsemu/inspect"
+	"github.com/joinerhq/joiner/awsemu/state"
 )
 
 func TestInspectionEndpoint(t *testing.T) {
@@ -116,4 +119,49 @@ func (e *env) inspectInstances(t *testing.T) []inspect.Instance {
 		t.Fatal(err)
 	}
 	return insts
+}
+
+// TestAuthorizationLog: the emulator authorizes SSM's GetParameters as AWS does
+// (ssm:GetParameters on arn:aws:ssm:REGION::parameter/aws/service/...), so a policy scoped like
+// Karpenter's reference policy allows it and not GetParameter, and every decision, allowed or
+// denied, is in the authorization log the inspection endpoint serves, by role.
+func TestAuthorizationLog(t *testing.T) {
+	e := newEnv(t)
+	e.setControllerPolicy(t, `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"ssm:GetParameters",
+		"Resource":"arn:aws:ssm:`+e.region+`::parameter/aws/service/*"}]}`)
+	client := ssm.NewFromConfig(e.config(e.region, state.DefaultSeed().ControllerAccessKey))
+	name := "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/recommended/image_id"
+	if _, err := client.GetParameters(t.Context(), &ssm.GetParametersInput{Names: []string{name}}); err != nil {
+		t.Fatalf("GetParameters of a public parameter: %v", err)
+	}
+	_, err := client.GetParameter(t.Context(), &ssm.GetParameterInput{Name: aws.String(name)})
+	wantCode(t, err, "AccessDeniedException", "GetParameter with only ssm:GetParameters granted")
+
+	var roleARN string
+	_ = e.state.Update(func(w *state.World) error {
+		roleARN = w.IAM.Roles[state.DefaultSeed().ControllerRole].ARN
+		return nil
+	})
+	resp, err := http.Get(e.url + "/_awsemu/authorizations?role=" + url.QueryEscape(roleARN))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var log inspect.Authorizations
+	if err := json.NewDecoder(resp.Body).Decode(&log); err != nil {
+		t.Fatal(err)
+	}
+	want := []state.Decision{
+		{Action: "ssm:GetParameters", Resource: "arn:aws:ssm:" + e.region + "::parameter" + name, Allowed: true},
+		{Action: "ssm:GetParameter", Resource: "arn:aws:ssm:" + e.region + "::parameter" + name},
+	}
+	if len(log.Decisions) != len(want) || log.Dropped != 0 {
+		t.Fatalf("log = %+v, want %d decisions", log, len(want))
+	}
+	for i, d := range log.Decisions {
+		if d.Action != want[i].Action || d.Resource != want[i].Resource || d.Allowed != want[i].Allowed ||
+			d.Role != roleARN || d.Region != e.region || !strings.Contains(d.Principal, ":assumed-role/") {
+			t.Errorf("decision %d = %+v, want %+v by %s in %s", i, d, want[i], roleARN, e.region)
+		}
+	}
 }

@@ -13,8 +13,8 @@ import (
 	pricingtypes "github.com/aws/aws-sdk-go-v2/service/pricing/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
-	"github.com/joinerhq/joiner/awsemu/catalog"
 	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/pkg/catalog"
 )
 
 // TestEveryRegion runs the calls a node autoscaler makes, through the SDK, in every region of

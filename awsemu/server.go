@@ -9,7 +9,6 @@ import (
 
 	"k8s.io/utils/clock"
 
-	"github.com/joinerhq/joiner/awsemu/catalog"
 	"github.com/joinerhq/joiner/awsemu/ec2"
 	"github.com/joinerhq/joiner/awsemu/eks"
 	"github.com/joinerhq/joiner/awsemu/iam"
@@ -20,6 +19,7 @@ import (
 	"github.com/joinerhq/joiner/awsemu/state"
 	"github.com/joinerhq/joiner/awsemu/sts"
 	"github.com/joinerhq/joiner/awsemu/wire"
+	"github.com/joinerhq/joiner/pkg/catalog"
 )
 
 // DefaultAccountID is the account the default world lives in.

@@ -111,6 +111,8 @@ func Authorize(w *state.World, p Principal, style Style, reqs ...policy.Request)
 	for _, req := range reqs {
 		req.Context = globalContext(w, p, req.Context)
 		d := policy.Evaluate(policies, req)
+		w.IAM.RecordDecision(state.Decision{Time: w.Now, Principal: p.ARN, Role: p.Role.ARN, Action: req.Action,
+			Resource: req.Resource, Region: p.Region, Allowed: d.Allowed})
 		if d.Allowed {
 			continue
 		}

@@ -7,10 +7,10 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/joinerhq/joiner/awsemu/authz"
-	"github.com/joinerhq/joiner/awsemu/catalog"
 	"github.com/joinerhq/joiner/awsemu/policy"
 	"github.com/joinerhq/joiner/awsemu/state"
 	"github.com/joinerhq/joiner/awsemu/wire"
+	"github.com/joinerhq/joiner/pkg/catalog"
 )
 
 const inEastOnly = `{"Statement":[{"Effect":"Allow","Action":"ec2:*","Resource":"*","Condition":{"StringEquals":{"aws:RequestedRegion":"us-east-1"}}}]}`

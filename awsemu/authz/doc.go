@@ -9,7 +9,8 @@
 // iam:PutRolePolicy applies to the next call. Every request carries the global condition keys
 // aws:RequestedRegion (the region the call is signed for), aws:PrincipalArn,
 // aws:PrincipalAccount and aws:PrincipalType. The administrator (AdminAccessKey) is known in
-// every world and allowed everything.
+// every world and allowed everything. Every decision, allowed or denied, is appended to the
+// world's authorization log (state.IAM.Decisions), which the inspection endpoint serves.
 //
 // It must not know HTTP or any operation: services describe what they need as Requests.
 package authz

@@ -1,12 +1,13 @@
 package boot
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"maps"
+	"path"
 	"strings"
-
-	"github.com/joinerhq/joiner/awsemu/boot/shell"
 )
 
 // bootstrapPath is where AL2 EKS AMIs keep their bootstrap script.
@@ -56,62 +57,47 @@ func al2Option(option string) (string, bool) {
 	return "", false
 }
 
-// interpretAL2 runs the userData's scripts and models every /etc/eks/bootstrap.sh call in them.
-// The last bootstrap.sh call that succeeded configures the kubelet.
+// interpretAL2 runs the userData's scripts with /etc/eks/bootstrap.sh modelled. The last
+// bootstrap.sh call that succeeded configures the kubelet.
 func interpretAL2(in Instance, c Cluster) (*kubeletLaunch, *BootError) {
-	return runBootstrapScripts(in, func(cmd shell.Command) (bool, *kubeletLaunch, *exitError) {
-		args, ok := invocation(cmd, "bootstrap.sh")
-		if !ok {
-			return false, nil, nil
-		}
-		launch, err := bootstrapAL2(args, cmd.Env, in, c)
-		return true, launch, err
-	})
+	n := newNode(in, c)
+	n.installBootstrap()
+	return n.runUserData()
 }
 
-// launcher recognises a command that starts a kubelet and models it.
-type launcher func(cmd shell.Command) (handled bool, launch *kubeletLaunch, err *exitError)
+// installBootstrap puts AL2's /etc/eks/bootstrap.sh on the node.
+func (n *node) installBootstrap() {
+	n.fs.writeFile(bootstrapPath, nil, 0o755)
+	n.launchers["bootstrap.sh"] = n.bootstrapAL2
+}
 
-// runBootstrapScripts runs the userData's shell scripts with launch recognising the commands
-// that start a kubelet.
-func runBootstrapScripts(in Instance, launch launcher) (*kubeletLaunch, *BootError) {
-	scripts, console, err := shellScripts(in.UserData)
+// runUserData runs the userData's shell scripts, in order, as cloud-init's scripts-user module
+// does, and returns the kubelet the last successful launcher started.
+func (n *node) runUserData() (*kubeletLaunch, *BootError) {
+	scripts, console, err := shellScripts(n.in.UserData)
 	if err != nil {
 		lines := []string{cloudInit + fmt.Sprintf("__init__.py[WARNING]: Failed reading user data: %v", err)}
 		return nil, bootErrorf(ReasonUserDataInvalid, lines, "userData is not valid MIME: %v", err)
 	}
-	var (
-		last         *kubeletLaunch
-		tried        bool
-		lastErr      string
-		scriptFailed bool
-	)
+	scriptFailed := false
 	for _, s := range scripts {
-		lines, failed := runScript(s, func(cmd shell.Command) (bool, []string, *exitError) {
-			handled, l, err := launch(cmd)
-			if !handled {
-				return false, nil, nil
-			}
-			tried = true
-			if err != nil {
-				lastErr = strings.Join(err.console, "; ")
-				return true, err.console, err
-			}
-			last = l
-			return true, l.console, nil
-		})
+		lines, status := n.runScript(context.Background(), s)
 		console = append(console, lines...)
-		scriptFailed = scriptFailed || failed
+		scriptFailed = scriptFailed || status != 0
 	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	switch {
-	case last != nil:
-		last.console = append(console, last.journal...)
-		return last, nil
-	case tried:
-		return nil, bootErrorf(ReasonBootstrapFailed, console, "%s failed: %s", bootstrapPath, lastErr)
+	case n.launch != nil:
+		launch := *n.launch
+		launch.console = append(console, n.journal...)
+		return &launch, nil
+	case n.tried:
+		return nil, bootErrorf(ReasonBootstrapFailed, append(console, n.journal...), "%s failed: %s", bootstrapPath, n.lastErr)
 	case scriptFailed:
-		return nil, bootErrorf(ReasonBootstrapFailed, console, "the userData script failed before it started a kubelet")
+		return nil, bootErrorf(ReasonBootstrapFailed, append(console, n.journal...), "the userData script failed before it started a kubelet")
 	default:
+		console = append(console, n.journal...)
 		console = append(console, cloudInit+"Cloud-init finished: no bootstrap command ran, kubelet.service was never started")
 		return nil, bootErrorf(ReasonNoBootstrap, console, "the userData never calls %s or starts a kubelet", bootstrapPath)
 	}
@@ -171,7 +157,8 @@ func bootstrapDNS(flag, serviceCIDR, vpcCIDR string) string {
 
 // bootstrapAL2 models one bootstrap.sh run: its option loop, its defaults, DescribeCluster when
 // the endpoint or CA is missing, the CA decode, and the kubelet drop-in it writes.
-func bootstrapAL2(args []string, env map[string]string, in Instance, c Cluster) (*kubeletLaunch, *exitError) {
+func (n *node) bootstrapAL2(_ context.Context, args []string, env map[string]string, stdout, _ io.Writer) (*kubeletLaunch, *exitError) {
+	in, c := n.in, n.c
 	vars, positional, failure := parseBootstrapArgs(args, env)
 	if failure != nil {
 		return nil, failure
@@ -213,39 +200,22 @@ func bootstrapAL2(args []string, env map[string]string, in Instance, c Cluster) 
 		out = append(out, "Using containerd as the container runtime")
 	}
 
-	// bootstrap.sh writes Environment='KUBELET_EXTRA_ARGS=$KUBELET_EXTRA_ARGS' into a drop-in;
-	// systemd unquotes the assignment, then splits the unbraced $KUBELET_EXTRA_ARGS in
-	// ExecStart into words, honouring and removing quotes.
-	extra := vars["KUBELET_EXTRA_ARGS"]
-	if extra != "" {
-		extra = systemdEnvironment("'KUBELET_EXTRA_ARGS="+extra+"'", "KUBELET_EXTRA_ARGS", &launch.journal)
+	// bootstrap.sh writes the drop-in with an unquoted here-document, so the value goes in
+	// verbatim; then it reloads systemd and starts the kubelet, which gets the words systemd
+	// makes of $KUBELET_EXTRA_ARGS.
+	if extra := vars["KUBELET_EXTRA_ARGS"]; extra != "" {
+		n.fs.writeFile(path.Join(kubeletDropInDir, "30-kubelet-extra-args.conf"),
+			[]byte("[Service]\nEnvironment='KUBELET_EXTRA_ARGS="+extra+"'\n"), 0o644)
 	}
-	words, _ := shell.SplitSystemd(extra, true)
-	launch.args = words
+	n.daemonReload()
+	var journal []string
+	launch.args, journal = n.kubeletExtraArgs()
+	n.mu.Lock()
+	n.journal = append(n.journal, journal...)
+	n.mu.Unlock()
 	out = append(out, "Created symlink from /etc/systemd/system/multi-user.target.wants/kubelet.service to /etc/systemd/system/kubelet.service.")
-	launch.console = out
+	for _, line := range out {
+		fmt.Fprintln(stdout, line)
+	}
 	return launch, nil
-}
-
-// systemdEnvironment reads an Environment= value as systemd does and returns the value it gives
-// name. Words that are not NAME=VALUE are ignored with systemd's warning; at a syntax error
-// (an unterminated quote) systemd stops reading the line, keeping the assignments before it.
-func systemdEnvironment(value, name string, console *[]string) string {
-	const dropIn = "/etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf:2"
-	words, err := shell.SplitSystemd(value, false)
-	if err != nil {
-		*console = append(*console, systemd+fmt.Sprintf("%s: Invalid syntax, ignoring: Environment=%s", dropIn, value))
-	}
-	result := ""
-	for _, w := range words {
-		k, v, ok := strings.Cut(w, "=")
-		if !ok || k == "" {
-			*console = append(*console, systemd+fmt.Sprintf("%s: Invalid environment assignment, ignoring: %s", dropIn, w))
-			continue
-		}
-		if k == name {
-			result = v
-		}
-	}
-	return result
 }

@@ -1,16 +1,19 @@
 package boot
 
 import (
+	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
-
-	"github.com/joinerhq/joiner/awsemu/boot/shell"
 )
 
 // NodeConfig media type and API versions nodeadm reads.
@@ -39,12 +42,115 @@ type nodeConfig struct {
 
 var yamlSeparator = regexp.MustCompile(`(?m)^---[ \t]*$`)
 
-// interpretAL2023 models nodeadm: it reads every NodeConfig in the userData (MIME parts of type
-// application/node.eks.aws, or the whole userData when it is not MIME), merges them in order
-// (see mergeNodeConfig), validates the cluster section and writes the kubelet's config and
-// flags. Shell parts run too but cannot change the kubelet here.
+// interpretAL2023 models an AL2023 boot: nodeadm-config reads every NodeConfig in the userData
+// (MIME parts of type application/node.eks.aws, or the whole userData when it is not MIME) and
+// configures the kubelet (see nodeadmInit); then cloud-init runs the shell parts, whose output
+// shows on the console. The kubelet has started by then, so a script changes it only by
+// running nodeadm init itself.
 func interpretAL2023(in Instance) (*kubeletLaunch, *BootError) {
-	console := []string{nodeadmP + `level=info msg="Loading configuration" configSource=imds://user-data`}
+	launch, err := nodeadmInit(in, []string{"imds://user-data"}, func(string) ([]byte, error) { return in.UserData, nil })
+	if err != nil {
+		return nil, err
+	}
+	if parts, isMIME, _ := splitMIME(in.UserData); !isMIME || !slices.ContainsFunc(parts, func(p part) bool { return p.contentType == "text/x-shellscript" }) {
+		return launch, nil
+	}
+	n := newNode(in, Cluster{})
+	n.installNodeadm()
+	n.launch = launch
+	after, berr := n.runUserData()
+	if berr != nil {
+		return nil, berr
+	}
+	after.console = append(launch.console, after.console...)
+	return after, nil
+}
+
+// installNodeadm puts AL2023's nodeadm on the node: "nodeadm init" run from a script reads its
+// --config-source (imds://user-data, or file:// a file or a directory of them) as nodeadm-config
+// does.
+func (n *node) installNodeadm() {
+	n.fs.writeFile("/usr/bin/nodeadm", nil, 0o755)
+	n.launchers["nodeadm"] = func(_ context.Context, args []string, _ map[string]string, _, stderr io.Writer) (*kubeletLaunch, *exitError) {
+		if len(args) == 0 || args[0] != "init" {
+			return nil, nil
+		}
+		var sources []string
+		for i := 1; i < len(args); i++ {
+			a := args[i]
+			switch {
+			case (a == "-c" || a == "--config-source") && i+1 < len(args):
+				i++
+				sources = append(sources, strings.Split(args[i], ",")...)
+			case strings.HasPrefix(a, "--config-source="):
+				sources = append(sources, strings.Split(strings.TrimPrefix(a, "--config-source="), ",")...)
+			}
+		}
+		if len(sources) == 0 {
+			sources = []string{"imds://user-data"}
+		}
+		launch, err := nodeadmInit(n.in, sources, n.readConfigSource)
+		lines := launch.consoleOrNil()
+		if err != nil {
+			lines = err.Console
+		}
+		var kept []string
+		for _, line := range lines {
+			if rest, ok := strings.CutPrefix(line, nodeadmP); ok {
+				fmt.Fprintln(stderr, rest)
+			} else {
+				kept = append(kept, line)
+			}
+		}
+		n.mu.Lock()
+		n.journal = append(n.journal, kept...)
+		n.mu.Unlock()
+		if err != nil {
+			return nil, &exitError{status: 1}
+		}
+		launch.console = nil
+		return launch, nil
+	}
+}
+
+func (l *kubeletLaunch) consoleOrNil() []string {
+	if l == nil {
+		return nil
+	}
+	return l.console
+}
+
+// readConfigSource reads one nodeadm config source: the userData, a file, or every file of a
+// directory in name order (joined as YAML documents).
+func (n *node) readConfigSource(source string) ([]byte, error) {
+	if source == "imds://user-data" {
+		return n.in.UserData, nil
+	}
+	p, ok := strings.CutPrefix(source, "file://")
+	if !ok {
+		return nil, fmt.Errorf("unknown config source %q", source)
+	}
+	info, err := n.fs.stat(p)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", source, err)
+	}
+	if !info.IsDir() {
+		return n.fs.readFile(p)
+	}
+	var docs [][]byte
+	for _, name := range n.fs.list(p) {
+		if data, err := n.fs.readFile(path.Join(p, name)); err == nil {
+			docs = append(docs, data)
+		}
+	}
+	return bytes.Join(docs, []byte("\n---\n")), nil
+}
+
+// nodeadmInit models nodeadm init: it reads every NodeConfig of its config sources, merges them
+// in order (see mergeNodeConfig), validates the cluster section and writes the kubelet's config
+// and flags.
+func nodeadmInit(in Instance, sources []string, read func(string) ([]byte, error)) (*kubeletLaunch, *BootError) {
+	console := []string{nodeadmP + `level=info msg="Loading configuration" configSource=` + strings.Join(sources, ",")}
 	fail := func(format string, args ...any) *BootError {
 		msg := fmt.Sprintf(format, args...)
 		console = append(console,
@@ -53,9 +159,17 @@ func interpretAL2023(in Instance) (*kubeletLaunch, *BootError) {
 			systemd+"Failed to start nodeadm-config.service - EKS Nodeadm Config.")
 		return bootErrorf(ReasonBootstrapFailed, console, "nodeadm init failed: %s", msg)
 	}
-	docs, err := nodeConfigDocuments(in.UserData)
-	if err != nil {
-		return nil, fail("%v", err)
+	var docs []string
+	for _, source := range sources {
+		data, err := read(source)
+		if err != nil {
+			return nil, fail("%v", err)
+		}
+		d, err := nodeConfigDocuments(data)
+		if err != nil {
+			return nil, fail("%v", err)
+		}
+		docs = append(docs, d...)
 	}
 	var merged nodeConfig
 	for i, doc := range docs {
@@ -96,7 +210,7 @@ func interpretAL2023(in Instance) (*kubeletLaunch, *BootError) {
 	}
 	// nodeadm writes the flags into the kubelet's environment file as one value; systemd splits
 	// it into words, honouring and removing quotes.
-	launch.args, _ = shell.SplitSystemd(strings.Join(merged.Spec.Kubelet.Flags, " "), true)
+	launch.args, _ = splitSystemd(strings.Join(merged.Spec.Kubelet.Flags, " "), true)
 	console = append(console,
 		nodeadmP+`level=info msg="Configuring kubelet"`,
 		nodeadmP+`level=info msg="done!"`,

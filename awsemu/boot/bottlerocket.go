@@ -8,7 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/joinerhq/joiner/awsemu/boot/toml"
+	"github.com/pelletier/go-toml/v2"
 )
 
 const earlyBootConfig = "early-boot-config[1012]: "
@@ -19,8 +19,8 @@ const earlyBootConfig = "early-boot-config[1012]: "
 // kubelet never gets its cluster settings.
 func interpretBottlerocket(in Instance) (*kubeletLaunch, *BootError) {
 	console := []string{earlyBootConfig + "Reading user data from IMDS"}
-	settings, err := toml.Parse(string(in.UserData))
-	if err != nil {
+	var settings map[string]any
+	if err := toml.Unmarshal(in.UserData, &settings); err != nil {
 		console = append(console,
 			earlyBootConfig+fmt.Sprintf("Error: Unable to deserialize user data as TOML: %v", err),
 			systemd+"early-boot-config.service: Main process exited, code=exited, status=1/FAILURE")

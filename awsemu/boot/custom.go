@@ -1,14 +1,15 @@
 package boot
 
 import (
+	"context"
 	"encoding/base64"
-
-	"github.com/joinerhq/joiner/awsemu/boot/shell"
+	"io"
 )
 
 // interpretCustom reads userData that Joiner passed through untouched. NodeConfig parts mean an
-// AL2023-based AMI and are read by nodeadm; otherwise the shell scripts run, where a
-// bootstrap.sh call is read as on AL2 and a direct kubelet call has its flags read as kubelet
+// AL2023-based AMI and are read by nodeadm; otherwise the shell scripts run on an AMI that has
+// AL2's bootstrap.sh, nodeadm and the kubelet: a bootstrap.sh call is read as on AL2, a
+// nodeadm init call as on AL2023, and a direct kubelet call has its flags read as kubelet
 // flags. A kubelet started directly is assumed to have a kubeconfig for the cluster (its
 // contents are not visible in the userData). Anything else starts no kubelet.
 func interpretCustom(in Instance, c Cluster) (*kubeletLaunch, *BootError) {
@@ -19,19 +20,18 @@ func interpretCustom(in Instance, c Cluster) (*kubeletLaunch, *BootError) {
 			}
 		}
 	}
-	return runBootstrapScripts(in, func(cmd shell.Command) (bool, *kubeletLaunch, *exitError) {
-		if args, ok := invocation(cmd, "bootstrap.sh"); ok {
-			launch, err := bootstrapAL2(args, cmd.Env, in, c)
-			return true, launch, err
-		}
-		args, ok := invocation(cmd, "kubelet")
-		if !ok {
-			return false, nil, nil
-		}
-		ca, _ := base64.StdEncoding.DecodeString(c.CertificateAuthority)
-		return true, &kubeletLaunch{
-			reg:  KubeletRegistration{ClusterName: c.Name, APIServerEndpoint: c.Endpoint, CertificateAuthority: string(ca)},
-			args: args,
-		}, nil
-	})
+	n := newNode(in, c)
+	n.installBootstrap()
+	n.installNodeadm()
+	n.launchers["kubelet"] = n.directKubelet
+	return n.runUserData()
+}
+
+// directKubelet is the kubelet run from the script with its flags on the command line.
+func (n *node) directKubelet(_ context.Context, args []string, _ map[string]string, _, _ io.Writer) (*kubeletLaunch, *exitError) {
+	ca, _ := base64.StdEncoding.DecodeString(n.c.CertificateAuthority)
+	return &kubeletLaunch{
+		reg:  KubeletRegistration{ClusterName: n.c.Name, APIServerEndpoint: n.c.Endpoint, CertificateAuthority: string(ca)},
+		args: args,
+	}, nil
 }

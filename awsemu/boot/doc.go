@@ -3,11 +3,17 @@
 //
 // A boot has four steps, each a separate function that can be tested alone:
 //
-//  1. Interpret: the instance's userData is read as its AMI family reads it (AL2's bootstrap.sh
-//     with shell quoting and bootstrap.sh's own option loop, AL2023's nodeadm NodeConfig merge,
-//     Bottlerocket's TOML settings, or a Custom shell script) and turned into a
+//  1. Interpret: the instance's userData is run or read as its AMI family does and turned into a
 //     [KubeletRegistration]: what the kubelet will register, or a [*BootError] with the console
-//     lines a real instance prints when its bootstrap fails.
+//     lines a real instance prints when its bootstrap fails. Shell userData (AL2, Custom, and
+//     AL2023's shell parts) is run by mvdan.cc/sh's bash interpreter, as cloud-init runs it: the
+//     shell's own semantics (quoting, expansion, functions, conditionals, set -e, here-documents,
+//     redirections) are the interpreter's; programs are the node's exec handler, which models
+//     /etc/eks/bootstrap.sh (its option loop, the drop-in it writes, systemd's reading of it),
+//     nodeadm init, systemctl and the few file commands userData uses (cat, tee, logger, mkdir,
+//     chmod, cp, base64), and records and succeeds every other command; files live in an
+//     in-memory file system seeded with the AMI's files, never the host's. AL2023's NodeConfig
+//     is merged as nodeadm merges it, and Bottlerocket's settings are read with go-toml.
 //  2. Authorize: the instance profile's role is looked up in kube-system/aws-auth mapRoles and in
 //     the cluster's EKS access entries ([Authorize]); an unmapped role is Unauthorized, a mapping
 //     without the node username or group is Forbidden.

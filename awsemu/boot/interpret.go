@@ -17,8 +17,6 @@ type kubeletLaunch struct {
 	config  kubeletConfig
 	args    []string
 	console []string
-	// journal are lines of other processes (systemd) shown after the bootstrap's output.
-	journal []string
 }
 
 // Interpret reads the instance's userData as its AMI family does and returns what the kubelet

@@ -186,6 +186,14 @@ func TestInterpretBottlerocket(t *testing.T) {
 			want:     brReg(nil),
 		},
 		{
+			// The hand-written reader refused floats and dates; TOML has them and Bottlerocket's
+			// reader takes them, so a setting the node does not use no longer refuses the document.
+			name:     "floats, dates and arrays of tables in other settings",
+			family:   "Bottlerocket",
+			userData: base + "[settings.kernel]\nratio = 0.5\nsince = 2026-11-25T12:00:00Z\n[[settings.custom.items]]\nname = \"a\"\n",
+			want:     brReg(nil),
+		},
+		{
 			name:       "not TOML",
 			family:     "Bottlerocket",
 			userData:   "#!/bin/bash\n/etc/eks/bootstrap.sh demo\n",

@@ -77,6 +77,7 @@ func applyKubelet(reg *KubeletRegistration, cfg kubeletConfig, args []string, ku
 	reg.ClusterDNS = cfg.ClusterDNS
 	reg.MaxPods = cfg.MaxPods
 	reg.Taints = cfg.RegisterWithTaints
+	reg.KubeletArgs = slices.Clone(args)
 	if reg.Labels == nil {
 		reg.Labels = map[string]string{}
 	}

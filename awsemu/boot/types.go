@@ -82,6 +82,10 @@ type KubeletRegistration struct {
 	// HostnameOverride is the kubelet's --hostname-override: the Node's name instead of the
 	// private DNS name. Empty when not set.
 	HostnameOverride string
+	// KubeletArgs is the kubelet's command line from the userData, as the kubelet receives it
+	// (for AL2, the words systemd makes of $KUBELET_EXTRA_ARGS; for AL2023, of nodeadm's
+	// merged flags); the AMI's own flags are not included. Bottlerocket has none.
+	KubeletArgs []string
 	// ExtraFlags are kubelet flags given but not interpreted here, verbatim.
 	ExtraFlags []string
 	// IgnoredArguments are bootstrap arguments that were silently dropped, such as a one-word

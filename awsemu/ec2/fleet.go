@@ -84,8 +84,7 @@ func (h *Handler) createFleet(req request) (any, error) {
 			return err
 		}
 		fleetTags := specTags(specs, "fleet")
-		if err := authz.Authorize(w, p, authz.EC2, policy.Request{Action: "ec2:CreateFleet", Resource: arn(w, r.Name, "fleet", "*"),
-			Context: requestContext(nil, fleetTags)}); err != nil {
+		if err := authz.Authorize(w, p, authz.EC2, fleetPermissions(w, r, fleetTags)...); err != nil {
 			return err
 		}
 		fleetID := newFleetID(w)
@@ -289,4 +288,15 @@ func runSpec(r *state.Region, f wire.Form, specs []wire.TagSpecification) (launc
 func newFleetID(w *state.World) string {
 	hex := fmt.Sprintf("%032s", w.NewID("")[1:])
 	return "fleet-" + hex[0:8] + "-" + hex[8:12] + "-" + hex[12:16] + "-" + hex[16:20] + "-" + hex[20:32]
+}
+
+// fleetPermissions are what CreateFleet needs on the fleet itself: ec2:CreateFleet, and
+// ec2:CreateTags when the fleet is tagged on creation.
+func fleetPermissions(w *state.World, r *state.Region, tags state.Tags) []policy.Request {
+	reqs := []policy.Request{{Action: "ec2:CreateFleet", Resource: arn(w, r.Name, "fleet", "*"), Context: requestContext(nil, tags)}}
+	if len(tags) > 0 {
+		reqs = append(reqs, policy.Request{Action: "ec2:CreateTags", Resource: arn(w, r.Name, "fleet", "*"),
+			Context: requestContext(map[string][]string{"ec2:CreateAction": {"CreateFleet"}}, tags)})
+	}
+	return reqs
 }

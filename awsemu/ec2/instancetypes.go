@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/joinerhq/joiner/awsemu/catalog"
 	"github.com/joinerhq/joiner/awsemu/state"
 	"github.com/joinerhq/joiner/awsemu/wire"
+	"github.com/joinerhq/joiner/pkg/catalog"
 )
 
 func (h *Handler) describeInstanceTypes(req request) (any, error) {

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/joinerhq/joiner/awsemu/catalog"
 	"github.com/joinerhq/joiner/awsemu/policy"
 	"github.com/joinerhq/joiner/awsemu/state"
 	"github.com/joinerhq/joiner/awsemu/wire"
+	"github.com/joinerhq/joiner/pkg/catalog"
 )
 
 // launchSpec is one fully resolved way to launch an instance: a launch template's data with a

@@ -77,8 +77,13 @@ func (h *Handler) createLaunchTemplate(req request) (any, error) {
 		if err != nil {
 			return err
 		}
-		if err := authorize(w, req, policy.Request{Action: "ec2:CreateLaunchTemplate", Resource: arn(w, r.Name, "launch-template", "*"),
-			Context: requestContext(nil, tags)}); err != nil {
+		reqs := []policy.Request{{Action: "ec2:CreateLaunchTemplate", Resource: arn(w, r.Name, "launch-template", "*"), Context: requestContext(nil, tags)}}
+		// Tagging on creation needs ec2:CreateTags as well, with ec2:CreateAction naming the call.
+		if len(tags) > 0 {
+			reqs = append(reqs, policy.Request{Action: "ec2:CreateTags", Resource: arn(w, r.Name, "launch-template", "*"),
+				Context: requestContext(map[string][]string{"ec2:CreateAction": {"CreateLaunchTemplate"}}, tags)})
+		}
+		if err := authorize(w, req, reqs...); err != nil {
 			return err
 		}
 		if _, exists := r.LaunchTemplateByName(name); exists {

@@ -244,6 +244,12 @@ func createInstanceProfile(w *state.World, call wire.Call, f wire.Form) (any, er
 	if err := authorize(w, call, "iam:CreateInstanceProfile", profileARN(w, name), requestContext(tags)); err != nil {
 		return nil, err
 	}
+	// Tagging on creation needs iam:TagInstanceProfile as well, as AWS authorizes it.
+	if len(tags) > 0 {
+		if err := authorize(w, call, "iam:TagInstanceProfile", profileARN(w, name), requestContext(tags)); err != nil {
+			return nil, err
+		}
+	}
 	if w.IAM.InstanceProfiles[name] != nil {
 		return nil, wire.NewError(http.StatusConflict, "EntityAlreadyExists", "Instance Profile %s already exists.", name)
 	}

@@ -66,6 +66,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.faults(w)
 	case r.URL.Path == Prefix+"faults" && r.Method == http.MethodPut:
 		h.putFaults(w, r)
+	case r.URL.Path == Prefix+"authorizations" && r.Method == http.MethodGet:
+		h.authorizations(w, r)
 	case r.URL.Path == Prefix+"events" && r.Method == http.MethodPost:
 		h.postEvent(w, r)
 	default:
@@ -181,4 +183,28 @@ func duration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("parsing duration %q, %w", s, err)
 	}
 	return d, nil
+}
+
+// Authorizations is the emulator's authorization log as GET /_awsemu/authorizations reports it.
+type Authorizations struct {
+	// Decisions are the logged decisions, oldest first, of the role asked for (?role=ARN) or of
+	// every principal.
+	Decisions []state.Decision `json:"decisions"`
+	// Dropped counts the oldest decisions the log no longer holds (state.MaxDecisions), of any
+	// principal: a coverage check over a log that dropped some is incomplete.
+	Dropped int `json:"dropped"`
+}
+
+func (h *Handler) authorizations(w http.ResponseWriter, r *http.Request) {
+	role := r.URL.Query().Get("role")
+	out := Authorizations{Decisions: []state.Decision{}}
+	h.state.View(func(world *state.World) {
+		out.Dropped = world.IAM.DroppedDecisions
+		for _, d := range world.IAM.Decisions {
+			if role == "" || d.Role == role {
+				out.Decisions = append(out.Decisions, d)
+			}
+		}
+	})
+	writeJSON(w, out)
 }

@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	"github.com/joinerhq/joiner/awsemu/authz"
-	"github.com/joinerhq/joiner/awsemu/catalog"
 	"github.com/joinerhq/joiner/awsemu/policy"
 	"github.com/joinerhq/joiner/awsemu/state"
 	"github.com/joinerhq/joiner/awsemu/wire"
+	"github.com/joinerhq/joiner/pkg/catalog"
 )
 
 // Handler serves GetProducts over a State.

@@ -62,7 +62,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) 
 			if err := wire.DecodeJSON(r, &in); err != nil {
 				return err
 			}
-			if err := authorize(world, p, call.Region, in.Name); err != nil {
+			if err := authorize(world, p, "ssm:GetParameter", call.Region, in.Name); err != nil {
 				return err
 			}
 			param, ok := params[in.Name]
@@ -77,7 +77,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) 
 			}
 			res := getParametersOutput{Parameters: []Parameter{}, InvalidParameters: []string{}}
 			for _, n := range in.Names {
-				if err := authorize(world, p, call.Region, n); err != nil {
+				if err := authorize(world, p, "ssm:GetParameters", call.Region, n); err != nil {
 					return err
 				}
 				if param, ok := params[n]; ok {
@@ -99,8 +99,10 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) 
 	wire.WriteJSON(w, call.RequestID, out)
 }
 
-func authorize(w *state.World, p authz.Principal, region, name string) error {
-	err := authz.Authorize(w, p, authz.IAM, policy.Request{Action: "ssm:GetParameter", Resource: arn(region, name)})
+// authorize checks action (the operation's own: ssm:GetParameters for GetParameters) on the
+// parameter's ARN.
+func authorize(w *state.World, p authz.Principal, action, region, name string) error {
+	err := authz.Authorize(w, p, authz.IAM, policy.Request{Action: action, Resource: arn(region, name)})
 	if err != nil {
 		e := wire.AsError(err)
 		return wire.NewError(http.StatusBadRequest, "AccessDeniedException", "%s", e.Message)
@@ -108,8 +110,10 @@ func authorize(w *state.World, p authz.Principal, region, name string) error {
 	return nil
 }
 
+// arn is a public parameter's ARN as IAM evaluates it: no account (AWS publishes it), the
+// resource type "parameter" and the name without its leading slash after it.
 func arn(region, name string) string {
-	return fmt.Sprintf("arn:aws:ssm:%s::Parameter%s", region, name)
+	return fmt.Sprintf("arn:aws:ssm:%s::parameter/%s", region, strings.TrimPrefix(name, "/"))
 }
 
 // Parameters returns the public AMI parameters of a region by name.

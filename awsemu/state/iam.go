@@ -12,6 +12,34 @@ type IAM struct {
 	AccessKeys map[string]string
 	// AuthorizationMessages maps an encoded authorization failure message to its decoded JSON.
 	AuthorizationMessages map[string]string
+	// Decisions is the authorization log: every request authz evaluated, in order, at most
+	// MaxDecisions (the oldest are dropped, and counted in DroppedDecisions).
+	Decisions        []Decision
+	DroppedDecisions int
+}
+
+// MaxDecisions bounds the authorization log: a day of a controller's calls fits.
+const MaxDecisions = 200000
+
+// Decision is one authorization the emulator decided: who asked for which action on which
+// resource, in which region (the signature's), and whether the policies allowed it.
+type Decision struct {
+	Time      time.Time `json:"time"`
+	Principal string    `json:"principal"`
+	Role      string    `json:"role"`
+	Action    string    `json:"action"`
+	Resource  string    `json:"resource"`
+	Region    string    `json:"region"`
+	Allowed   bool      `json:"allowed"`
+}
+
+// RecordDecision appends d to the authorization log, dropping the oldest entry when it is full.
+func (i *IAM) RecordDecision(d Decision) {
+	if len(i.Decisions) >= MaxDecisions {
+		i.Decisions = i.Decisions[1:]
+		i.DroppedDecisions++
+	}
+	i.Decisions = append(i.Decisions, d)
 }
 
 func newIAM() *IAM {

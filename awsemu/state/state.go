@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/utils/clock"
 
-	"github.com/joinerhq/joiner/awsemu/catalog"
+	"github.com/joinerhq/joiner/pkg/catalog"
 )
 
 // Default timings of the instance lifecycle, the values of DefaultTimings. A World's own

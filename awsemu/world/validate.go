@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/joinerhq/joiner/awsemu/catalog"
 	"github.com/joinerhq/joiner/awsemu/policy"
 	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/pkg/catalog"
 )
 
 var (

@@ -12,7 +12,7 @@ import (
 	sjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
-	"github.com/joinerhq/joiner/awsemu/catalog"
+	"github.com/joinerhq/joiner/pkg/catalog"
 )
 
 // Defaults of a world file's optional fields: the demo world's.

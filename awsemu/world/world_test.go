@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/joinerhq/joiner/awsemu/catalog"
 	"github.com/joinerhq/joiner/awsemu/state"
 	"github.com/joinerhq/joiner/awsemu/world"
+	"github.com/joinerhq/joiner/pkg/catalog"
 )
 
 func loadCatalog(t *testing.T) *catalog.Catalog {

@@ -90,6 +90,7 @@ Every flag defaults to the environment variable named in brackets.`,
 				Registry:          op.Registry,
 				BatchIdleDuration: opts.BatchIdleDuration,
 				BatchMaxDuration:  opts.BatchMaxDuration,
+				NodeCost:          opts.NodeCost,
 				InterruptionQueue: opts.InterruptionQueue,
 			}
 			if cloudProvider == cloudProviderAWS {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -53,6 +54,11 @@ so that you can kubectl against it.`,
 			if opts.EmulatorPath == "" {
 				opts.EmulatorPath = filepath.Join(filepath.Dir(self), "awsemu")
 			}
+			if opts.ChartDir != "" && opts.Helm == "" {
+				if opts.Helm, err = findHelm(filepath.Dir(self)); err != nil {
+					return err
+				}
+			}
 			if !cmd.Flags().Changed("samples") {
 				opts.Samples = opts.World == ""
 			}
@@ -86,6 +92,9 @@ so that you can kubectl against it.`,
 	cmd.Flags().StringSliceVar(&opts.EmulatorArgs, "awsemu-args", demoEmulatorArgs, "flags for the emulator (its instance timings)")
 	cmd.Flags().StringVar(&opts.World, "world", "", "world file (YAML or JSON, docs/world.md) describing the AWS account the emulator seeds; default the demo world")
 	cmd.Flags().BoolVar(&opts.Samples, "samples", false, "apply the sample EC2NodeClass, NodePool, aws-auth and Deployment (default: yes without --world, no with it)")
+	cmd.Flags().StringVar(&opts.ChartDir, "as-chart", "", "run the controller as the ServiceAccount of this Helm chart (charts/joiner): the RBAC `helm template` renders is applied and its requests are audited to <workdir>/audit/audit.log")
+	cmd.Flags().StringVar(&opts.Helm, "helm", "", "helm program for --as-chart (default: helm beside this program, else on $PATH)")
+	cmd.Flags().BoolVar(&opts.GeneratedPolicy, "iam-policy", false, "make `joiner iam-policy` output for the stack's cluster the controller role's only policy, in place of the world's controllerPolicy; decisions at <emulator>/_awsemu/authorizations")
 	cmd.Flags().BoolVar(&once, "once", false, "tell the sample story (scale up, then to zero) and exit 0 when it completed")
 	return cmd
 }
@@ -99,4 +108,18 @@ func manifestsOf(world string) string {
 		}
 	}
 	return "YOUR-MANIFESTS.yaml"
+}
+
+// findHelm returns the helm beside this program (make helm puts it in bin/), else the one on
+// $PATH.
+func findHelm(dir string) (string, error) {
+	beside := filepath.Join(dir, "helm")
+	if _, err := os.Stat(beside); err == nil {
+		return beside, nil
+	}
+	h, err := exec.LookPath("helm")
+	if err != nil {
+		return "", errors.New("--as-chart needs helm: build it with `make helm` or give --helm")
+	}
+	return h, nil
 }

@@ -17,7 +17,7 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newVersionCommand(), newDevCommand(), newSimulateCommand(), newRenderUserDataCommand(), newControllerCommand(),
-		newIAMPolicyCommand(), newExplainCommand())
+		newIAMPolicyCommand(), newExplainCommand(), newDoctorCommand())
 	return root
 }
 

@@ -2,46 +2,80 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/joinerhq/joiner/pkg/manifest"
+	"github.com/joinerhq/joiner/pkg/operator"
 	"github.com/joinerhq/joiner/pkg/scheduling"
-	"github.com/joinerhq/joiner/pkg/scheduling/manifests"
 	"github.com/joinerhq/joiner/pkg/scheduling/workload"
+	"github.com/joinerhq/joiner/pkg/simulate"
 )
 
 func newSimulateCommand() *cobra.Command {
-	var workloadFile, output, manifestFile, catalogue string
+	var o simulate.Options
+	var output, kubeconfig string
+	var fromCluster bool
 	cmd := &cobra.Command{
-		Use:   "simulate",
+		Use:   "simulate -f FILE... | --workload FILE | --cluster",
 		Short: "Simulate scheduling pending pods onto new nodes and print the plan",
 		Long: `simulate runs Joiner's scheduling simulation without a cluster or a cloud.
 
 -f reads multi-document YAML (NodePool, EC2NodeClass, Pod, Deployment, ReplicaSet, StatefulSet,
-Job, DaemonSet, Node for existing capacity) and needs --instance-types, a file in the
-shared/bench schema whose instanceTypes are the catalogue (there is no built-in catalogue yet).
+Job, DaemonSet, Node for existing capacity; kinds that make no pods, such as ConfigMap, are
+skipped). -f may be repeated, and files after it are read too, so -f config/samples/*.yaml
+works. Instance types and prices are the built-in catalogue's for --region (spot prices as of
+now), under each NodePool's EC2NodeClass, or --instance-types, a file in the shared/bench schema.
 
 --workload reads a benchmark workload file (the schema of shared/bench/README.md: instance
 types, NodePools and pod groups) instead.
 
+--cluster reads the cluster of --kubeconfig (or $KUBECONFIG) as the controller would now: the
+pending pods kube-scheduler found no node for, NodePools, EC2NodeClasses, nodes, in-flight
+NodeClaims and DaemonSets, with instance types and prices from AWS in --region (the default
+credential chain; AWS_ENDPOINT_URL overrides the endpoints) or from --instance-types, and prints
+what Joiner would launch now and why the rest cannot be placed.
+
+Each new node costs its instance plus, apart, a per-node cost: the EBS volumes of its
+EC2NodeClass (blockDeviceMappings, or the AMI family's default root volume, at us-east-1 list
+prices: gp3 $0.08 per GiB-month, 730 hours a month) and --node-cost, dollars per hour for
+anything billed per host. A monitoring agent licensed at $15 per host per month is
+--node-cost 0.0205 (15/730). The plan minimises both together.
+
 -o table prints one line per new NodeClaim, the totals, and why each unschedulable pod failed per
 NodePool; -o json prints the fields the benchmarks compare (podsScheduled, podsFailed, nodes,
-totalHourlyPrice, instanceTypesChosen, schedulingSeconds).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+totalHourlyPrice, instanceTypesChosen, schedulingSeconds) and totalHourlyNodeCost and
+totalHourlyCost.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "json" && output != "table" {
 				return fmt.Errorf("-o %s is not an output format: use json or table", output)
 			}
-			in, err := simulateInput(manifestFile, catalogue, workloadFile)
+			if len(args) > 0 && len(o.Files) == 0 {
+				return fmt.Errorf("unexpected arguments %v: name manifests with -f", args)
+			}
+			if o.NodeCost < 0 {
+				return fmt.Errorf("--node-cost %v is negative: give dollars per node per hour, 0 or more", o.NodeCost)
+			}
+			o.Files = append(o.Files, args...)
+			o.Now = time.Now()
+			var in *scheduling.Input
+			var costs []simulate.NodeCost
+			var excluded []scheduling.Reason
+			var err error
+			if fromCluster {
+				if len(o.Files) > 0 || o.WorkloadFile != "" {
+					return fmt.Errorf("--cluster excludes -f and --workload: pass one")
+				}
+				in, costs, excluded, err = simulateCluster(cmd, kubeconfig, o)
+			} else {
+				in, costs, err = simulate.Input(o)
+			}
 			if err != nil {
 				return err
 			}
@@ -56,66 +90,54 @@ totalHourlyPrice, instanceTypesChosen, schedulingSeconds).`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(summary)
 			}
-			return printPlanTable(cmd.OutOrStdout(), plan, summary)
+			if err := printPlanTable(cmd.OutOrStdout(), plan, summary, costs); err != nil {
+				return err
+			}
+			for _, r := range excluded {
+				fmt.Fprintf(cmd.OutOrStdout(), "NodePool %s cannot launch now: %s: %s\n", r.NodePool, r.Code, r.Message)
+			}
+			return nil
 		},
 	}
-	cmd.Flags().StringVar(&workloadFile, "workload", "", "benchmark workload file (shared/bench schema)")
+	cmd.Flags().BoolVar(&fromCluster, "cluster", false, "read the pending pods, NodePools, nodes and DaemonSets of the --kubeconfig cluster, and instance types from AWS in --region")
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "with --cluster: kubeconfig of the cluster; empty: $KUBECONFIG, then the in-cluster service account")
+	cmd.Flags().StringVar(&o.WorkloadFile, "workload", "", "benchmark workload file (shared/bench schema)")
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json")
-	cmd.Flags().StringVarP(&manifestFile, "filename", "f", "", "Kubernetes manifests to simulate (multi-document YAML)")
-	cmd.Flags().StringVar(&catalogue, "instance-types", "", "instance-type catalogue for -f (a file in the shared/bench schema)")
+	cmd.Flags().StringSliceVarP(&o.Files, "filename", "f", nil, "Kubernetes manifests to simulate (multi-document YAML); repeatable")
+	cmd.Flags().StringVar(&o.InstanceTypesFile, "instance-types", "", "instance-type catalogue for -f (a file in the shared/bench schema); default: the built-in catalogue of --region")
+	cmd.Flags().StringVar(&o.Region, "region", simulate.DefaultRegion, "region of the built-in catalogue, or with --cluster the cluster's AWS region")
+	cmd.Flags().Float64Var(&o.NodeCost, "node-cost", 0, "dollars per hour every new node costs beyond its instance and volumes (per-host licences: $15/host/month is 0.0205)")
 	return cmd
 }
 
-// simulateInput reads either manifests with a catalogue, or a workload file.
-func simulateInput(manifestFile, catalogueFile, workloadFile string) (*scheduling.Input, error) {
-	switch {
-	case manifestFile != "" && workloadFile != "":
-		return nil, errors.New("-f and --workload exclude each other: pass one")
-	case workloadFile != "":
-		wl, err := workload.Load(workloadFile)
-		if err != nil {
-			return nil, err
-		}
-		in, err := wl.Input()
-		if err != nil {
-			return nil, fmt.Errorf("reading workload %s, %w", workloadFile, err)
-		}
-		return in, nil
-	case manifestFile == "":
-		return nil, errors.New("pass -f with manifests (and --instance-types), or --workload with a file in the shared/bench schema")
-	case catalogueFile == "":
-		return nil, errors.New("-f needs --instance-types: there is no built-in catalogue yet; pass a file in the shared/bench schema")
-	}
-	cat, err := workload.Load(catalogueFile)
-	if err != nil {
-		return nil, err
-	}
-	fh, err := os.Open(manifestFile)
-	if err != nil {
-		return nil, fmt.Errorf("opening manifests, %w", err)
-	}
-	defer func() { _ = fh.Close() }()
-	objs, err := manifest.Decode(fh)
-	if err != nil {
-		return nil, fmt.Errorf("decoding %s, %w", manifestFile, err)
-	}
-	return manifests.Input(objs, cat.Catalogue())
-}
-
-// printPlanTable prints one line per NodeClaim, the totals, and why each unschedulable pod failed.
-func printPlanTable(out io.Writer, plan *scheduling.Plan, s workload.Summary) error {
+// printPlanTable prints one line per NodeClaim, the totals, each NodePool's per-node cost, and
+// why each unschedulable pod failed.
+func printPlanTable(out io.Writer, plan *scheduling.Plan, s workload.Summary, costs []simulate.NodeCost) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "NODECLAIM\tNODEPOOL\tINSTANCE TYPE\tZONE\tCAPACITY TYPE\tPODS\t$/H\tOPTIONS")
+	fmt.Fprintln(w, "NODECLAIM\tNODEPOOL\tINSTANCE TYPE\tZONE\tCAPACITY TYPE\tPODS\tINSTANCE $/H\tNODE COST $/H\tOPTIONS")
 	for i := range plan.NodeClaims {
 		nc := &plan.NodeClaims[i]
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%.4f\t%d\n", nc.Name, nc.NodePool, nc.Launch.InstanceType, nc.Launch.Zone,
-			nc.Launch.CapacityType, len(nc.Pods), nc.Launch.Price, len(nc.InstanceTypes))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%.4f\t%.4f\t%d\n", nc.Name, nc.NodePool, nc.Launch.InstanceType, nc.Launch.Zone,
+			nc.Launch.CapacityType, len(nc.Pods), nc.Launch.Price, nc.NodeCost, len(nc.InstanceTypes))
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("printing plan, %w", err)
 	}
-	fmt.Fprintf(out, "\n%d pods scheduled (%d on existing nodes), %d unschedulable, %d new nodes, $%.4f/h, %.3fs\n",
-		s.PodsScheduled, s.PodsOnExistingNodes, s.PodsFailed, s.Nodes, s.TotalHourlyPrice, s.SchedulingSeconds)
+	fmt.Fprintf(out, "\n%d pods scheduled (%d on existing nodes), %d unschedulable, %d new nodes, $%.4f/h instances + $%.4f/h per-node costs = $%.4f/h, %.3fs\n",
+		s.PodsScheduled, s.PodsOnExistingNodes, s.PodsFailed, s.Nodes, s.TotalHourlyPrice, s.TotalHourlyNodeCost, s.TotalHourlyCost, s.SchedulingSeconds)
+	for _, c := range costs {
+		if c.Total() == 0 {
+			continue
+		}
+		fmt.Fprintf(out, "per-node cost of NodePool %s: $%.4f/h", c.NodePool, c.Total())
+		if c.VolumesText != "" {
+			fmt.Fprintf(out, " = volumes %s $%.4f/h", c.VolumesText, c.Volumes)
+		}
+		if c.PerNode > 0 {
+			fmt.Fprintf(out, " + --node-cost $%.4f/h", c.PerNode)
+		}
+		fmt.Fprintln(out)
+	}
 	if len(s.InstanceTypesChosen) > 0 {
 		fmt.Fprintln(out, "instance types:")
 	}
@@ -133,4 +155,26 @@ func printPlanTable(out io.Writer, plan *scheduling.Plan, s workload.Summary) er
 		}
 	}
 	return nil
+}
+
+// simulateCluster reads the input from the cluster of kubeconfig and from AWS (or the
+// --instance-types file) in o.Region.
+func simulateCluster(cmd *cobra.Command, kubeconfig string, o simulate.Options) (*scheduling.Input, []simulate.NodeCost, []scheduling.Reason, error) {
+	cfg, err := restConfig(kubeconfig)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	scheme, err := operator.NewScheme()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	kube, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("connecting to the cluster, %w", err)
+	}
+	cloud, err := explainCloud(cmd.Context(), kube, o.InstanceTypesFile, o.Region)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return simulate.FromCluster(cmd.Context(), kube, cloud, o.NodeCost)
 }

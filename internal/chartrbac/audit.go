@@ -22,6 +22,19 @@ rules:
   - level: Metadata
 `
 
+// AuditPolicyFor is an audit policy that logs, as AuditPolicy does, the requests of user only:
+// what Unused reads of a long run, without the control plane's own requests.
+func AuditPolicyFor(user string) string {
+	return fmt.Sprintf(`apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived", "ResponseStarted"]
+rules:
+  - level: Metadata
+    users: [%q]
+  - level: None
+`, user)
+}
+
 // Grant is one verb on one resource that a Role or ClusterRole of the chart grants; Namespace
 // is the Role's ("" for a ClusterRole) and ResourceName the name it is limited to, if any.
 type Grant struct {

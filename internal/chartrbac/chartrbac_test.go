@@ -5,6 +5,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -267,5 +269,33 @@ func poll(t *testing.T, what string, cond func() bool) {
 	})
 	if err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// TestExceptionsAreDocumented: every grant UnusedExceptions excuses is one the chart grants, and
+// the chart's README lists it.
+func TestExceptionsAreDocumented(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "charts", "joiner", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	grants, err := chartrbac.Grants(renderChart(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g, reason := range chartrbac.UnusedExceptions {
+		if reason == "" {
+			t.Errorf("exception %q has no reason", g)
+		}
+		if !strings.Contains(string(readme), "`"+g+"`") {
+			t.Errorf("charts/joiner/README.md does not list the exception `%s`", g)
+		}
+		if !slices.ContainsFunc(grants, func(x chartrbac.Grant) bool { return x.String() == g }) {
+			t.Errorf("exception %q is not a grant of the chart", g)
+		}
 	}
 }

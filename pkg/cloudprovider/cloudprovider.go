@@ -74,6 +74,13 @@ type CloudProvider interface {
 	GetSupportedNodeClasses() []client.Object
 }
 
+// NodeCoster is implemented by a CloudProvider that knows what a new node of a NodePool costs
+// per hour beyond its instance (for AWS, the EBS volumes of its EC2NodeClass). The solver
+// minimises it with the instance prices; providers that do not implement it add nothing.
+type NodeCoster interface {
+	NodeCost(ctx context.Context, nodePool *v1.NodePool) (float64, error)
+}
+
 // DriftReason says why a NodeClaim has drifted from its node class; "" means it has not. The value
 // becomes the reason of the NodeClaim's Drifted condition, so it is a CamelCase word.
 type DriftReason string

@@ -54,6 +54,9 @@ type Dependencies struct {
 	// BatchIdleDuration and BatchMaxDuration bound provisioning's batch window.
 	BatchIdleDuration time.Duration
 	BatchMaxDuration  time.Duration
+	// NodeCost is the operator's per-node cost (operator.Options.NodeCost), added to what the
+	// cloud provider prices per node.
+	NodeCost float64
 	// AWS, when set, is the AWS provider CloudProvider comes from: it adds the controllers that
 	// call it directly (EC2NodeClass status, prices and launch templates, leaked instances).
 	AWS *provider.AWS
@@ -71,7 +74,7 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 	view := cluster.New(mgr.GetClient(), true)
 
 	prov, err := provisioning.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock,
-		mgr.GetEventRecorder("karpenter"), deps.Registry, deps.BatchIdleDuration, deps.BatchMaxDuration)
+		mgr.GetEventRecorder("karpenter"), deps.Registry, deps.BatchIdleDuration, deps.BatchMaxDuration, provisioning.WithNodeCost(deps.NodeCost))
 	if err != nil {
 		return nil, err
 	}

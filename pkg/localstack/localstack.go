@@ -3,6 +3,10 @@
 // (cmd/awsemu) registering the Nodes of the instances it boots, and `joiner controller` pointed
 // at the emulator, each program a child process with its own log. Demo tells the sample story.
 //
+// With Options.Helm and Options.GeneratedPolicy the controller runs with least privilege, as an
+// operator installs it: as the Helm chart's ServiceAccount (audited) and with the generated IAM
+// policy as its only AWS permissions (the emulator logs every decision).
+//
 // It owns start-up, teardown and the first apply; it makes no scaling decisions. The controller
 // is a separate process so that it is exactly the program an operator runs, and so that tests can
 // kill and restart it and read its peak memory.
@@ -20,15 +24,17 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/joinerhq/joiner/awsemu/catalog"
 	"github.com/joinerhq/joiner/awsemu/world"
 	"github.com/joinerhq/joiner/config/crd"
 	"github.com/joinerhq/joiner/config/samples"
 	"github.com/joinerhq/joiner/internal/testenv"
+	"github.com/joinerhq/joiner/pkg/aws/iampolicy"
+	"github.com/joinerhq/joiner/pkg/catalog"
 	"github.com/joinerhq/joiner/pkg/manifest"
 )
 
@@ -73,6 +79,19 @@ type Options struct {
 	// Samples applies config/samples (EC2NodeClass, NodePool, aws-auth, Deployment) once the
 	// stack is up.
 	Samples bool
+	// Helm is the helm program. Set, the controller runs as the Helm chart's ServiceAccount:
+	// the RBAC of ChartDir, rendered with `helm template`, is applied, the controller's
+	// kubeconfig (ControllerKubeconfigPath) holds a token of the ServiceAccount, and the API
+	// server writes the ServiceAccount's requests to an audit log (AuditLogPath) for
+	// chartrbac.Unused. Empty: the controller runs as cluster admin.
+	Helm string
+	// ChartDir is the chart Helm renders (charts/joiner); required with Helm.
+	ChartDir string
+	// GeneratedPolicy makes `joiner iam-policy` output (iampolicy.New) for the stack's cluster,
+	// region, account, node roles and interruption queue the controller role's only policy,
+	// in place of the world's controllerPolicy (or the demo world's allow-all), so that a call
+	// it does not grant is denied. The emulator logs every decision (Authorizations).
+	GeneratedPolicy bool
 }
 
 // Stack is a running local stack.
@@ -93,12 +112,32 @@ type Stack struct {
 	// World is the world the emulator was seeded with, its defaults filled in; nil for the demo
 	// world.
 	World *world.File
+	// ControllerKubeconfigPath is the kubeconfig the controller runs with: the chart's
+	// ServiceAccount's with Options.Helm, else KubeconfigPath.
+	ControllerKubeconfigPath string
+	// ServiceAccountUser is the user name of the chart's ServiceAccount (Options.Helm), as the
+	// audit log names it.
+	ServiceAccountUser string
+	// Chart is the rendered chart whose RBAC was applied (Options.Helm).
+	Chart []*unstructured.Unstructured
+	// AuditLogPath is the API server's audit log of the ServiceAccount's requests
+	// (Options.Helm), JSON lines.
+	AuditLogPath string
+	// ControllerPolicy is the generated policy the controller role holds
+	// (Options.GeneratedPolicy).
+	ControllerPolicy *iampolicy.Document
+	// ControllerRoleARN is the controller role's ARN (Options.GeneratedPolicy): Authorizations
+	// reads its decisions.
+	ControllerRoleARN string
 
-	opts      Options
-	out       io.Writer
-	env       *envtest.Environment
-	processes []*Process // in start order
-	http      *http.Client
+	opts Options
+	// emulatorWorld is the world file the emulator seeds from: opts.World, or the one
+	// seedPolicy wrote; "" for the demo world.
+	emulatorWorld string
+	out           io.Writer
+	env           *envtest.Environment
+	processes     []*Process // in start order
+	http          *http.Client
 }
 
 // Start starts the stack: the control plane with the CRDs, kube-scheduler and
@@ -124,6 +163,15 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	}
 	if s.opts.Region == "" {
 		s.opts.Region = DefaultRegion
+	}
+	s.emulatorWorld = s.opts.World
+	if s.opts.Helm != "" && s.opts.ChartDir == "" {
+		return nil, errors.New("running the controller as the chart's ServiceAccount needs the chart: set ChartDir with Helm")
+	}
+	if s.opts.GeneratedPolicy {
+		if err := s.seedPolicy(); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.start(ctx); err != nil {
 		return nil, errors.Join(err, s.Stop())
@@ -173,6 +221,11 @@ func (s *Stack) start(ctx context.Context) error {
 	}
 	fmt.Fprintf(s.out, "Starting etcd and kube-apiserver from %s\n", o.AssetsDir)
 	s.env = &envtest.Environment{BinaryAssetsDirectory: o.AssetsDir, Scheme: scheme, CRDs: crds}
+	if o.Helm != "" {
+		if err := s.configureAudit(); err != nil {
+			return err
+		}
+	}
 	if s.Config, err = s.env.Start(); err != nil {
 		s.env = nil
 		return fmt.Errorf("starting control plane, %w", err)
@@ -186,6 +239,12 @@ func (s *Stack) start(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(s.out, "API server at %s with %d CRDs; kubeconfig %s\n", s.Config.Host, len(crds), s.KubeconfigPath)
+	s.ControllerKubeconfigPath = s.KubeconfigPath
+	if o.Helm != "" {
+		if err := s.applyChartRBAC(ctx); err != nil {
+			return err
+		}
+	}
 
 	logs := filepath.Join(o.WorkDir, "logs")
 	schedulerConfig, err := writeSchedulerConfig(o.WorkDir, s.KubeconfigPath)
@@ -249,8 +308,8 @@ func (s *Stack) startEmulator(ctx context.Context, logs string) error {
 		Name: "awsemu", Path: s.opts.EmulatorPath, LogPath: filepath.Join(logs, "awsemu.log"),
 		Args: append([]string{"--listen", addr, "--kubeconfig", s.KubeconfigPath}, s.opts.EmulatorArgs...),
 	}
-	if s.World != nil {
-		p.Args = append(p.Args, "--world", s.opts.World)
+	if s.emulatorWorld != "" {
+		p.Args = append(p.Args, "--world", s.emulatorWorld)
 	} else {
 		p.Args = append(p.Args, "--cluster-name", s.opts.ClusterName)
 	}
@@ -276,7 +335,7 @@ func (s *Stack) startController(ctx context.Context, logs string) error {
 	if err != nil {
 		return err
 	}
-	args := []string{"controller", "--cloud-provider", "aws", "--kubeconfig", s.KubeconfigPath,
+	args := []string{"controller", "--cloud-provider", "aws", "--kubeconfig", s.ControllerKubeconfigPath,
 		"--cluster-name", s.opts.ClusterName, "--aws-region", s.opts.Region,
 		"--metrics-bind-address", metrics, "--health-probe-bind-address", health}
 	// The controller is the world's controller identity and nothing more: its access key stands

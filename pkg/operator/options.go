@@ -43,6 +43,11 @@ type Options struct {
 	// defaults (5 QPS, burst 10) would queue them for minutes.
 	KubeClientQPS   int
 	KubeClientBurst int
+	// NodeCost is what every new node costs per hour beyond its instance and volumes, in
+	// dollars (per-host licences of the agents every node runs: $15 per host per month is
+	// 15/730 = 0.0205). Provisioning minimises it with the instance prices, so it prefers fewer,
+	// larger nodes as it grows.
+	NodeCost float64
 
 	// envErrs are environment variables AddFlags could not parse; Validate reports them.
 	envErrs []error
@@ -75,6 +80,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", env("LEADER_ELECTION_NAMESPACE", env("SYSTEM_NAMESPACE", "kube-system")), "Namespace of the leader Lease [LEADER_ELECTION_NAMESPACE, else SYSTEM_NAMESPACE]")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", env("LEADER_ELECTION_ID", DefaultLeaderElectionID), "Name of the leader Lease [LEADER_ELECTION_ID]")
 	fs.IntVar(&o.KubeClientQPS, "kube-client-qps", o.envInt("KUBE_CLIENT_QPS", DefaultKubeClientQPS), "Requests per second the controller may make of the API server [KUBE_CLIENT_QPS]")
+	fs.Float64Var(&o.NodeCost, "node-cost", o.envFloat("NODE_COST", 0), "Dollars per hour every new node costs beyond its instance and EBS volumes, such as per-host licences ($15/host/month is 0.0205) [NODE_COST]")
 	fs.IntVar(&o.KubeClientBurst, "kube-client-burst", o.envInt("KUBE_CLIENT_BURST", DefaultKubeClientBurst), "Requests the controller may make of the API server in a burst above --kube-client-qps [KUBE_CLIENT_BURST]")
 }
 
@@ -95,6 +101,9 @@ func (o *Options) Validate() error {
 	}
 	if o.KubeClientQPS <= 0 {
 		errs = append(errs, fmt.Errorf("--kube-client-qps %d must be positive, for example %d", o.KubeClientQPS, DefaultKubeClientQPS))
+	}
+	if o.NodeCost < 0 {
+		errs = append(errs, fmt.Errorf("--node-cost %v is negative: give dollars per node per hour, 0 or more", o.NodeCost))
 	}
 	if o.KubeClientBurst < o.KubeClientQPS {
 		errs = append(errs, fmt.Errorf("--kube-client-burst %d must be at least --kube-client-qps %d", o.KubeClientBurst, o.KubeClientQPS))
@@ -148,6 +157,19 @@ func (o *Options) envInt(key string, def int) int {
 		return def
 	}
 	return n
+}
+
+func (o *Options) envFloat(key string, def float64) float64 {
+	v, ok := os.LookupEnv(key)
+	if !ok {
+		return def
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		o.envErrs = append(o.envErrs, fmt.Errorf("%s=%q is not a number", key, v))
+		return def
+	}
+	return f
 }
 
 func (o *Options) envBool(key string, def bool) bool {

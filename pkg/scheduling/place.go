@@ -251,7 +251,7 @@ func (s *solver) universeOf(v *variant, key string) []string {
 		}
 		r := cp.reqs[key]
 		cp.types.each(func(i int) bool {
-			t := s.types[i]
+			t := p.types[i]
 			switch key {
 			case corev1.LabelTopologyZone, v1.CapacityTypeLabelKey:
 				zr, cr := cp.reqs[corev1.LabelTopologyZone], cp.reqs[v1.CapacityTypeLabelKey]
@@ -355,7 +355,7 @@ func (s *solver) narrow(c *class, v *variant, n *node) (bitset, Requirements, bo
 		}
 	}
 	cp := v.perPool[n.pool.idx]
-	cand := newBitset(len(s.types))
+	cand := newBitset(len(n.pool.types))
 	for w := range cand {
 		cand[w] = n.types[w] & cp.types[w]
 	}
@@ -365,7 +365,7 @@ func (s *solver) narrow(c *class, v *variant, n *node) (bitset, Requirements, bo
 	}
 	any := false
 	cand.each(func(i int) bool {
-		t := s.types[i]
+		t := n.pool.types[i]
 		// A type in both n.types and cp.types satisfies each side's label requirements, hence
 		// their intersection (labels are single-valued); only the zone x capacity-type
 		// combination of its offerings can still fail the merged requirements.
@@ -415,7 +415,7 @@ func (s *solver) minValuesOK(p *pool, reqs Requirements, cand bitset) bool {
 		need := reqs[k].MinValues
 		seen := map[string]struct{}{}
 		cand.each(func(i int) bool {
-			t := s.types[i]
+			t := p.types[i]
 			switch k {
 			case corev1.LabelTopologyZone, v1.CapacityTypeLabelKey:
 				for _, o := range t.it.Offerings {
@@ -507,7 +507,7 @@ func (s *solver) commit(c *class, v *variant, n *node, pod *corev1.Pod, cand bit
 		n.maxAlloc = make([]int64, len(s.dims.names))
 		n.minAlloc = nil
 		n.types.each(func(i int) bool {
-			alloc := s.types[i].alloc
+			alloc := n.pool.types[i].alloc
 			if n.minAlloc == nil {
 				n.minAlloc = slices.Clone(alloc)
 			}
@@ -521,7 +521,7 @@ func (s *solver) commit(c *class, v *variant, n *node, pod *corev1.Pod, cand bit
 			s.keepCheapestOptions(n)
 			newMax := make([]int64, len(s.dims.names))
 			n.types.each(func(i int) bool {
-				for d, q := range s.types[i].capacity {
+				for d, q := range p.types[i].capacity {
 					newMax[d] = max(newMax[d], q)
 				}
 				return true
@@ -561,9 +561,9 @@ func (s *solver) commit(c *class, v *variant, n *node, pod *corev1.Pod, cand bit
 // machine for a 1-vCPU pod) keeps a large batch from exhausting the limits on paper. The node's
 // types only shrink afterwards, so what was counted never grows.
 func (s *solver) keepCheapestOptions(n *node) {
-	kept := newBitset(len(s.types))
+	kept := newBitset(len(n.pool.types))
 	count := 0
-	for _, i := range s.priceOrder(s.offerFilter(n.reqs)) {
+	for _, i := range s.priceOrder(n.pool, s.offerFilter(n.reqs)) {
 		if count == MaxInstanceTypes {
 			break
 		}
@@ -593,11 +593,11 @@ func allowsPinned(f offerFilter, p *pool, t *itInfo, key, value string) bool {
 // candidates returns the types of from within p's limits (and, when checkReqs, compatible with
 // reqs), and whether limits excluded any.
 func (s *solver) candidates(p *pool, reqs Requirements, from bitset, checkReqs bool) (bitset, bool) {
-	cand := newBitset(len(s.types))
+	cand := newBitset(len(p.types))
 	limited := false
 	f := s.offerFilter(reqs)
 	from.each(func(i int) bool {
-		t := s.types[i]
+		t := p.types[i]
 		if !s.withinLimits(p, t) {
 			limited = true
 			return true
@@ -623,7 +623,7 @@ func (s *solver) pinTopology(p *pool, reqs Requirements, cand bitset) {
 		}
 		value, found := "", false
 		cand.each(func(i int) bool {
-			t := s.types[i]
+			t := p.types[i]
 			switch k {
 			case corev1.LabelTopologyZone, v1.CapacityTypeLabelKey:
 				if o, ok := f.cheapest(t); ok {
@@ -644,7 +644,7 @@ func (s *solver) pinTopology(p *pool, reqs Requirements, cand bitset) {
 		reqs.Add(r)
 		f = s.offerFilter(reqs)
 		cand.each(func(i int) bool {
-			if !allowsPinned(f, p, s.types[i], k, value) {
+			if !allowsPinned(f, p, p.types[i], k, value) {
 				cand.unset(i)
 			}
 			return true

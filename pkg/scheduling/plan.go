@@ -39,13 +39,13 @@ type option struct {
 func (s *solver) nodeClaim(n *node) NodeClaim {
 	f := s.offerFilter(n.reqs)
 	var opts []option
-	for _, i := range s.priceOrder(f) {
+	for _, i := range s.priceOrder(n.pool, f) {
 		if len(opts) == MaxInstanceTypes {
 			break
 		}
 		if n.types.has(i) {
-			o, _ := f.cheapest(s.types[i])
-			opts = append(opts, option{t: s.types[i], off: o})
+			o, _ := f.cheapest(n.pool.types[i])
+			opts = append(opts, option{t: n.pool.types[i], off: o})
 		}
 	}
 	slices.SortStableFunc(opts, func(a, b option) int {
@@ -81,7 +81,7 @@ func (s *solver) nodeClaim(n *node) NodeClaim {
 	apiReqs := append(reqs.ToAPI(), itReq)
 	nc := NodeClaim{
 		Name: n.name, NodePool: n.pool.name, Requirements: apiReqs, Labels: labels,
-		Taints: n.pool.taints, Pods: n.pods, InstanceTypes: names, Requests: s.dims.list(n.used),
+		Taints: n.pool.taints, Pods: n.pods, InstanceTypes: names, Requests: s.dims.list(n.used), NodeCost: n.pool.nodeCost,
 	}
 	if len(opts) > 0 {
 		o := opts[0]
@@ -112,16 +112,16 @@ func (s *solver) reasons(c *class) []Reason {
 	return out
 }
 
-// priceOrder returns the positions of the types that have an offering f allows, by that
-// offering's price, then name. It is computed once per distinct filter.
-func (s *solver) priceOrder(f offerFilter) []int {
+// priceOrder returns the positions of p's types that have an offering f allows, by that
+// offering's price, then name. It is computed once per pool and distinct filter.
+func (s *solver) priceOrder(p *pool, f offerFilter) []int {
 	key := fmt.Sprint(f.zone, f.ct)
-	if order, ok := s.priceOrders[key]; ok {
+	if order, ok := p.priceOrders[key]; ok {
 		return order
 	}
 	var order []int
-	price := make([]float64, len(s.types))
-	for i, t := range s.types {
+	price := make([]float64, len(p.types))
+	for i, t := range p.types {
 		if o, ok := f.cheapest(t); ok {
 			order = append(order, i)
 			price[i] = o.Price
@@ -131,11 +131,11 @@ func (s *solver) priceOrder(f offerFilter) []int {
 		if c := cmp.Compare(price[a], price[b]); c != 0 {
 			return c
 		}
-		return strings.Compare(s.types[a].it.Name, s.types[b].it.Name)
+		return strings.Compare(p.types[a].it.Name, p.types[b].it.Name)
 	})
-	if s.priceOrders == nil {
-		s.priceOrders = map[string][]int{}
+	if p.priceOrders == nil {
+		p.priceOrders = map[string][]int{}
 	}
-	s.priceOrders[key] = order
+	p.priceOrders[key] = order
 	return order
 }

@@ -197,17 +197,17 @@ func (s *solver) newRepacker(p *pool, old []*node, free map[*corev1.Pod]*class) 
 	// Free pods have no requirements of their own: every shape's are the pool's.
 	r.base = r.shapes[0].cp.reqs
 	f := s.offerFilter(r.base)
-	r.order = s.priceOrder(f)
-	r.price = make([]float64, len(s.types))
+	r.order = s.priceOrder(p, f)
+	r.price = make([]float64, len(p.types))
 	for i := range r.price {
 		r.price[i] = -1
 	}
 	for _, i := range r.order {
-		o, _ := f.cheapest(s.types[i])
-		r.price[i] = o.Price
+		o, _ := f.cheapest(p.types[i])
+		r.price[i] = o.Price + p.nodeCost
 	}
-	r.usable = make([][]int64, len(s.types))
-	for i, t := range s.types {
+	r.usable = make([][]int64, len(p.types))
+	for i, t := range p.types {
 		r.usable[i] = make([]int64, len(t.alloc))
 		for d, q := range t.alloc {
 			r.usable[i][d] = q - p.daemon[d]
@@ -242,7 +242,7 @@ func (r *repacker) build(plan []repackNode, old []*node) ([]*node, float64) {
 	next := make([]int, len(r.shapes))
 	zero := make([]int64, len(s.dims.names))
 	for i, rn := range plan {
-		cand := newBitset(len(s.types))
+		cand := newBitset(len(p.types))
 		for w := range cand {
 			cand[w] = ^uint64(0)
 		}
@@ -258,7 +258,7 @@ func (r *repacker) build(plan []repackNode, old []*node) ([]*node, float64) {
 			next[k] += cnt
 		}
 		cand.each(func(t int) bool {
-			if !fitsSum(zero, rn.load, s.types[t].alloc) {
+			if !fitsSum(zero, rn.load, p.types[t].alloc) {
 				cand.unset(t)
 			}
 			return true
@@ -282,13 +282,14 @@ func (r *repacker) build(plan []repackNode, old []*node) ([]*node, float64) {
 	return built, cost
 }
 
-// nodePrice is the price of the offering new node n would launch.
+// nodePrice is what new node n costs per hour: the price of the offering it would launch plus
+// its pool's per-node cost.
 func (s *solver) nodePrice(n *node) float64 {
 	f := s.offerFilter(n.reqs)
-	for _, i := range s.priceOrder(f) {
+	for _, i := range s.priceOrder(n.pool, f) {
 		if n.types.has(i) {
-			o, _ := f.cheapest(s.types[i])
-			return o.Price
+			o, _ := f.cheapest(n.pool.types[i])
+			return o.Price + n.pool.nodeCost
 		}
 	}
 	return 0
@@ -520,7 +521,7 @@ pair:
 // node allows and that holds load.
 func (r *repacker) cheapestHolding(counts []int, load []int64) (int, float64) {
 	if r.allowed == nil {
-		r.allowed, r.zero = newBitset(len(r.s.types)), make([]int64, len(load))
+		r.allowed, r.zero = newBitset(len(r.p.types)), make([]int64, len(load))
 	}
 	allowed, zero := r.allowed, r.zero
 	for w := range allowed {
@@ -534,7 +535,7 @@ func (r *repacker) cheapestHolding(counts []int, load []int64) (int, float64) {
 		}
 	}
 	for _, i := range r.order {
-		if allowed.has(i) && fitsSum(zero, load, r.s.types[i].alloc) {
+		if allowed.has(i) && fitsSum(zero, load, r.p.types[i].alloc) {
 			return i, r.price[i]
 		}
 	}
@@ -602,13 +603,13 @@ func (r *repacker) dualValues() []float64 {
 // envelope returns the types that are the cheapest for some weighting of cpu against memory
 // (the lower envelope of price over the two resources), among those the shapes may use.
 func (r *repacker) envelopeTypes() []int {
-	s, shapes, usable, price, cpu, mem := r.s, r.shapes, r.usable, r.price, r.cpu, r.mem
+	shapes, usable, price, cpu, mem := r.shapes, r.usable, r.price, r.cpu, r.mem
 	var out []int
 	const steps = 32
 	for step := range steps + 1 {
 		w := float64(step) / steps // weight of cpu share against memory share
 		best, bestCost := -1, math.Inf(1)
-		for i := range s.types {
+		for i := range r.p.types {
 			if price[i] <= 0 || usable[i][cpu] <= 0 || usable[i][mem] <= 0 {
 				continue
 			}

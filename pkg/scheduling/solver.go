@@ -20,7 +20,6 @@ type itInfo struct {
 	labels   map[string]string
 	alloc    []int64
 	capacity []int64
-	minPrice float64
 }
 
 // pool is a NodePool as the solver tracks it.
@@ -39,6 +38,20 @@ type pool struct {
 	minKeys []string
 	err     error
 	count   int
+	// types are the instance types the pool's requirements allow (labels, and an available
+	// offering in an allowed zone and capacity type), cheapest first by price; bitsets of the
+	// pool's classes and nodes index this list. Ordering and judging by the pool's own offerings
+	// keeps a pool's plan independent of prices it may not buy (spot, for an on-demand pool).
+	types []*itInfo
+	// price is, per position of types, the price of the cheapest offering the pool allows.
+	price []float64
+	// nodeCost is what every new node of the pool costs per hour beyond its instance
+	// (Input.NodeCosts). The repacking of free pods, which chooses how many nodes to make,
+	// minimises instance price plus nodeCost; the shape rule compares instance prices only,
+	// because a pod it turns away usually joins another open node, which costs no nodeCost more.
+	nodeCost float64
+	// priceOrders caches, per offering filter, the positions of types by cheapest allowed price.
+	priceOrders map[string][]int
 }
 
 // node is an existing node or a new NodeClaim.
@@ -136,8 +149,6 @@ type solver struct {
 	poolCache    map[string]*classPool
 	cursorsByKey map[string]map[string]int
 	lastPass     bool
-	// priceOrders caches, per offering filter, the type positions by cheapest allowed price.
-	priceOrders map[string][]int
 }
 
 // Solve simulates scheduling in.Pods onto in.Nodes and new NodeClaims of in.NodePools. It is
@@ -268,38 +279,28 @@ func (s *solver) intern(v string, idx map[string]int, list *[]string) int {
 	return idx[v]
 }
 
+// indexTypes indexes the instance types that have an available offering (the others can
+// never launch), in input order: each pool orders them by its own prices (poolTypes).
 func (s *solver) indexTypes() {
 	s.zoneIdx, s.ctIdx = map[string]int{}, map[string]int{}
 	for _, it := range s.in.InstanceTypes {
 		s.dims.addAll(it.Allocatable)
 	}
 	for _, it := range s.in.InstanceTypes {
-		info := &itInfo{it: it, labels: maps.Clone(it.Labels), alloc: s.dims.vec(it.Allocatable), capacity: s.dims.vec(it.Capacity), minPrice: -1}
+		info := &itInfo{it: it, labels: maps.Clone(it.Labels), alloc: s.dims.vec(it.Allocatable), capacity: s.dims.vec(it.Capacity)}
 		if info.labels == nil {
 			info.labels = map[string]string{}
 		}
 		info.labels[corev1.LabelInstanceTypeStable] = it.Name
-		for _, o := range it.Offerings {
-			if o.Available && (info.minPrice < 0 || o.Price < info.minPrice) {
-				info.minPrice = o.Price
-			}
-		}
-		if info.minPrice < 0 {
-			continue // nothing to launch
-		}
 		for i, o := range it.Offerings {
 			if o.Available {
 				info.offers = append(info.offers, offer{zone: s.intern(o.Zone, s.zoneIdx, &s.zones), ct: s.intern(o.CapacityType, s.ctIdx, &s.cts), price: o.Price, idx: i})
 			}
 		}
-		s.types = append(s.types, info)
-	}
-	slices.SortStableFunc(s.types, func(a, b *itInfo) int {
-		if c := cmp.Compare(a.minPrice, b.minPrice); c != 0 {
-			return c
+		if len(info.offers) > 0 {
+			s.types = append(s.types, info)
 		}
-		return strings.Compare(a.it.Name, b.it.Name)
-	})
+	}
 }
 
 func (s *solver) buildPools() {
@@ -349,6 +350,10 @@ func (s *solver) newPool(i int, np *v1.NodePool) *pool {
 		}
 		slices.Sort(p.minKeys)
 	}
+	p.nodeCost = s.in.NodeCosts[np.Name]
+	if p.err == nil {
+		s.poolTypes(p)
+	}
 	p.daemon = make([]int64, len(s.dims.names))
 	for _, ds := range s.in.DaemonSetPods {
 		if _, ok := tolerates(ds.Spec.Tolerations, p.taints); ok && (p.err != nil || daemonFits(ds, p.reqs)) {
@@ -367,6 +372,34 @@ func (s *solver) newPool(i int, np *v1.NodePool) *pool {
 		p.used = make([]int64, len(s.dims.names))
 	}
 	return p
+}
+
+// poolTypes lists the instance types p allows, by the price of the cheapest offering p allows
+// (then name), with that price.
+func (s *solver) poolTypes(p *pool) {
+	f := s.offerFilter(p.reqs)
+	type priced struct {
+		t     *itInfo
+		price float64
+	}
+	var list []priced
+	for _, t := range s.types {
+		if !typeCompatible(p.reqs, f, p, t) {
+			continue
+		}
+		o, _ := f.cheapest(t)
+		list = append(list, priced{t, o.Price})
+	}
+	slices.SortStableFunc(list, func(a, b priced) int {
+		if c := cmp.Compare(a.price, b.price); c != 0 {
+			return c
+		}
+		return strings.Compare(a.t.it.Name, b.t.it.Name)
+	})
+	p.types, p.price = make([]*itInfo, len(list)), make([]float64, len(list))
+	for i, l := range list {
+		p.types[i], p.price[i] = l.t, l.price
+	}
 }
 
 func (p *pool) taintsOrNil() []corev1.Taint {
@@ -531,12 +564,12 @@ func (s *solver) classPool(c *class, v *variant, p *pool) *classPool {
 			return cp
 		}
 	}
-	cp.types = newBitset(len(s.types))
+	cp.types = newBitset(len(p.types))
 	compatible := 0
 	need := slices.Clone(p.daemon)
 	addVec(need, c.req)
 	f := s.offerFilter(cp.reqs)
-	for i, t := range s.types {
+	for i, t := range p.types {
 		if !typeCompatible(cp.reqs, f, p, t) {
 			continue
 		}
@@ -561,16 +594,16 @@ func (s *solver) classPool(c *class, v *variant, p *pool) *classPool {
 // than the pods need; with it the pod opens or joins another node instead.
 const shapeSlack = 0.05
 
-// fractionalCost is what load would cost on t's shape if t could be bought by the fraction:
-// price x the largest share of any allocatable resource the load takes.
-func fractionalCost(t *itInfo, load []int64) float64 {
+// fractionalCost is what load would cost on the shape of p's type i if it could be bought by
+// the fraction: its price in p x the largest share of any allocatable resource the load takes.
+func fractionalCost(p *pool, i int, load []int64) float64 {
 	share := 0.0
 	for d, l := range load {
 		if l > 0 {
-			share = max(share, float64(l)/float64(t.alloc[d]))
+			share = max(share, float64(l)/float64(p.types[i].alloc[d]))
 		}
 	}
-	return t.minPrice * share
+	return p.price[i] * share
 }
 
 // shapeOK reports whether adding one pod of c to n keeps its cheapest instance type's shape: the
@@ -587,7 +620,7 @@ func (s *solver) shapeOK(n *node, c *class, cand bitset) bool {
 	}
 	load := slices.Clone(n.used)
 	addVec(load, c.req)
-	return fractionalCost(s.types[after], load) <= fractionalCost(s.types[before], load)*(1+shapeSlack)
+	return fractionalCost(n.pool, after, load) <= fractionalCost(n.pool, before, load)*(1+shapeSlack)
 }
 
 // explainNoType names the first requirement (by key) that no instance type or offering meets on

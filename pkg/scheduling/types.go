@@ -63,6 +63,11 @@ type Input struct {
 	// DaemonSetPods are one pod per DaemonSet; each new node reserves the requests of those
 	// that tolerate its NodePool's taints and whose node affinity its requirements allow.
 	DaemonSetPods []*corev1.Pod
+	// NodeCosts are, per NodePool name, what every new node of the pool costs per hour beyond
+	// its instance (its root volume, per-host licences of agents it runs), in dollars. The
+	// solver minimises instance price plus this cost, so a plan of many small nodes pays for
+	// each; the cheapest offering to launch does not depend on it.
+	NodeCosts map[string]float64
 }
 
 // Placement is a pod placed on an existing node.
@@ -96,6 +101,9 @@ type NodeClaim struct {
 	// Requests are the summed requests of Pods plus the daemonset overhead.
 	Requests corev1.ResourceList
 	Launch   Launch
+	// NodeCost is what the node costs per hour beyond Launch.Price (its NodePool's
+	// Input.NodeCosts).
+	NodeCost float64
 }
 
 // ReasonCode classifies why a pod cannot go to a NodePool.
@@ -136,11 +144,20 @@ type Plan struct {
 	Order []*corev1.Pod
 }
 
-// HourlyPrice is the summed Launch price of the plan's NodeClaims.
+// HourlyPrice is the summed Launch price of the plan's NodeClaims: the instances alone.
 func (p *Plan) HourlyPrice() float64 {
 	total := 0.0
 	for i := range p.NodeClaims {
 		total += p.NodeClaims[i].Launch.Price
+	}
+	return total
+}
+
+// HourlyNodeCost is the summed NodeCost of the plan's NodeClaims.
+func (p *Plan) HourlyNodeCost() float64 {
+	total := 0.0
+	for i := range p.NodeClaims {
+		total += p.NodeClaims[i].NodeCost
 	}
 	return total
 }

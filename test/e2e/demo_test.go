@@ -14,10 +14,10 @@ import (
 // nodes go. The story must complete and say so.
 func TestDemo(t *testing.T) {
 	var out bytes.Buffer
-	stack, err := localstack.Start(context.WithoutCancel(t.Context()), localstack.Options{
+	stack, err := localstack.Start(context.WithoutCancel(t.Context()), leastPrivilege(localstack.Options{
 		AssetsDir: programs.assets, WorkDir: t.TempDir(), Out: &out, Samples: true,
 		EmulatorPath: programs.awsemu, EmulatorArgs: fastEmulator, JoinerPath: programs.joiner,
-	})
+	}))
 	if err != nil {
 		t.Fatalf("starting the local stack: %v\n%s", err, out.String())
 	}

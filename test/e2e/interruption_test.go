@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -29,8 +31,12 @@ const spotInterruptionNotice = 2 * time.Minute
 // spot node; the emulator warns that one node's instance will be reclaimed: before it is (two
 // minutes later) the node is cordoned, its pod is Running and Ready on a replacement node, the
 // interrupted NodeClaim and instance are gone, and the replacement comes from another spot pool.
+// It is also the suite's least-privilege run (checkLeastPrivilege): the controller elects a
+// leader as the chart runs it, launches, drains, terminates, reads the queue and, at the end,
+// consolidates one node away; every grant of the chart's RBAC and every action of the generated
+// IAM policy must have been used.
 func TestSpotInterruption(t *testing.T) {
-	stack := startStack(t, "--interruption-queue", localstack.DefaultClusterName)
+	stack := startStack(t, "--interruption-queue", localstack.DefaultClusterName, "--leader-elect=true")
 	ctx := t.Context()
 	namespace(t, ctx, stack, "spot")
 	np := nodePool("spot", 1, "")
@@ -131,6 +137,32 @@ func TestSpotInterruption(t *testing.T) {
 	}
 	stopWatch()
 	wg.Wait()
+
+	consolidateOne(t, ctx, stack)
+	checkLeastPrivilege(t, ctx, stack)
+}
+
+// consolidateOne is the epilogue of the least-privilege run: the disruption controller's reads
+// past the cache (a NodeClaim and a Node) and its PodDisruptionBudget list run only when it
+// consolidates, so let it: one pod left and consolidation on, one of the two spot nodes goes.
+func consolidateOne(t *testing.T, ctx context.Context, stack *localstack.Stack) {
+	t.Helper()
+	if err := stack.Client.Patch(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "spot", Name: "app"}},
+		client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":1}}`))); err != nil {
+		t.Fatal(err)
+	}
+	if err := stack.Client.Patch(ctx, &v1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "spot"}},
+		client.RawPatch(types.MergePatchType, []byte(`{"spec":{"disruption":{"consolidationPolicy":"WhenEmptyOrUnderutilized","consolidateAfter":"0s"}}}`))); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "one spot node consolidated away", func(ctx context.Context) (bool, string, error) {
+		var claims v1.NodeClaimList
+		if err := stack.Client.List(ctx, &claims, client.MatchingLabels{v1.NodePoolLabelKey: "spot"}); err != nil {
+			return false, "", err
+		}
+		ready, _, err := appPods(ctx, stack.Client)
+		return err == nil && ready == 1 && len(claims.Items) == 1, fmt.Sprintf("%d nodeclaims, %d pods Ready", len(claims.Items), ready), err
+	})
 }
 
 // offering is a NodeClaim's instance type, zone and capacity type.

@@ -21,6 +21,9 @@ import (
 // programs are the joiner and awsemu binaries built once for the package.
 var programs struct {
 	assets, joiner, awsemu string
+	// helm renders the chart whose RBAC the controller runs with: $HELM, else bin/helm, else
+	// built from hack/tools; chart is charts/joiner.
+	helm, chart string
 }
 
 func TestMain(m *testing.M) {
@@ -55,5 +58,33 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
+	programs.chart = filepath.Join(root, "charts", "joiner")
+	if programs.helm, err = helm(root, dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	return m.Run()
+}
+
+// helm returns $HELM, else the repository's bin/helm (`make helm`), else the pinned helm built
+// into dir.
+func helm(root, dir string) (string, error) {
+	if h := os.Getenv("HELM"); h != "" {
+		return h, nil
+	}
+	if h := filepath.Join(root, "bin", "helm"); fileExists(h) {
+		return h, nil
+	}
+	out := filepath.Join(dir, "helm")
+	cmd := exec.Command("go", "build", "-modfile=hack/tools/go.mod", "-o", out, "helm.sh/helm/v3/cmd/helm")
+	cmd.Dir = root
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building helm, %w\n%s", err, msg)
+	}
+	return out, nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

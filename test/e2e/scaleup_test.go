@@ -126,6 +126,9 @@ func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
 		return allInitialized(ctx, stack.Client)
 	})
 
+	eventually(t, time.Minute, "the EKS DaemonSets Running on every node", func(ctx context.Context) (bool, string, error) {
+		return daemonSetsRunning(ctx, stack.Client)
+	})
 	claims, instances := checkOneInstancePerNodeClaim(t, ctx, stack)
 	used := checkLimits(t, claims, pools)
 	if used["compute"] == nil {

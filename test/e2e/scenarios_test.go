@@ -30,8 +30,9 @@ import (
 
 // startScenario starts the local stack on the field case's world file, as
 // `joiner dev --world test/scenarios/CASE.world.yaml` does (no samples), then applies the case's
-// manifests as `kubectl apply -f test/scenarios/CASE.yaml` would. The stack stops when the test
-// ends.
+// manifests as `kubectl apply -f test/scenarios/CASE.yaml` would. The controller runs with least
+// privilege (leastPrivilege; a world's own controllerPolicy stays). The stack stops when the
+// test ends.
 func startScenario(t *testing.T, name string) *localstack.Stack {
 	t.Helper()
 	stack := startWorld(t, name)
@@ -46,11 +47,11 @@ func startWorld(t *testing.T, name string) *localstack.Stack {
 	dir := filepath.Join("..", "scenarios")
 	work := t.TempDir()
 	var out bytes.Buffer
-	stack, err := localstack.Start(ctx, localstack.Options{
+	stack, err := localstack.Start(ctx, leastPrivilege(localstack.Options{
 		AssetsDir: programs.assets, WorkDir: work, Out: &out, World: filepath.Join(dir, name+".world.yaml"),
 		EmulatorPath: programs.awsemu, EmulatorArgs: fastEmulator,
 		JoinerPath: programs.joiner, ControllerArgs: []string{"--leader-elect=false", "--log-level", "debug"},
-	})
+	}))
 	if err != nil {
 		t.Fatalf("starting the local stack on world %s: %v\n%s", name, err, out.String())
 	}
@@ -214,11 +215,20 @@ func TestScenarioS2CustomAMITaintArgs(t *testing.T) {
 	for _, g := range nc.Status.SecurityGroups {
 		groups = append(groups, g.ID)
 	}
+	fieldTags := []ec2types.Tag{
+		{Key: aws.String(awsv1.TagKeyPrefixCluster + "demo"), Value: aws.String("owned")},
+		{Key: aws.String(v1.NodePoolLabelKey), Value: aws.String("default")},
+	}
 	run, err := ec2.NewFromConfig(cfg).RunInstances(ctx, &ec2.RunInstancesInput{
 		MinCount: aws.Int32(1), MaxCount: aws.Int32(1), ImageId: aws.String(nc.Status.AMIs[0].ID), InstanceType: ec2types.InstanceTypeM5Large,
 		SubnetId: aws.String(nc.Status.Subnets[0].ID), SecurityGroupIds: groups,
 		IamInstanceProfile: &ec2types.IamInstanceProfileSpecification{Name: aws.String(nc.Status.InstanceProfile)},
 		UserData:           aws.String(base64.StdEncoding.EncodeToString([]byte(rendered.UserData))),
+		// Tagged as the field's controller tagged its launches, which the controller's policy
+		// (the generated one, scoped by these tags) requires.
+		TagSpecifications: []ec2types.TagSpecification{
+			{ResourceType: ec2types.ResourceTypeInstance, Tags: fieldTags}, {ResourceType: ec2types.ResourceTypeVolume, Tags: fieldTags},
+		},
 	})
 	if err != nil {
 		t.Fatalf("launching as the field's controller did: %v", err)

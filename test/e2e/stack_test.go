@@ -26,8 +26,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/yaml"
 
+	"github.com/joinerhq/joiner/internal/chartrbac"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/aws/iampolicy"
 	"github.com/joinerhq/joiner/pkg/aws/provider"
 	"github.com/joinerhq/joiner/pkg/aws/sdk"
 	"github.com/joinerhq/joiner/pkg/aws/userdata"
@@ -40,7 +42,9 @@ import (
 var fastEmulator = []string{"--pending-for", "1s", "--boot-delay", "2s", "--shutting-down-for", "1s"}
 
 // startStack starts the local stack with the emulator and the controller, and the sample
-// EC2NodeClass and aws-auth mapping; it is stopped when the test ends. The controller runs
+// EC2NodeClass and aws-auth mapping; it is stopped when the test ends. The controller runs with
+// least privilege (leastPrivilege): a permission the chart or the generated IAM policy lacks
+// fails the test. The controller runs
 // without leader election: each test has one replica, and a killed leader's Lease would only
 // delay its successor by the lease duration. Its batches wait 3s for more pods (1s by default), so
 // that a burst of pods on a loaded machine still reaches it as one batch. controllerArgs are added
@@ -50,15 +54,21 @@ func startStack(t *testing.T, controllerArgs ...string) *localstack.Stack {
 	ctx := context.WithoutCancel(t.Context())
 	work := t.TempDir()
 	var out bytes.Buffer
-	stack, err := localstack.Start(ctx, localstack.Options{
+	stack, err := localstack.Start(ctx, leastPrivilege(localstack.Options{
 		AssetsDir: programs.assets, WorkDir: work, Out: &out,
 		EmulatorPath: programs.awsemu, EmulatorArgs: fastEmulator,
 		JoinerPath: programs.joiner, ControllerArgs: append([]string{"--leader-elect=false", "--log-level", "debug", "--batch-idle-duration", "3s"}, controllerArgs...),
-	})
+	}))
 	if err != nil {
 		t.Fatalf("starting the local stack: %v\n%s", err, out.String())
 	}
 	t.Cleanup(func() {
+		if !t.Failed() {
+			// Whatever the test checked, nothing the controller asked for may have been refused.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			checkPrivileges(t, ctx, stack, false)
+			cancel()
+		}
 		if t.Failed() {
 			dumpLogs(t, filepath.Join(work, "logs"))
 		}
@@ -70,10 +80,133 @@ func startStack(t *testing.T, controllerArgs ...string) *localstack.Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := stack.Apply(ctx, objects...); err != nil {
+	if err := stack.Apply(ctx, append(objects, eksDaemonSets()...)...); err != nil {
 		t.Fatal(err)
 	}
 	return stack
+}
+
+// eksDaemonSets are the DaemonSets every EKS cluster runs on every node, with the requests their
+// EKS add-ons set, so that plans and measurements are of a real cluster's shape: aws-node (the
+// VPC CNI, 25m, and its network-policy agent, 25m), kube-proxy (100m) and ebs-csi-node (three
+// containers of 10m and 40Mi). Like the real ones they tolerate every taint and are
+// system-node-critical; the emulated kubelets report their pods Running.
+func eksDaemonSets() []client.Object {
+	ds := func(name string, containers ...[2]string) *appsv1.DaemonSet {
+		labels := map[string]string{"k8s-app": name}
+		d := &appsv1.DaemonSet{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceSystem},
+			Spec: appsv1.DaemonSetSpec{
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec: corev1.PodSpec{
+						PriorityClassName:             "system-node-critical",
+						Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+						TerminationGracePeriodSeconds: new(int64(1)),
+					},
+				},
+			},
+		}
+		for i, c := range containers {
+			requests := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(c[0])}
+			if c[1] != "" {
+				requests[corev1.ResourceMemory] = resource.MustParse(c[1])
+			}
+			d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{
+				Name: fmt.Sprintf("c%d", i), Image: "public.ecr.aws/eks-distro/kubernetes/pause:3.7",
+				Resources: corev1.ResourceRequirements{Requests: requests},
+			})
+		}
+		return d
+	}
+	return []client.Object{
+		ds("aws-node", [2]string{"25m", ""}, [2]string{"25m", ""}),
+		ds("kube-proxy", [2]string{"100m", ""}),
+		ds("ebs-csi-node", [2]string{"10m", "40Mi"}, [2]string{"10m", "40Mi"}, [2]string{"10m", "40Mi"}),
+	}
+}
+
+// leastPrivilege makes o run the controller as an operator installs it: as the Helm chart's
+// ServiceAccount with the chart's RBAC (and an audit log of its requests), and with the
+// `joiner iam-policy` policy as its AWS identity's only policy. A world with its own
+// controllerPolicy (a field case about that policy) keeps it.
+func leastPrivilege(o localstack.Options) localstack.Options {
+	o.Helm, o.ChartDir = programs.helm, programs.chart
+	o.GeneratedPolicy = o.World == "" || !worldHasPolicy(o.World)
+	return o
+}
+
+// worldHasPolicy reports whether the world file sets controllerPolicy; an unreadable one is
+// left for localstack.Start to refuse.
+func worldHasPolicy(path string) bool {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var w struct {
+		ControllerPolicy any `json:"controllerPolicy"`
+	}
+	return yaml.Unmarshal(raw, &w) == nil && w.ControllerPolicy != nil
+}
+
+// checkLeastPrivilege fails the test when the run proves a permission missing or unused: the API
+// server refused a request of the chart's ServiceAccount, the emulator denied a call of the
+// controller, a grant of the chart's RBAC was never exercised, or an action of the generated IAM
+// policy was never allowed; exceptions aside (chartrbac.UnusedExceptions and
+// iampolicy.UnusedExceptions, both listed with their reasons in charts/joiner/README.md).
+func checkLeastPrivilege(t *testing.T, ctx context.Context, stack *localstack.Stack) {
+	t.Helper()
+	checkPrivileges(t, ctx, stack, true)
+}
+
+// checkPrivileges fails the test when the API server refused a request of the chart's
+// ServiceAccount or the emulator denied a call of the controller, and with unused, when a grant
+// or an action was never used (checkLeastPrivilege).
+func checkPrivileges(t *testing.T, ctx context.Context, stack *localstack.Stack, unused bool) {
+	t.Helper()
+	grants, err := chartrbac.Grants(stack.Chart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.Open(stack.AuditLogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = log.Close() }()
+	unusedGrants, forbidden, err := chartrbac.Unused(log, stack.ServiceAccountUser, grants)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range forbidden {
+		t.Errorf("the API server refused the chart's ServiceAccount: %s (add the rule to charts/joiner)", f)
+	}
+	decisions, err := stack.Authorizations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unusedActions, denied := iampolicy.Coverage(*stack.ControllerPolicy, decisions, iampolicy.UnusedExceptions)
+	for _, d := range denied {
+		t.Errorf("the generated IAM policy denied the controller %s on %s (add it to pkg/aws/iampolicy)", d.Action, d.Resource)
+	}
+	if !unused {
+		return
+	}
+	var excepted []string
+	for _, g := range unusedGrants {
+		if _, ok := chartrbac.UnusedExceptions[g.String()]; ok {
+			excepted = append(excepted, g.String())
+		} else {
+			t.Errorf("the chart grants %q, which the run never used: remove it, or list it with its reason in chartrbac.UnusedExceptions and charts/joiner/README.md", g)
+		}
+	}
+	allUnused, _ := iampolicy.Coverage(*stack.ControllerPolicy, decisions, nil)
+	for _, a := range unusedActions {
+		t.Errorf("the generated IAM policy grants %s, which the run never used: remove it, or list it with its reason in iampolicy.UnusedExceptions and charts/joiner/README.md", a)
+	}
+	t.Logf("least privilege: %d grants of the chart, unused as excepted %q; %d IAM decisions over the policy's %d actions, unused as excepted %q",
+		len(grants), excepted, len(decisions), len(stack.ControllerPolicy.Actions()), slices.DeleteFunc(allUnused, func(a string) bool { return slices.Contains(unusedActions, a) }))
 }
 
 // dumpLogs prints the tail of each program's log, for a failed test.
@@ -259,14 +392,40 @@ type simulation struct {
 	TotalHourlyPrice float64 `json:"totalHourlyPrice"`
 }
 
-// simulate runs `joiner simulate` on the manifests with the instance types the AWS provider
-// offers the NodePools through the emulator: the same input the controller had.
+// daemonSetsRunning reports whether every Node runs a Running pod of each of eksDaemonSets.
+func daemonSetsRunning(ctx context.Context, c client.Client) (bool, string, error) {
+	var nodes corev1.NodeList
+	if err := c.List(ctx, &nodes); err != nil {
+		return false, "", err
+	}
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(metav1.NamespaceSystem)); err != nil {
+		return false, "", err
+	}
+	running := map[string]int{}
+	for _, p := range pods.Items {
+		if p.Labels["k8s-app"] != "" && p.Status.Phase == corev1.PodRunning {
+			running[p.Spec.NodeName]++
+		}
+	}
+	want := len(eksDaemonSets())
+	for _, n := range nodes.Items {
+		if running[n.Name] < want {
+			return false, fmt.Sprintf("node %s runs %d of the %d DaemonSets", n.Name, running[n.Name], want), nil
+		}
+	}
+	return len(nodes.Items) > 0, "no node", nil
+}
+
+// simulate runs `joiner simulate` on the manifests, with the stack's DaemonSets, and the
+// instance types the AWS provider offers the NodePools through the emulator: the same input the
+// controller had.
 func simulate(t *testing.T, ctx context.Context, stack *localstack.Stack, objects ...client.Object) simulation {
 	t.Helper()
 	dir := t.TempDir()
 	var manifests [][]byte
 	var pools []*v1.NodePool
-	for _, obj := range objects {
+	for _, obj := range append(slices.Clone(objects), eksDaemonSets()...) {
 		// Create drops a typed object's apiVersion and kind; the manifests need them back.
 		obj = obj.DeepCopyObject().(client.Object)
 		gvk, err := apiutil.GVKForObject(obj, stack.Client.Scheme())

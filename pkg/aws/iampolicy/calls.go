@@ -17,6 +17,8 @@ var callActions = map[string][]string{
 	// Removal and garbage collection.
 	"ec2:TerminateInstances":   {"ec2:TerminateInstances"},
 	"ec2:DeleteLaunchTemplate": {"ec2:DeleteLaunchTemplate"},
+	// Why an instance's Node has not joined: its console output.
+	"ec2:GetConsoleOutput": {"ec2:GetConsoleOutput"},
 	// Discovery: instance types, offerings, prices, images, subnets, security groups.
 	"ec2:DescribeImages":                {"ec2:DescribeImages"},
 	"ec2:DescribeInstances":             {"ec2:DescribeInstances"},

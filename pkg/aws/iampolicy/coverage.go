@@ -16,15 +16,12 @@ type Decision struct {
 // UnusedExceptions are the actions of the policy that an end-to-end run may leave unused, each
 // with the reason it is granted all the same. Coverage does not report them.
 var UnusedExceptions = map[string]string{
-	"iam:TagInstanceProfile":            "AWS authorizes it for CreateInstanceProfile with tags; an authorizer that checks only iam:CreateInstanceProfile never asks for it",
+	"ec2:GetConsoleOutput":              "called only to diagnose an instance whose Node has not joined in time: a run where every node joins never calls it",
 	"sts:DecodeAuthorizationMessage":    "called only to explain a denied launch: a run without denials never calls it",
+	"ec2:DescribeLaunchTemplates":       "called only by launch-template garbage collection, every housekeeping.LaunchTemplateGCInterval (an hour), longer than a test run",
 	"ec2:DeleteLaunchTemplate":          "launch templates are garbage-collected after launchtemplate.UnusedTTL without use, longer than a test run",
 	"iam:RemoveRoleFromInstanceProfile": "called only when an EC2NodeClass changes its role or is deleted",
 	"iam:DeleteInstanceProfile":         "called only when an EC2NodeClass with spec.role is deleted",
-	"eks:DescribeCluster":               "called only for what the controller's flags leave empty (endpoint, CA bundle, service CIDR, version)",
-	"sqs:GetQueueUrl":                   "granted with --interruption-queue for the interruption consumer",
-	"sqs:ReceiveMessage":                "granted with --interruption-queue for the interruption consumer",
-	"sqs:DeleteMessage":                 "granted with --interruption-queue for the interruption consumer",
 }
 
 // Coverage compares a run's decisions with the policy: unused are the policy's actions no

@@ -1,6 +1,8 @@
 package iampolicy
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -35,6 +37,22 @@ func TestCoverage(t *testing.T) {
 	for a := range UnusedExceptions {
 		if !slices.Contains(New(Options{ClusterName: "demo", Region: "us-west-2", AccountID: "111122223333", NodeRoles: []string{"r"}, InterruptionQueue: "q"}).Actions(), a) {
 			t.Errorf("exception %s is not an action of the policy", a)
+		}
+	}
+}
+
+// TestExceptionsAreDocumented: the chart's README lists every action UnusedExceptions excuses.
+func TestExceptionsAreDocumented(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "charts", "joiner", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for a, reason := range UnusedExceptions {
+		if reason == "" {
+			t.Errorf("exception %s has no reason", a)
+		}
+		if !strings.Contains(string(readme), "`"+a+"`") {
+			t.Errorf("charts/joiner/README.md does not list the exception `%s`", a)
 		}
 	}
 }

@@ -119,7 +119,8 @@ func (d Document) Actions() []string {
 //     kubernetes.io/cluster/<name>=owned and a karpenter.sh/nodepool tag;
 //   - launch templates are created with the cluster tag and a karpenter.k8s.aws/ec2nodeclass tag;
 //   - tags are written only while creating those resources (ec2:CreateAction);
-//   - only instances and launch templates carrying the same tags are terminated or deleted;
+//   - only instances and launch templates carrying the same tags are terminated or deleted, and
+//     only such instances' console output is read (to say why a Node has not joined);
 //   - instance profiles are created, changed and deleted only under the cluster's name prefix and
 //     with (or carrying) the cluster, region and node class tags; only the named node roles are
 //     passed, and only to EC2;
@@ -198,6 +199,13 @@ func New(o Options) Document {
 		},
 		{
 			Sid: "AllowScopedInstanceDeletion", Action: []string{"ec2:TerminateInstances"},
+			Resource:  []string{ec2(a, "instance")},
+			Condition: resourceTags(v1.NodePoolLabelKey),
+		},
+		// Reading the console of an instance whose Node has not joined, to say why: only the
+		// cluster's own instances.
+		{
+			Sid: "AllowScopedInstanceConsoleRead", Action: []string{"ec2:GetConsoleOutput"},
 			Resource:  []string{ec2(a, "instance")},
 			Condition: resourceTags(v1.NodePoolLabelKey),
 		},

@@ -119,6 +119,8 @@ func TestPolicyScope(t *testing.T) {
 		{name: "tag it while creating", req: policy.Request{Action: "ec2:CreateTags", Resource: ec2("launch-template/*"), Context: with(templateTags, "ec2:CreateAction", "CreateLaunchTemplate")}, allowed: true},
 		{name: "create an untagged launch template", req: policy.Request{Action: "ec2:CreateLaunchTemplate", Resource: ec2("launch-template/*")}},
 		{name: "terminate the cluster's instance", req: policy.Request{Action: "ec2:TerminateInstances", Resource: ec2("instance/i-1"), Context: ownedInstance}, allowed: true},
+		{name: "read the console of the cluster's instance", req: policy.Request{Action: "ec2:GetConsoleOutput", Resource: ec2("instance/i-1"), Context: ownedInstance}, allowed: true},
+		{name: "read the console of another instance", req: policy.Request{Action: "ec2:GetConsoleOutput", Resource: ec2("instance/i-1"), Context: with(ownedInstance, "aws:ResourceTag/"+cluster, "")}},
 		{name: "terminate another instance", req: policy.Request{Action: "ec2:TerminateInstances", Resource: ec2("instance/i-1"), Context: with(ownedInstance, "aws:ResourceTag/karpenter.sh/nodepool", "")}},
 		{name: "delete the cluster's launch template", req: policy.Request{Action: "ec2:DeleteLaunchTemplate", Resource: ec2("launch-template/lt-1"), Context: ownedTemplate}, allowed: true},
 		{name: "delete another launch template", req: policy.Request{Action: "ec2:DeleteLaunchTemplate", Resource: ec2("launch-template/lt-1")}},

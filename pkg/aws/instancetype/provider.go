@@ -90,9 +90,15 @@ func (p *Provider) List(ctx context.Context, nodeClass *awsv1.EC2NodeClass) ([]*
 	if err != nil {
 		return nil, err
 	}
+	return build(described, zones, p.prices, p.unavailable, nodeClass, p.vmOverhead)
+}
+
+// build makes the instance types of described, offered in zones, priced by prices, under the
+// node class's settings (List's contract). unavailable may be nil: every offering is available.
+func build(described []Described, zones map[string][]string, prices Prices, unavailable *UnavailableOfferings, nodeClass *awsv1.EC2NodeClass, vmOverhead float64) ([]*cloudprovider.InstanceType, error) {
 	settings := Settings{
 		Family: userdata.FamilyOf(nodeClass), Kubelet: nodeClass.Spec.Kubelet,
-		VMMemoryOverheadPercent: p.vmOverhead, EphemeralStorage: rootVolumeSize(nodeClass),
+		VMMemoryOverheadPercent: vmOverhead, EphemeralStorage: rootVolumeSize(nodeClass),
 	}
 	subnetZones := map[string]bool{}
 	for _, s := range nodeClass.Status.Subnets {
@@ -101,7 +107,7 @@ func (p *Provider) List(ctx context.Context, nodeClass *awsv1.EC2NodeClass) ([]*
 	out := make([]*cloudprovider.InstanceType, 0, len(described))
 	for _, d := range described {
 		var offerings []*cloudprovider.Offering
-		onDemand, ok := p.prices.OnDemand(d.Name)
+		onDemand, ok := prices.OnDemand(d.Name)
 		if !ok {
 			onDemand = pricing.Estimate(d.VCPUs, d.MemoryMiB)
 		}
@@ -109,7 +115,7 @@ func (p *Provider) List(ctx context.Context, nodeClass *awsv1.EC2NodeClass) ([]*
 			if len(subnetZones) > 0 && !subnetZones[zone] {
 				continue
 			}
-			spot, ok := p.prices.Spot(d.Name, zone)
+			spot, ok := prices.Spot(d.Name, zone)
 			if !ok {
 				spot = onDemand
 			}
@@ -119,7 +125,7 @@ func (p *Provider) List(ctx context.Context, nodeClass *awsv1.EC2NodeClass) ([]*
 			}{{v1.CapacityTypeSpot, spot}, {v1.CapacityTypeOnDemand, onDemand}} {
 				offerings = append(offerings, &cloudprovider.Offering{
 					Zone: zone, CapacityType: o.capacityType, Price: o.price,
-					Available: !p.unavailable.IsUnavailable(d.Name, zone, o.capacityType),
+					Available: unavailable == nil || !unavailable.IsUnavailable(d.Name, zone, o.capacityType),
 				})
 			}
 		}

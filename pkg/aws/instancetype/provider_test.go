@@ -2,6 +2,7 @@ package instancetype
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	"github.com/joinerhq/joiner/pkg/aws/pricing"
 	"github.com/joinerhq/joiner/pkg/aws/sdk"
+	"github.com/joinerhq/joiner/pkg/catalog"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 )
 
@@ -233,5 +235,42 @@ func TestDescribe(t *testing.T) {
 				t.Errorf("NVIDIA GPUs %d, want %d", d.NvidiaGPUs, tt.gpus)
 			}
 		})
+	}
+}
+
+// TestFromCatalogMatchesEC2: the built-in catalogue read directly gives, type for type, what List
+// reads from EC2 (the emulator serving the same catalogue) in the same region at the same time:
+// labels, capacity, overhead, and offerings with their prices.
+func TestFromCatalogMatchesEC2(t *testing.T) {
+	p, _, clk := newTestProvider(t)
+	nodeClass := &awsv1.EC2NodeClass{Spec: awsv1.EC2NodeClassSpec{AMISelectorTerms: []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}}}}
+	fromEC2, err := p.List(t.Context(), nodeClass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromCatalog, err := FromCatalog(cat, "us-west-2", nodeClass, clk.Now(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fromCatalog) != len(fromEC2) {
+		t.Errorf("FromCatalog lists %d types, EC2 %d", len(fromCatalog), len(fromEC2))
+	}
+	want := byName(fromEC2)
+	for _, it := range fromCatalog {
+		w, ok := want[it.Name]
+		if !ok {
+			t.Errorf("%s is in the catalogue's list but not EC2's", it.Name)
+			continue
+		}
+		if diff := cmp.Diff(w, it); diff != "" {
+			t.Errorf("%s (-EC2 +catalogue):\n%s", it.Name, diff)
+		}
+	}
+	if _, err := FromCatalog(cat, "mars-north-1", nodeClass, clk.Now(), 0); err == nil || !strings.Contains(err.Error(), `region "mars-north-1" is not in the built-in catalogue`) {
+		t.Errorf("unknown region: error %v", err)
 	}
 }

@@ -64,8 +64,12 @@ func checkUserData(in Inputs) []Finding {
 		}
 		reg, err := userdata.ReadRegistration(family, rendered.UserData)
 		var agents []agentFinding
-		if err == nil && reg.Unknown == "" && reg.Starts {
+		// A kubelet that refuses its flags (Starts false, flags read) is exactly what the flag
+		// check explains.
+		if err == nil && reg.Unknown == "" && (reg.Starts || len(reg.KubeletFlags) > 0) {
 			out = append(out, checkKubeletFlags(nc.Name, operator, reg.KubeletFlags)...)
+		}
+		if err == nil && reg.Unknown == "" && reg.Starts {
 			agents = agentTaints(in, pool, reg.Taints)
 		}
 		// The agent-taint advice comes first: of all advice, it is what S3's operator needed.

@@ -3,16 +3,19 @@ package pricing
 import (
 	"math"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"k8s.io/apimachinery/pkg/api/resource"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/joinerhq/joiner/awsemu"
-	"github.com/joinerhq/joiner/awsemu/catalog"
 	"github.com/joinerhq/joiner/awsemu/state"
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	"github.com/joinerhq/joiner/pkg/aws/sdk"
+	"github.com/joinerhq/joiner/pkg/catalog"
 )
 
 // emulator is an emulated AWS with the provider's clients pointed at it.
@@ -119,5 +122,44 @@ func TestEstimate(t *testing.T) {
 		if got := Estimate(tt.vcpus, tt.memoryMiB); math.Abs(got-tt.want) > 1e-9 {
 			t.Errorf("Estimate(%d, %d) = %v, want %v", tt.vcpus, tt.memoryMiB, got, tt.want)
 		}
+	}
+}
+
+func TestVolumesHourly(t *testing.T) {
+	size := func(s string) *resource.Quantity { q := resource.MustParse(s); return &q }
+	typ := func(s string) *string { return &s }
+	num := func(n int64) *int64 { return &n }
+	tests := []struct {
+		name     string
+		mappings []awsv1.BlockDeviceMapping
+		want     float64 // $/month
+		err      string
+	}{
+		{"gp3 20Gi root volume", []awsv1.BlockDeviceMapping{{EBS: &awsv1.BlockDevice{VolumeSize: size("20Gi"), VolumeType: typ("gp3")}}}, 1.60, ""},
+		{"gp3 with IOPS and throughput above the included", []awsv1.BlockDeviceMapping{{EBS: &awsv1.BlockDevice{VolumeSize: size("100Gi"), VolumeType: typ("gp3"), IOPS: num(4000), Throughput: num(250)}}}, 8 + 5 + 5, ""},
+		{"gp3 at the included IOPS and throughput", []awsv1.BlockDeviceMapping{{EBS: &awsv1.BlockDevice{VolumeSize: size("50Gi"), VolumeType: typ("gp3"), IOPS: num(3000), Throughput: num(125)}}}, 4, ""},
+		{"no type is gp2, as in EC2", []awsv1.BlockDeviceMapping{{EBS: &awsv1.BlockDevice{VolumeSize: size("10Gi")}}}, 1, ""},
+		{"Bottlerocket's two volumes, instance store ignored", []awsv1.BlockDeviceMapping{
+			{EBS: &awsv1.BlockDevice{VolumeSize: size("4Gi"), VolumeType: typ("gp3")}},
+			{EBS: &awsv1.BlockDevice{VolumeSize: size("20Gi"), VolumeType: typ("gp3")}}, {}}, 1.92, ""},
+		{"io2 with IOPS", []awsv1.BlockDeviceMapping{{EBS: &awsv1.BlockDevice{VolumeSize: size("8Gi"), VolumeType: typ("io2"), IOPS: num(1000)}}}, 1 + 65, ""},
+		{"unknown type", []awsv1.BlockDeviceMapping{{EBS: &awsv1.BlockDevice{VolumeSize: size("8Gi"), VolumeType: typ("gp9")}}}, 0, `blockDeviceMappings[0], pricing EBS volume type "gp9"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := VolumesHourly(tt.mappings)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error = %v, want it to contain %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(got*HoursPerMonth-tt.want) > 1e-9 {
+				t.Errorf("VolumesHourly = %v/h = %v/month, want %v/month", got, got*HoursPerMonth, tt.want)
+			}
+		})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/joinerhq/joiner/awsemu"
 	"github.com/joinerhq/joiner/awsemu/boot"
@@ -48,7 +50,7 @@ func TestDiagnoseJoin(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnvWith(t, func(nc *awsv1.EC2NodeClass) {
+			e := newEnvAnyStatus(t, func(nc *awsv1.EC2NodeClass) {
 				if tt.userData != "" {
 					nc.Spec.UserData = &tt.userData
 				}
@@ -56,6 +58,7 @@ func TestDiagnoseJoin(t *testing.T) {
 					nc.Spec.AMISelectorTerms = []awsv1.AMISelectorTerm{{Alias: tt.alias}}
 				}
 			})
+			readyAsOnceResolved(t, e, tt.reason == cloudprovider.ReasonInvalidKubeletArguments)
 			if tt.unmap {
 				if err := e.state.Update(func(w *state.World) error {
 					r := w.Regions["us-west-2"]
@@ -97,5 +100,26 @@ func TestDiagnoseJoin(t *testing.T) {
 				t.Errorf("InstanceOnly = %v, want %v", d.InstanceOnly, tt.delete)
 			}
 		})
+	}
+}
+
+// readyAsOnceResolved requires e's node class Ready; with refusedByPreflight, it requires the
+// preflight to refuse the class (NodeJoinReady=False InvalidKubeletArguments) before any launch
+// and marks it Ready as it once was: the runtime diagnosis is for an instance launched all the
+// same (by a controller without the check, or from a class changed since).
+func readyAsOnceResolved(t *testing.T, e *env, refusedByPreflight bool) {
+	t.Helper()
+	if !refusedByPreflight {
+		if !meta.IsStatusConditionTrue(e.nodeClass.Status.Conditions, awsv1.ConditionTypeReady) {
+			t.Fatalf("EC2NodeClass not Ready: %+v", e.nodeClass.Status.Conditions)
+		}
+		return
+	}
+	if c := meta.FindStatusCondition(e.nodeClass.Status.Conditions, awsv1.ConditionTypeNodeJoinReady); c == nil || c.Reason != cloudprovider.ReasonInvalidKubeletArguments {
+		t.Fatalf("NodeJoinReady = %+v, want False %s before any launch", c, cloudprovider.ReasonInvalidKubeletArguments)
+	}
+	meta.SetStatusCondition(&e.nodeClass.Status.Conditions, metav1.Condition{Type: awsv1.ConditionTypeReady, Status: metav1.ConditionTrue, Reason: "Ready"})
+	if err := e.kube.Status().Update(t.Context(), e.nodeClass); err != nil {
+		t.Fatal(err)
 	}
 }

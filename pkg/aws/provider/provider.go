@@ -22,6 +22,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/aws/instance"
 	"github.com/joinerhq/joiner/pkg/aws/instancetype"
 	"github.com/joinerhq/joiner/pkg/aws/launchtemplate"
+	"github.com/joinerhq/joiner/pkg/aws/pricing"
 	"github.com/joinerhq/joiner/pkg/aws/userdata"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 )
@@ -99,6 +100,20 @@ func (c *CloudProvider) GetInstanceTypes(ctx context.Context, nodePool *v1.NodeP
 		log.FromContext(ctx).Error(err, "refreshing prices; keeping the previous ones")
 	}
 	return c.cfg.InstanceTypes.List(ctx, nodeClass)
+}
+
+// NodeCost is what the EBS volumes of the NodePool's node class (its blockDeviceMappings, or its
+// AMI family's defaults) cost per hour, at pricing.VolumesHourly's list prices.
+func (c *CloudProvider) NodeCost(ctx context.Context, nodePool *v1.NodePool) (float64, error) {
+	nodeClass, err := c.readyNodeClass(ctx, nodePool.Spec.Template.Spec.NodeClassRef)
+	if err != nil {
+		return 0, err
+	}
+	cost, err := pricing.VolumesHourly(launchtemplate.BlockDeviceMappings(nodeClass))
+	if err != nil {
+		return 0, fmt.Errorf("pricing the volumes of EC2NodeClass %s, %w", nodeClass.Name, err)
+	}
+	return cost, nil
 }
 
 // Create launches the NodeClaim's instance, or adopts the one already launched for it: see

@@ -309,8 +309,10 @@ func (m *al2023Merge) collectFlags(list []any) {
 		}
 		switch {
 		case name == "--register-with-taints" && hasValue:
-			taints, _ := parseTaints(strings.Trim(value, `"'`))
+			taints, bad := parseTaints(strings.Trim(value, `"'`))
 			m.taints = append(m.taints, taints...)
+			m.warnings = append(m.warnings, invalidTaintWarnings(bad, "the userData NodeConfig's kubelet flag "+flag,
+				"so Joiner leaves it out and the node registers without it")...)
 		case name == "--node-labels" && hasValue:
 			if m.labels == nil {
 				m.labels = map[string]string{}

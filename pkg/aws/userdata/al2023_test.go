@@ -319,3 +319,32 @@ func TestRenderAL2023Errors(t *testing.T) {
 		}
 	}
 }
+
+// An effect the kubelet does not know (NoScedule) makes the kubelet refuse to start; Joiner's merge
+// drops the entry, so the operator must hear about it both when Joiner renders (AL2023) and when it
+// passes the userData as written (Custom).
+func TestInvalidTaintEffect(t *testing.T) {
+	userData := "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"//\"\n\n--//\nContent-Type: application/node.eks.aws\n\n" +
+		"apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    flags:\n      - \"--register-with-taints=team=a:NoScedule\"\n--//--\n"
+	res, err := Render(baseOptions(awsv1.AMIFamilyAL2023, userData))
+	if err != nil {
+		t.Fatalf("Render: %v", err)
+	}
+	var got []Warning
+	for _, w := range res.Warnings {
+		if w.Reason == "InvalidKubeletTaint" {
+			got = append(got, w)
+		}
+	}
+	if len(got) != 1 || got[0].Severity != SeverityProblem || !strings.Contains(got[0].Message, "team=a:NoScedule") {
+		t.Errorf("AL2023 render: want one InvalidKubeletTaint problem naming team=a:NoScedule, got %v", res.Warnings)
+	}
+	custom := findings(CheckCustom(userData))
+	if !slices.Contains(custom, finding{SeverityProblem, "InvalidKubeletTaint"}) {
+		t.Errorf("CheckCustom: want an InvalidKubeletTaint problem, got %v", custom)
+	}
+	valid := strings.Replace(userData, "NoScedule", "NoSchedule", 1)
+	if slices.Contains(findings(CheckCustom(valid)), finding{SeverityProblem, "InvalidKubeletTaint"}) {
+		t.Errorf("CheckCustom reports a valid taint as invalid")
+	}
+}

@@ -62,6 +62,9 @@ type bootstrapScript struct {
 	// follows and comments, that mentions the taint or a way to register taints (a kubelet config
 	// file, a drop-in): the kubelet may get the taint from there. 0 when none.
 	taintElsewhereAt int
+	// unknownRunAt is the first line that runs a file the script wrote whose content the reading
+	// cannot know (shellfiles.go): it may call bootstrap.sh. 0 when none.
+	unknownRunAt int
 }
 
 // readBootstrapScript finds every call of bootstrap.sh in a shell script, directly or through
@@ -93,6 +96,8 @@ func readBootstrapScript(script string) bootstrapScript {
 		}
 	}
 	maps.Copy(modelled, read.dead)
+	maps.Copy(modelled, read.followed)
+	s.unknownRunAt = read.unknownRunAt
 	s.taintElsewhereAt = firstTaintMention(script, modelled)
 	return s
 }

@@ -47,6 +47,8 @@ func TestCheckBootstrapScript(t *testing.T) {
 		{name: "args through a variable", script: header + "ARGS='--register-with-taints=karpenter.sh/unregistered:NoExecute'\n/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$ARGS\"\n"},
 		{name: "exported KUBELET_EXTRA_ARGS", script: header + "export KUBELET_EXTRA_ARGS='--register-with-taints=karpenter.sh/unregistered:NoExecute'\n/etc/eks/bootstrap.sh demo\n"},
 		{name: "KUBELET_EXTRA_ARGS as the command's environment", script: header + "KUBELET_EXTRA_ARGS='--register-with-taints=karpenter.sh/unregistered:NoExecute' /etc/eks/bootstrap.sh demo\n"},
+		{name: "a written script run by path is checked where it runs", script: header + "cat <<'EOF' > /root/join.sh\n/etc/eks/bootstrap.sh \"$@\"\nEOF\n/root/join.sh demo --kubelet-extra-args '--node-labels=a=b'\n", want: []finding{problem("UnregisteredTaintMissing")}},
+		{name: "set -e and false before the call: it never runs", script: header + "false\n/etc/eks/bootstrap.sh demo\n"},
 		{name: "KUBELET_EXTRA_ARGS set but not exported", script: header + "KUBELET_EXTRA_ARGS='--register-with-taints=karpenter.sh/unregistered:NoExecute'\n/etc/eks/bootstrap.sh demo\n", want: []finding{problem("UnregisteredTaintMissing")}},
 		{name: "through bash, after &&", script: header + "yum update -y && bash /etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=karpenter.sh/unregistered:NoExecute'\n"},
 		{name: "no taint at all", script: header + "/etc/eks/bootstrap.sh demo --kubelet-extra-args '--node-labels=a=b'\n", want: []finding{problem("UnregisteredTaintMissing")}},

@@ -46,6 +46,7 @@ func CheckCustom(userData string) []Warning {
 			out = append(out, CheckBootstrapScript(text)...)
 		}
 	}
+	out = append(out, customInvalidTaints(docs)...)
 	if taints, source, found := nodeadmTaints(docs); found {
 		if !hasTaint(taints, required) {
 			out = append(out, Warning{
@@ -130,4 +131,29 @@ func taintVisible(texts []string, key, effect string) bool {
 		}
 	}
 	return false
+}
+
+// customInvalidTaints reports --register-with-taints entries in NodeConfig kubelet flags that the
+// kubelet cannot parse: Custom userData reaches the node as written, and the kubelet refuses to
+// start ("invalid taint effect"), so the node never joins.
+func customInvalidTaints(docs []map[string]any) []Warning {
+	var out []Warning
+	for _, doc := range docs {
+		if !isNodeConfig(doc) {
+			continue
+		}
+		spec, _ := doc["spec"].(map[string]any)
+		kubelet, _ := spec["kubelet"].(map[string]any)
+		list, _ := kubelet["flags"].([]any)
+		words := make([]string, 0, len(list))
+		for _, f := range list {
+			words = append(words, fmt.Sprint(f))
+		}
+		for _, value := range flagValues(systemdWords(strings.Join(words, " ")), "--register-with-taints") {
+			_, bad := parseTaints(value)
+			out = append(out, invalidTaintWarnings(bad, "the userData NodeConfig's kubelet flag --register-with-taints="+value,
+				"and amiFamily Custom passes the userData as written, so the node never joins")...)
+		}
+	}
+	return out
 }

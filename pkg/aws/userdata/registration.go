@@ -14,8 +14,10 @@ import (
 // Registration is what a node's kubelet registers with, as a static reading of its userData
 // finds it: no command is run, no AMI default is applied.
 type Registration struct {
-	// Starts is false when, as read, the userData starts no kubelet: an AL2 userData that never
-	// calls bootstrap.sh. AL2023 (nodeadm) and Bottlerocket always start one. A bootstrap.sh call
+	// Starts is false when, as read, the userData starts no kubelet, or one that refuses to start:
+	// an AL2 userData that never calls bootstrap.sh, a kubelet flag --register-with-taints with
+	// an entry the kubelet cannot parse (Source says which; KubeletFlags still holds the flags).
+	// Otherwise AL2023 (nodeadm) and Bottlerocket always start one. A bootstrap.sh call
 	// in a branch whose condition only the boot knows counts (Source says so): the node then
 	// registers as read, or not at all.
 	Starts bool
@@ -72,6 +74,8 @@ func al2Registration(parts []part) *Registration {
 	// otherWay is the first place a shell part changes bootstrap.sh or mentions another way of
 	// registering taints (a kubelet config file, a drop-in); it holds for the calls after it.
 	otherWay := ""
+	// unknownRun is set when a part runs a file it wrote that the reading cannot follow.
+	unknownRun := ""
 	for i, p := range parts {
 		if p.mediaType() != "text/x-shellscript" {
 			continue
@@ -79,6 +83,10 @@ func al2Registration(parts []part) *Registration {
 		s := readBootstrapScript(p.body)
 		if otherWay == "" && s.modifiedAt > 0 {
 			otherWay = fmt.Sprintf("userData part %d changes bootstrap.sh itself (line %d)", i+1, s.modifiedAt)
+		}
+		if otherWay == "" && s.unknownRunAt > 0 {
+			otherWay = fmt.Sprintf("userData part %d runs a file it wrote whose content Joiner cannot read (line %d), which may call bootstrap.sh", i+1, s.unknownRunAt)
+			unknownRun = otherWay
 		}
 		if otherWay == "" && s.taintElsewhereAt > 0 {
 			otherWay = fmt.Sprintf("userData part %d may register taints some other way (line %d names a kubelet config, a drop-in or the taint)", i+1, s.taintElsewhereAt)
@@ -107,9 +115,29 @@ func al2Registration(parts []part) *Registration {
 		}
 	}
 	if !reg.Starts {
-		return &Registration{Source: "no bootstrap.sh call in the userData's shell parts"}
+		return &Registration{Source: "no bootstrap.sh call in the userData's shell parts", Unknown: unknownRun}
 	}
 	reg.fromFlags()
+	return reg.refused()
+}
+
+// refused returns the registration of a kubelet that refuses to start: the kubelet parses every
+// --register-with-taints it is given, and exits at an entry it cannot parse ("invalid taint
+// effect"), so the node never registers. Otherwise it returns reg. A registration already unknown
+// is kept: its flags may not be the kubelet's.
+func (reg *Registration) refused() *Registration {
+	if reg.Unknown != "" {
+		return reg
+	}
+	for _, value := range flagValues(reg.KubeletFlags, "--register-with-taints") {
+		if _, bad := parseTaints(strings.Trim(value, `"'`)); len(bad) > 0 {
+			return &Registration{
+				Source:       fmt.Sprintf("%s, whose kubelet refuses to start on the invalid taint %q (a taint is key[=value]:Effect, Effect NoSchedule, PreferNoSchedule or NoExecute)", reg.Source, bad[0]),
+				KubeletFlags: reg.KubeletFlags,
+				Labels:       map[string]string{},
+			}
+		}
+	}
 	return reg
 }
 
@@ -158,7 +186,7 @@ func al2023Registration(parts []part) (*Registration, error) {
 		docs = append(docs, ds...)
 	}
 	reg, _ := nodeadmRegistration(docs)
-	return reg, nil
+	return reg.refused(), nil
 }
 
 // nodeadmRegistration merges NodeConfig documents as nodeadm does. taintSource says where the
@@ -236,7 +264,9 @@ func customRegistration(userData string) *Registration {
 			parts = []part{newPart(contentTypeNodeConfig, userData)}
 		}
 	}
-	if reg := al2Registration(parts); reg.Starts {
+	// A bootstrap.sh call found: a kubelet starts, refuses to start (flags kept), or what the
+	// script runs cannot be read.
+	if reg := al2Registration(parts); reg.Starts || len(reg.KubeletFlags) > 0 || reg.Unknown != "" {
 		return reg
 	}
 	if reg, err := al2023Registration(parts); err == nil && (len(reg.KubeletFlags) > 0 || len(reg.Taints) > 0) {

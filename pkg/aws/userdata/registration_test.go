@@ -1,6 +1,7 @@
 package userdata
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -55,6 +56,33 @@ func TestReadRegistration(t *testing.T) {
 		{name: "AL2 a here-document is not a call", family: awsv1.AMIFamilyAL2,
 			userData: sh + "cat <<'EOF' > /tmp/notes\n/etc/eks/bootstrap.sh demo\nEOF\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n",
 			want:     Registration{Starts: true, Taints: []corev1.Taint{unregistered}, Labels: map[string]string{}, KubeletFlags: []string{taintFlag}}},
+		{name: "AL2 set -o errexit and a [[ ]] known false ends the script", family: awsv1.AMIFamilyAL2,
+			userData: "#!/bin/bash\nset -o errexit\nA=1\n[[ $A == 2 ]]\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n",
+			want:     Registration{}},
+		{name: "AL2 set -e: a command whose status only the boot knows is taken to succeed", family: awsv1.AMIFamilyAL2,
+			userData: sh + "yum install -y jq\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n",
+			want:     Registration{Starts: true, Taints: []corev1.Taint{unregistered}, Labels: map[string]string{}, KubeletFlags: []string{taintFlag}}},
+		{name: "AL2 set -e is not inherited by bash -c", family: awsv1.AMIFamilyAL2,
+			userData: sh + "bash -c 'false; /etc/eks/bootstrap.sh demo --kubelet-extra-args " + taintFlag + "'\n",
+			want:     Registration{Starts: true, Taints: []corev1.Taint{unregistered}, Labels: map[string]string{}, KubeletFlags: []string{taintFlag}}},
+		{name: "AL2 without set -e a failing command does not stop the script", family: awsv1.AMIFamilyAL2,
+			userData: "#!/bin/bash\nfalse\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n",
+			want:     Registration{Starts: true, Taints: []corev1.Taint{unregistered}, Labels: map[string]string{}, KubeletFlags: []string{taintFlag}}},
+		{name: "AL2 set -e: a failure in a branch only the boot decides leaves the call conditional", family: awsv1.AMIFamilyAL2,
+			userData: sh + "if [ -f /etc/x ]; then false; fi\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n",
+			want:     Registration{Starts: true, Taints: []corev1.Taint{unregistered}, Labels: map[string]string{}, KubeletFlags: []string{taintFlag}}},
+		{name: "AL2 a script written by a here-document and run by path", family: awsv1.AMIFamilyAL2,
+			userData: sh + "cat <<'EOF' > /root/join.sh\n#!/bin/bash\n/etc/eks/bootstrap.sh \"$@\"\nEOF\nchmod +x /root/join.sh\n/root/join.sh demo --kubelet-extra-args '" + taintFlag + "'\n",
+			want:     Registration{Starts: true, Taints: []corev1.Taint{unregistered}, Labels: map[string]string{}, KubeletFlags: []string{taintFlag}}},
+		{name: "AL2 a written script run with bash sees exported variables only", family: awsv1.AMIFamilyAL2,
+			userData: sh + "ARGS='" + taintFlag + "'\nexport KUBELET_EXTRA_ARGS='--v=2'\ncat <<'EOF' > join.sh\n/etc/eks/bootstrap.sh demo --kubelet-extra-args \"${ARGS:-$KUBELET_EXTRA_ARGS}\"\nEOF\nbash -x ./join.sh\n",
+			want:     Registration{Starts: true, Labels: map[string]string{}, KubeletFlags: []string{"--v=2"}}},
+		{name: "AL2 an exit in a written script ends it, not the userData", family: awsv1.AMIFamilyAL2,
+			userData: sh + "printf x > /tmp/x\necho 'exit 0' > /root/pre.sh\nbash /root/pre.sh\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n",
+			want:     Registration{Starts: true, Taints: []corev1.Taint{unregistered}, Labels: map[string]string{}, KubeletFlags: []string{taintFlag}}},
+		{name: "AL2 a file appended to, then sourced", family: awsv1.AMIFamilyAL2,
+			userData: sh + "echo 'A=--node-labels=x=y' > /root/env\necho \"A+=' " + taintFlag + "'\" >> /root/env\nsource /root/env\n/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$A\"\n",
+			want:     Registration{Starts: true, Taints: []corev1.Taint{unregistered}, Labels: map[string]string{"x": "y"}, KubeletFlags: []string{"--node-labels=x=y", taintFlag}}},
 		{name: "AL2 the last call wins", family: awsv1.AMIFamilyAL2,
 			userData: sh + "/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '--v=2'\n",
 			want:     Registration{Starts: true, Labels: map[string]string{}, KubeletFlags: []string{"--v=2"}}},
@@ -121,19 +149,25 @@ func TestReadRegistrationUnknown(t *testing.T) {
 	const sh = "#!/bin/bash\n"
 	const taintFlag = "--register-with-taints=karpenter.sh/unregistered:NoExecute"
 	for name, userData := range map[string]string{
-		"command substitution":                      sh + "/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$(cat /etc/args)\"\n",
-		"backquotes":                                sh + "/etc/eks/bootstrap.sh demo --kubelet-extra-args \"`cat /etc/args`\"\n",
-		"a variable never assigned":                 sh + "/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$EXTRA\"\n",
-		"an unquoted unknown before":                sh + "/etc/eks/bootstrap.sh demo $(cat /etc/opts) --kubelet-extra-args '" + taintFlag + "'\n",
-		"set in one branch only":                    sh + "ARGS='" + taintFlag + "'\nif grep -q gpu /etc/x; then ARGS='--v=2'; fi\n/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$ARGS\"\n",
-		"a conditional call after another":          sh + "/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\nif grep -q gpu /proc/cpuinfo; then\n  /etc/eks/bootstrap.sh demo --kubelet-extra-args '--v=2'\nfi\n",
-		"a call on a condition on an unknown value": sh + "/etc/eks/bootstrap.sh demo\nif [ \"$(cat /etc/mode)\" = gpu ]; then\n  /etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\nfi\n",
-		"after source":                              sh + "ARGS='" + taintFlag + "'\nsource /etc/profile.d/custom.sh\n/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$ARGS\"\n",
-		"read from input":                           sh + "read -r ARGS < /etc/args\n/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$ARGS\"\n",
-		"a drop-in written in a here-document":      sh + "cat > /etc/systemd/system/kubelet.service.d/90-taints.conf <<'EOF'\n[Service]\nEnvironment='KUBELET_EXTRA_ARGS=--register-with-taints=a=b:NoSchedule'\nEOF\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n",
-		"an earlier part edits bootstrap.sh":        "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"B\"\n\n--B\nContent-Type: text/x-shellscript\n\n" + sh + "sed -i 's/x/y/' /etc/eks/bootstrap.sh\n--B\nContent-Type: text/x-shellscript\n\n" + sh + "/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n--B--\n",
-		"the script edits bootstrap.sh":             sh + "sed -i 's/x/y/' /etc/eks/bootstrap.sh\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n",
-		"the script rewrites bootstrap.sh":          sh + "cat > /etc/eks/bootstrap.sh <<'EOF'\necho hi\nEOF\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n",
+		"command substitution":                          sh + "/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$(cat /etc/args)\"\n",
+		"backquotes":                                    sh + "/etc/eks/bootstrap.sh demo --kubelet-extra-args \"`cat /etc/args`\"\n",
+		"a variable never assigned":                     sh + "/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$EXTRA\"\n",
+		"an unquoted unknown before":                    sh + "/etc/eks/bootstrap.sh demo $(cat /etc/opts) --kubelet-extra-args '" + taintFlag + "'\n",
+		"set in one branch only":                        sh + "ARGS='" + taintFlag + "'\nif grep -q gpu /etc/x; then ARGS='--v=2'; fi\n/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$ARGS\"\n",
+		"a conditional call after another":              sh + "/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\nif grep -q gpu /proc/cpuinfo; then\n  /etc/eks/bootstrap.sh demo --kubelet-extra-args '--v=2'\nfi\n",
+		"a call on a condition on an unknown value":     sh + "/etc/eks/bootstrap.sh demo\nif [ \"$(cat /etc/mode)\" = gpu ]; then\n  /etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\nfi\n",
+		"after source":                                  sh + "ARGS='" + taintFlag + "'\nsource /etc/profile.d/custom.sh\n/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$ARGS\"\n",
+		"read from input":                               sh + "read -r ARGS < /etc/args\n/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$ARGS\"\n",
+		"a drop-in written in a here-document":          sh + "cat > /etc/systemd/system/kubelet.service.d/90-taints.conf <<'EOF'\n[Service]\nEnvironment='KUBELET_EXTRA_ARGS=--register-with-taints=a=b:NoSchedule'\nEOF\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n",
+		"an earlier part edits bootstrap.sh":            "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"B\"\n\n--B\nContent-Type: text/x-shellscript\n\n" + sh + "sed -i 's/x/y/' /etc/eks/bootstrap.sh\n--B\nContent-Type: text/x-shellscript\n\n" + sh + "/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n--B--\n",
+		"the script edits bootstrap.sh":                 sh + "sed -i 's/x/y/' /etc/eks/bootstrap.sh\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n",
+		"the script rewrites bootstrap.sh":              sh + "cat > /etc/eks/bootstrap.sh <<'EOF'\necho hi\nEOF\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '" + taintFlag + "'\n",
+		"a script it downloads and runs":                sh + "curl -fsSL -o /root/join.sh https://example.com/join.sh\nbash /root/join.sh demo\n",
+		"a script it copies and runs by path":           sh + "cp /opt/join.sh /root/join.sh\n/root/join.sh demo\n",
+		"a script written in a branch the boot decides": sh + "if grep -q gpu /proc/cpuinfo; then\n  echo '/etc/eks/bootstrap.sh demo' > /root/join.sh\nfi\nsh /root/join.sh\n",
+		"a written script for another interpreter":      sh + "cat > /root/join.py <<'EOF'\n#!/usr/bin/python3\nimport os\nEOF\n/root/join.py\n",
+		"a written script with unknown content":         sh + "cat > /root/join.sh <<EOF\n/etc/eks/bootstrap.sh $(cat /etc/name)\nEOF\n/root/join.sh\n",
+		"sourcing a file with unknown content":          sh + "ARGS='" + taintFlag + "'\ncp /opt/env /root/env\n. /root/env\n/etc/eks/bootstrap.sh demo --kubelet-extra-args \"$ARGS\"\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			got, err := ReadRegistration(awsv1.AMIFamilyAL2, userData)
@@ -187,5 +221,25 @@ func TestCheckCustomNodeadmAppendsFlags(t *testing.T) {
 	overridden := doc("    - --register-with-taints=karpenter.sh/unregistered:NoExecute\n") + doc("    - --register-with-taints=gpu=true:NoSchedule\n")
 	if diff := cmp.Diff([]finding{{SeverityProblem, "UnregisteredTaintMissing"}}, findings(CheckCustom(overridden))); diff != "" {
 		t.Errorf("a later --register-with-taints replaces the taints (-want +got):\n%s", diff)
+	}
+}
+
+// A kubelet given a --register-with-taints entry it cannot parse exits at startup, so the node
+// never registers: the reading says no kubelet starts, and why.
+func TestReadRegistrationInvalidTaint(t *testing.T) {
+	for family, userData := range map[string]string{
+		awsv1.AMIFamilyAL2023: "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    flags:\n    - \"--register-with-taints=team=a:NoScedule\"\n",
+		awsv1.AMIFamilyAL2:    "#!/bin/bash\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=team=a:NoScedule'\n",
+		awsv1.AMIFamilyCustom: "#!/bin/bash\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=karpenter.sh/unregistered:NoExecute --register-with-taints=team=a:NoScedule'\n",
+	} {
+		t.Run(family, func(t *testing.T) {
+			got, err := ReadRegistration(family, userData)
+			if err != nil {
+				t.Fatalf("ReadRegistration: %v", err)
+			}
+			if got.Starts || got.Unknown != "" || !strings.Contains(got.Source, `"team=a:NoScedule"`) {
+				t.Errorf("want a kubelet that refuses to start on team=a:NoScedule, got %v", got)
+			}
+		})
 	}
 }

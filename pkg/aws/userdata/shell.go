@@ -24,7 +24,10 @@ import (
 // where the function is called, with its arguments as $1...; a condition on known values picks
 // its branch, otherwise both branches of an if, case, && or || may run (their commands are read, marked conditional, and a variable they set differently
 // becomes unknown); the commands inside a command substitution are not read; subshells and pipelines do not change the script's variables; an exit or
-// exec outside any branch ends the script. A syntax error ends it too, as it ends bash: the
+// exec outside any branch ends the script, and so, under set -e, does a command that certainly
+// fails (false, a test on known values) where bash does not ignore set -e (if and while
+// conditions, the commands before && and ||, ! commands); a command whose status only the boot
+// knows is taken to succeed. A syntax error ends it too, as it ends bash: the
 // commands before it are read.
 
 // unknownText stands for a value the reading cannot know.
@@ -84,18 +87,25 @@ type shellScript struct {
 	// dead are the lines of statements that never run: branches a known condition skips,
 	// functions never called, what follows an exit.
 	dead map[int]bool
+	// followed are the lines of the commands that wrote files the reading then read where the
+	// script runs them (shellfiles.go).
+	followed map[int]bool
+	// unknownRunAt is the first line that runs a file the script wrote with content the reading
+	// cannot know; 0 when none.
+	unknownRunAt int
 }
 
 // readShell reads a script's simple commands, in the order bash would run them.
 func readShell(script string) shellScript {
-	r := &shellReader{vars: map[string]shellVar{}, funcs: map[string]*syntax.Stmt{}, called: map[string]bool{}, dead: map[int]bool{}}
+	r := &shellReader{vars: map[string]shellVar{}, funcs: map[string]*syntax.Stmt{}, called: map[string]bool{}, dead: map[int]bool{},
+		files: map[string]writtenFile{}, followed: map[int]bool{}}
 	err := r.parse(script)
 	for name, body := range r.funcs {
 		if !r.called[name] {
 			r.markDead(body)
 		}
 	}
-	return shellScript{commands: r.out, parseErr: err, dead: r.dead}
+	return shellScript{commands: r.out, parseErr: err, dead: r.dead, followed: r.followed, unknownRunAt: r.unknownRunAt}
 }
 
 // parse reads a script statement by statement, as bash does, until it stops or a syntax error.
@@ -145,7 +155,18 @@ type shellReader struct {
 	nestedLine [2]int
 	depth      int
 	stopped    bool
-	out        []shellCommand
+	// exited is true when an exit (or set -e on a command that certainly fails) outside any
+	// uncertain branch ended the script, so that a function call does not resume it.
+	exited bool
+	// errexit is true under set -e; noErrexit counts the contexts where bash ignores it (an if
+	// or while condition, a command before && or ||, a negated command).
+	errexit   bool
+	noErrexit int
+	// files are the files the script wrote, by path; followed and unknownRunAt as in shellScript.
+	files        map[string]writtenFile
+	followed     map[int]bool
+	unknownRunAt int
+	out          []shellCommand
 }
 
 func (r *shellReader) stmts(list []*syntax.Stmt) {
@@ -180,6 +201,39 @@ func (r *shellReader) markDeadList(list []*syntax.Stmt) {
 }
 
 func (r *shellReader) stmt(st *syntax.Stmt) {
+	if st.Negated {
+		r.noErrexit++
+		defer func() { r.noErrexit-- }()
+	}
+	r.command(st)
+	r.checkErrexit(st)
+}
+
+// checkErrexit ends the script, under set -e, after a simple command or [[ ]] whose failure is
+// statically known (false, test on known values). A command whose status only the boot knows is
+// taken to succeed: the reading stays silent rather than guess that it fails.
+func (r *shellReader) checkErrexit(st *syntax.Stmt) {
+	if !r.errexit || r.noErrexit > 0 || r.stopped || st.Negated {
+		return
+	}
+	switch st.Cmd.(type) {
+	case *syntax.CallExpr, *syntax.TestClause:
+	default:
+		return
+	}
+	if ok, known := r.status(st); known && !ok {
+		r.exit()
+	}
+}
+
+// exit ends the script when no uncertain branch is being read.
+func (r *shellReader) exit() {
+	if r.cond == 0 {
+		r.stopped, r.exited = true, true
+	}
+}
+
+func (r *shellReader) command(st *syntax.Stmt) {
 	switch cmd := st.Cmd.(type) {
 	case nil:
 		r.record(st, nil, nil, map[string]shellVar{})
@@ -196,7 +250,8 @@ func (r *shellReader) stmt(st *syntax.Stmt) {
 	case *syntax.IfClause:
 		r.ifClause(cmd)
 	case *syntax.WhileClause:
-		r.alternatives(func() { r.stmts(cmd.Cond); r.stmts(cmd.Do) }, func() { r.stmts(cmd.Cond) })
+		cond := func() { r.noErrexit++; r.stmts(cmd.Cond); r.noErrexit-- }
+		r.alternatives(func() { cond(); r.stmts(cmd.Do) }, cond)
 	case *syntax.ForClause:
 		r.alternatives(func() {
 			if wi, ok := cmd.Loop.(*syntax.WordIter); ok {
@@ -285,7 +340,9 @@ func isQuotedWord(w *syntax.Word) bool {
 func (r *shellReader) binaryCmd(cmd *syntax.BinaryCmd) {
 	switch cmd.Op {
 	case syntax.AndStmt, syntax.OrStmt:
+		r.noErrexit++
 		r.stmt(cmd.X)
+		r.noErrexit--
 		switch x, known := r.status(cmd.X); {
 		case !known:
 			r.alternatives(func() { r.stmt(cmd.Y) }, func() {})
@@ -303,7 +360,9 @@ func (r *shellReader) binaryCmd(cmd *syntax.BinaryCmd) {
 // ifClause reads an if after its condition: the branch the condition picks when it is known
 // (shellcond.go), else both (the else branch may be empty).
 func (r *shellReader) ifClause(c *syntax.IfClause) {
+	r.noErrexit++
 	r.stmts(c.Cond)
+	r.noErrexit--
 	elseBranch := func() {
 		switch {
 		case c.Else == nil:
@@ -368,9 +427,9 @@ func (r *shellReader) alternatives(branches ...func()) {
 
 // subshell reads commands whose variable changes do not reach the script.
 func (r *shellReader) subshell(read func()) {
-	vars, funcs, stopped := maps.Clone(r.vars), maps.Clone(r.funcs), r.stopped
+	vars, funcs, stopped, exited, errexit := maps.Clone(r.vars), maps.Clone(r.funcs), r.stopped, r.exited, r.errexit
 	read()
-	r.vars, r.funcs, r.stopped = vars, funcs, stopped
+	r.vars, r.funcs, r.stopped, r.exited, r.errexit = vars, funcs, stopped, exited, errexit
 }
 
 // assign sets a variable, keeping whether it is exported.
@@ -395,14 +454,15 @@ func (r *shellReader) call(st *syntax.Stmt, ce *syntax.CallExpr) {
 		}
 	}
 	r.record(st, words, r.redirects(st), assignments)
-	if len(words) == 0 || words[0].unknown {
-		return
-	}
-	for len(words) > 1 && isCommandWrapper(words[0].text) {
+	for len(words) > 1 && !words[0].unknown && isCommandWrapper(words[0].text) {
 		words = words[1:]
 		for len(words) > 1 && strings.HasPrefix(words[0].text, "-") {
 			words = words[1:]
 		}
+	}
+	r.noteWrites(st, words)
+	if len(words) == 0 || words[0].unknown {
+		return
 	}
 	r.builtin(words[0].text, words[1:])
 }
@@ -410,19 +470,14 @@ func (r *shellReader) call(st *syntax.Stmt, ce *syntax.CallExpr) {
 // builtin follows what a command does to the reading: the builtins that change variables, the
 // script's flow or what it runs, and calls of the script's functions.
 func (r *shellReader) builtin(name string, args []shellWord) {
+	if r.runText(name, args) {
+		return
+	}
 	switch name {
-	case "source", ".":
-		r.makeOpaque()
-	case "eval":
-		r.evalText(args, false)
-	case "bash", "sh":
-		if len(args) >= 2 && args[0].text == "-c" {
-			r.subshell(func() { r.evalText(args[1:2], true) })
-		}
 	case "unset", "read", "mapfile", "readarray", "getopts", "printf", "set", "shift":
 		r.variableBuiltin(name, args)
 	case "exit":
-		r.stopped = r.stopped || r.cond == 0
+		r.exit()
 	case "return":
 		// return ends the function being read (and is an error outside one, which bash reports
 		// and goes on after).
@@ -432,11 +487,38 @@ func (r *shellReader) builtin(name string, args []shellWord) {
 	case "exec":
 		r.stopped = r.stopped || len(args) > 0 && r.cond == 0
 	default:
+		if strings.Contains(name, "/") && r.runFile(name, args, true) {
+			return
+		}
 		if body, ok := r.funcs[name]; ok && r.depth < maxShellDepth {
 			r.called[name] = true
 			r.callFunction(body, args)
 		}
 	}
+}
+
+// runText follows the commands that run shell text: source and . (in the script), eval, and
+// bash or sh (a new process) of a string or of a file the script wrote. It reports whether name
+// is one of them.
+func (r *shellReader) runText(name string, args []shellWord) bool {
+	switch name {
+	case "source", ".":
+		if len(args) == 0 || args[0].unknown || !r.runFile(args[0].text, args[1:], false) {
+			r.makeOpaque()
+		}
+	case "eval":
+		r.evalText(args, false)
+	case "bash", "sh":
+		if len(args) >= 2 && args[0].text == "-c" {
+			// A new bash: set -e is not inherited.
+			r.subshell(func() { r.errexit = false; r.evalText(args[1:2], true) })
+		} else if file, rest, ok := scriptArg(args); ok {
+			r.runFile(file.text, rest, true)
+		}
+	default:
+		return false
+	}
+	return true
 }
 
 // variableBuiltin follows the builtins that set or unset variables and positional parameters.
@@ -449,9 +531,7 @@ func (r *shellReader) variableBuiltin(name string, args []shellWord) {
 			}
 		}
 	case "set":
-		if len(args) > 0 && args[0].text == "--" {
-			r.params = args[1:]
-		}
+		r.setOptions(args)
 	case "shift":
 		if len(r.params) > 0 {
 			r.params = r.params[1:]
@@ -461,6 +541,36 @@ func (r *shellReader) variableBuiltin(name string, args []shellWord) {
 			if !a.unknown && isName(a.text) {
 				r.assign(a.text, shellVar{value: unknownText, unknown: true})
 			}
+		}
+	}
+}
+
+// setOptions follows set: -e/+e and -o/+o errexit (alone or among other letters, as in set -ex),
+// and set -- with new positional parameters. An option word the reading cannot know leaves
+// errexit off: a failure is then not taken to end the script.
+func (r *shellReader) setOptions(args []shellWord) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a.unknown:
+			r.errexit = false
+			return
+		case a.text == "--":
+			r.params = args[i+1:]
+			return
+		case (a.text == "-o" || a.text == "+o") && i+1 < len(args):
+			i++
+			if args[i].text == "errexit" {
+				r.errexit = a.text == "-o"
+			}
+		case len(a.text) > 1 && (a.text[0] == '-' || a.text[0] == '+') && !strings.HasPrefix(a.text, "--"):
+			if strings.Contains(a.text[1:], "e") {
+				r.errexit = a.text[0] == '-'
+			}
+		default:
+			// set word...: the words become the positional parameters.
+			r.params = args[i:]
+			return
 		}
 	}
 }
@@ -488,9 +598,8 @@ func (r *shellReader) callFunction(body *syntax.Stmt, args []shellWord) {
 	}
 	r.locals = r.locals[:len(r.locals)-1]
 	r.params = params
-	// A return ends the function, not the script. An exit inside it is not told apart from a
-	// return here: the script is read on.
-	r.stopped = stopped
+	// A return ends the function, not the script; an exit ends both.
+	r.stopped = stopped || r.exited
 }
 
 // evalText reads text the script runs: eval's arguments joined by blanks, or bash -c's string.
@@ -505,8 +614,16 @@ func (r *shellReader) evalText(args []shellWord, child bool) {
 		}
 		text = append(text, a.text)
 	}
+	if err := r.readNested(strings.Join(text, " ")); err != nil && !child {
+		r.makeOpaque()
+	}
+}
+
+// readNested reads text the script runs (eval, bash -c, a file it wrote) where it runs: its
+// commands take the line of the command that runs it.
+func (r *shellReader) readNested(text string) error {
 	if r.depth >= maxShellDepth || len(r.out) == 0 {
-		return
+		return nil
 	}
 	outer := r.out[len(r.out)-1]
 	if r.nested == 0 {
@@ -514,12 +631,10 @@ func (r *shellReader) evalText(args []shellWord, child bool) {
 	}
 	r.nested++
 	r.depth++
-	err := r.parse(strings.Join(text, " "))
+	err := r.parse(text)
 	r.depth--
 	r.nested--
-	if err != nil && !child {
-		r.makeOpaque()
-	}
+	return err
 }
 
 // makeOpaque records that variables may have changed in ways the reading cannot see.

@@ -332,3 +332,22 @@ func taintWarnings(operator []corev1.Taint, opts Options, where string) []Warnin
 	}
 	return out
 }
+
+// invalidTaintWarnings reports --register-with-taints entries the kubelet cannot parse (no
+// effect, an unknown effect, no key). The kubelet refuses to start on one ("invalid taint
+// effect"), so the operator's flag as written would stop the node from joining; Joiner's merge
+// drops the entry, and the node then registers without the taint the operator meant. Either way
+// the operator must correct it. consequence says what happens to the node.
+func invalidTaintWarnings(bad []string, where, consequence string) []Warning {
+	var out []Warning
+	for _, entry := range bad {
+		out = append(out, Warning{
+			Severity: SeverityProblem,
+			Reason:   "InvalidKubeletTaint",
+			Message: fmt.Sprintf("%s has the taint %q, which the kubelet cannot parse (a taint is key[=value]:Effect with Effect NoSchedule, PreferNoSchedule or NoExecute): "+
+				"the kubelet refuses to start on it, %s", where, entry, consequence),
+			Fix: "correct the taint's key and effect (effects are case-sensitive: NoSchedule, PreferNoSchedule, NoExecute)",
+		})
+	}
+	return out
+}

@@ -61,6 +61,8 @@ type Controller struct {
 	JoinFailureHold time.Duration
 	// heldPools is set by a batch that left a NodePool out for a held join failure.
 	heldPools bool
+	// nodeCost is added to the cost of every new node (WithNodeCost).
+	nodeCost float64
 
 	mu sync.Mutex
 	// created are the NodeClaims created by earlier batches that the cache has not shown yet,
@@ -72,16 +74,29 @@ type Controller struct {
 // (through the cache in the operator); view is the cluster view on the same reader; recorder
 // records the pods' events; idle and max bound the batch window on clk; metrics go to reg.
 func NewController(kube client.Client, view *cluster.Cluster, cloud cloudprovider.CloudProvider, clk clock.Clock,
-	recorder events.EventRecorder, reg prometheus.Registerer, idle, max time.Duration) (*Controller, error) {
+	recorder events.EventRecorder, reg prometheus.Registerer, idle, max time.Duration, opts ...Option) (*Controller, error) {
 	m, err := newMetrics(reg)
 	if err != nil {
 		return nil, fmt.Errorf("building provisioning metrics, %w", err)
 	}
-	return &Controller{
+	c := &Controller{
 		kube: kube, cluster: view, cloud: cloud, clock: clk, recorder: recorder,
 		batcher: NewBatcher(clk, idle, max), metrics: m, created: map[string]time.Time{},
 		apiReader: kube, JoinFailureHold: nodepoolstatus.DefaultJoinFailureHold,
-	}, nil
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
+// Option is an optional setting of NewController.
+type Option func(*Controller)
+
+// WithNodeCost adds dollars per hour to the cost of every new node the solver weighs (the
+// operator's per-host licences), on top of what the cloud provider prices per node.
+func WithNodeCost(dollarsPerHour float64) Option {
+	return func(c *Controller) { c.nodeCost = dollarsPerHour }
 }
 
 // Name is the controller's name.
@@ -207,7 +222,7 @@ func (c *Controller) provision(ctx context.Context) error {
 	if len(pods) == 0 {
 		return nil
 	}
-	b, err := newBatch(ctx, c.cluster, c.cloud, pods, c.held)
+	b, err := newBatch(ctx, c.cluster, c.cloud, pods, c.held, c.nodeCost)
 	if err != nil {
 		return err
 	}

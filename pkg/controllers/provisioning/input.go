@@ -73,7 +73,7 @@ func Provisionable(pod *corev1.Pod) bool {
 // NodePools that cannot launch now, with the reason. Operator tools (joiner explain) call it so
 // that what they explain is what the controller decides.
 func Input(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider, pods []*corev1.Pod) (in *scheduling.Input, excluded []scheduling.Reason, err error) {
-	b, err := newBatch(ctx, view, cloud, pods, nil)
+	b, err := newBatch(ctx, view, cloud, pods, nil, 0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -84,9 +84,28 @@ func Input(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.Cloud
 // transient (the NodePool is then not held).
 type holdFunc func(ctx context.Context, np *v1.NodePool) (*scheduling.Reason, error)
 
-// newBatch reads the cluster and the cloud into a scheduling input.
-// held, when not nil, excludes the NodePools whose launches are held.
-func newBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider, pods []*corev1.Pod, held holdFunc) (*batch, error) {
+// isHeld reports whether held holds np's launches, recording the reason in b (a transient error
+// holds nothing).
+func (b *batch) isHeld(ctx context.Context, held holdFunc, np *v1.NodePool) bool {
+	if held == nil {
+		return false
+	}
+	reason, err := held(ctx, np)
+	if err != nil {
+		b.transient = append(b.transient, err)
+	}
+	if reason == nil {
+		return false
+	}
+	b.excluded = append(b.excluded, *reason)
+	b.held = true
+	return true
+}
+
+// newBatch reads the cluster and the cloud into a scheduling input; every new node costs
+// nodeCost per hour more than the cloud provider prices it (cloudprovider.NodeCoster). held,
+// when not nil, excludes the NodePools whose launches are held.
+func newBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider, pods []*corev1.Pod, held holdFunc, nodeCost float64) (*batch, error) {
 	b := &batch{nodePools: map[string]*v1.NodePool{}, starting: map[string]*v1.NodeClaim{}}
 	b.input.Pods = pods
 	nodePools, err := view.NodePools(ctx)
@@ -97,16 +116,8 @@ func newBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.Cl
 	union := map[string]*scheduling.InstanceType{}
 	var order []string
 	for _, np := range nodePools {
-		if held != nil {
-			reason, err := held(ctx, np)
-			if err != nil {
-				b.transient = append(b.transient, err)
-			}
-			if reason != nil {
-				b.excluded = append(b.excluded, *reason)
-				b.held = true
-				continue
-			}
+		if b.isHeld(ctx, held, np) {
+			continue
 		}
 		types, reason, err := instanceTypes(ctx, cloud, np)
 		if err != nil {
@@ -118,9 +129,17 @@ func newBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.Cl
 		}
 		typesByPool[np.Name] = types
 		b.nodePools[np.Name] = np
+		cost, err := poolNodeCost(ctx, cloud, np)
+		if err != nil {
+			b.transient = append(b.transient, err)
+		}
+		if b.input.NodeCosts == nil {
+			b.input.NodeCosts = map[string]float64{}
+		}
+		b.input.NodeCosts[np.Name] = cost + nodeCost
 		for _, it := range types {
 			if _, ok := union[it.Name]; !ok {
-				union[it.Name] = toSchedulingType(it)
+				union[it.Name] = SchedulingType(it)
 				order = append(order, it.Name)
 			}
 		}
@@ -184,6 +203,20 @@ func instanceTypes(ctx context.Context, cloud cloudprovider.CloudProvider, np *v
 	return types, nil, nil
 }
 
+// poolNodeCost is what the cloud provider prices a node of np at beyond its instance, 0 when it
+// does not price nodes; an error (the cost is then 0) is worth retrying the batch for.
+func poolNodeCost(ctx context.Context, cloud cloudprovider.CloudProvider, np *v1.NodePool) (float64, error) {
+	coster, ok := cloud.(cloudprovider.NodeCoster)
+	if !ok {
+		return 0, nil
+	}
+	cost, err := coster.NodeCost(ctx, np)
+	if err != nil {
+		return 0, fmt.Errorf("pricing the nodes of nodepool %s, %w", np.Name, err)
+	}
+	return cost, nil
+}
+
 // restrictTypes returns np, or when its own instance types are fewer than all the solver is given,
 // a copy of np that also requires one of its own.
 func restrictTypes(np *v1.NodePool, types []*cloudprovider.InstanceType, all int) *v1.NodePool {
@@ -200,9 +233,9 @@ func restrictTypes(np *v1.NodePool, types []*cloudprovider.InstanceType, all int
 	return restricted
 }
 
-// toSchedulingType converts the cloud's instance type: single-valued requirements become labels
+// SchedulingType converts the cloud's instance type: single-valued requirements become labels
 // (zone, capacity type and the type's name come from the offerings and the name).
-func toSchedulingType(it *cloudprovider.InstanceType) *scheduling.InstanceType {
+func SchedulingType(it *cloudprovider.InstanceType) *scheduling.InstanceType {
 	out := &scheduling.InstanceType{
 		Name:        it.Name,
 		Labels:      map[string]string{},

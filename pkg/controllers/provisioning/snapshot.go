@@ -26,9 +26,10 @@ type Snapshot struct {
 
 // NewSnapshot reads the cluster through view and the instance types through cloud. A NodePool
 // whose instance types could not be read is left out (in Excluded) and its error returned
-// joined with the snapshot, which is still usable.
+// joined with the snapshot, which is still usable. Its node costs are the cloud provider's
+// (cloudprovider.NodeCoster), without the operator's --node-cost.
 func NewSnapshot(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider) (*Snapshot, error) {
-	b, err := newBatch(ctx, view, cloud, nil, nil)
+	b, err := newBatch(ctx, view, cloud, nil, nil, 0)
 	if err != nil {
 		return nil, err
 	}

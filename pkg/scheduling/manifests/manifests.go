@@ -15,16 +15,36 @@ import (
 // Input builds the scheduling input of the decoded documents with the given instance types.
 // Typing and the expansion of workloads into pods are pkg/manifest's (ObjectsFrom); this maps
 // them onto the solver's input. Pods with spec.nodeName naming a Node in the documents are bound
-// to it; other pods are pending. Kinds simulate does not read are an error, so that a typo does
-// not silently drop capacity or pods.
+// to it; other pods are pending. Kinds that hold neither pods nor capacity (ConfigMap, Service,
+// RBAC... see inert) are skipped; any other kind simulate does not read is an error, so that a
+// typo does not silently drop capacity or pods.
 func Input(docs []*unstructured.Unstructured, types []*scheduling.InstanceType) (*scheduling.Input, error) {
 	objects, err := manifest.ObjectsFrom(docs)
 	if err != nil {
 		return nil, err
 	}
-	if len(objects.Ignored) > 0 {
-		u := objects.Ignored[0]
-		return nil, fmt.Errorf("reading %s %s, kind %s is not one simulate reads (NodePool, EC2NodeClass, Pod, Deployment, ReplicaSet, StatefulSet, Job, DaemonSet, Node)", u.GetKind(), u.GetName(), u.GetKind())
+	return FromObjects(objects, types)
+}
+
+// inert are the kinds, by group/kind, that make no pod and no capacity: a manifest set that
+// holds them (an aws-auth ConfigMap beside a NodePool) simulates as if they were absent.
+var inert = map[string]bool{
+	"/ConfigMap": true, "/Secret": true, "/Service": true, "/ServiceAccount": true, "/Namespace": true,
+	"/Endpoints": true, "/LimitRange": true, "/ResourceQuota": true, "/PersistentVolumeClaim": true,
+	"rbac.authorization.k8s.io/Role": true, "rbac.authorization.k8s.io/RoleBinding": true,
+	"rbac.authorization.k8s.io/ClusterRole": true, "rbac.authorization.k8s.io/ClusterRoleBinding": true,
+	"policy/PodDisruptionBudget": true, "scheduling.k8s.io/PriorityClass": true, "storage.k8s.io/StorageClass": true,
+	"networking.k8s.io/Ingress": true, "networking.k8s.io/NetworkPolicy": true, "autoscaling/HorizontalPodAutoscaler": true,
+	"apiextensions.k8s.io/CustomResourceDefinition": true, "discovery.k8s.io/EndpointSlice": true,
+}
+
+// FromObjects is Input over documents already typed.
+func FromObjects(objects *manifest.Objects, types []*scheduling.InstanceType) (*scheduling.Input, error) {
+	for _, u := range objects.Ignored {
+		gvk := u.GroupVersionKind()
+		if !inert[gvk.Group+"/"+gvk.Kind] {
+			return nil, fmt.Errorf("reading %s %s, kind %s is not one simulate reads (NodePool, EC2NodeClass, Pod, Deployment, ReplicaSet, StatefulSet, Job, DaemonSet, Node, and kinds that make no pods such as ConfigMap): remove it or check its apiVersion and kind", u.GetKind(), u.GetName(), u.GetKind())
+		}
 	}
 	in := &scheduling.Input{InstanceTypes: types, NodePools: objects.NodePools}
 	nodes := map[string]*scheduling.Node{}

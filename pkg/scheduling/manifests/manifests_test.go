@@ -61,8 +61,17 @@ spec: {containers: [{name: c, image: x}]}
 	if len(in.Nodes) != 1 || in.Nodes[0].NodePool != "default" || len(in.Nodes[0].Pods) != 1 || len(in.Nodes[0].Taints) != 1 {
 		t.Errorf("node %+v: want NodePool default, the bound pod, and only the gpu taint", in.Nodes[0])
 	}
-	bad, _ := manifest.Decode(strings.NewReader("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n"))
-	if _, err := Input(bad, nil); err == nil || !strings.Contains(err.Error(), "Service") {
+	bad, _ := manifest.Decode(strings.NewReader("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: s}\n"))
+	if _, err := Input(bad, nil); err == nil || !strings.Contains(err.Error(), "kind Widget is not one simulate reads") {
 		t.Errorf("an unknown kind should be refused, got %v", err)
+	}
+	// A Deployment typed as a Service (a typo in kind) is refused too, a ConfigMap skipped.
+	typo, _ := manifest.Decode(strings.NewReader("apiVersion: apps/v1\nkind: Service\nmetadata: {name: s}\n"))
+	if _, err := Input(typo, nil); err == nil {
+		t.Errorf("kind Service in apps/v1 should be refused")
+	}
+	inert, _ := manifest.Decode(strings.NewReader("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: aws-auth}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: s}\n"))
+	if in, err := Input(inert, nil); err != nil || len(in.Pods) != 0 {
+		t.Errorf("a ConfigMap and a Service make no pods: %v, %v", in, err)
 	}
 }

@@ -293,10 +293,15 @@ func terms(in []AffinityTerm, own func(map[string]string) *metav1.LabelSelector)
 
 // Summary is the JSON object `joiner simulate --workload FILE -o json` prints.
 type Summary struct {
-	PodsScheduled       int            `json:"podsScheduled"`
-	PodsFailed          int            `json:"podsFailed"`
-	Nodes               int            `json:"nodes"`
-	TotalHourlyPrice    float64        `json:"totalHourlyPrice"`
+	PodsScheduled int `json:"podsScheduled"`
+	PodsFailed    int `json:"podsFailed"`
+	Nodes         int `json:"nodes"`
+	// TotalHourlyPrice is the instances' price alone (the bench schema's figure).
+	TotalHourlyPrice float64 `json:"totalHourlyPrice"`
+	// TotalHourlyNodeCost is what the new nodes cost per hour beyond their instances (root
+	// volumes, per-node costs), and TotalHourlyCost the sum of both.
+	TotalHourlyNodeCost float64        `json:"totalHourlyNodeCost"`
+	TotalHourlyCost     float64        `json:"totalHourlyCost"`
 	InstanceTypesChosen map[string]int `json:"instanceTypesChosen"`
 	SchedulingSeconds   float64        `json:"schedulingSeconds"`
 	// PodsOnExistingNodes counts the scheduled pods placed on existing nodes.
@@ -312,7 +317,9 @@ func Summarize(plan *scheduling.Plan, seconds float64) Summary {
 		nc := &plan.NodeClaims[i]
 		s.PodsScheduled += len(nc.Pods)
 		s.TotalHourlyPrice += nc.Launch.Price
+		s.TotalHourlyNodeCost += nc.NodeCost
 		s.InstanceTypesChosen[nc.Launch.InstanceType]++
 	}
+	s.TotalHourlyCost = s.TotalHourlyPrice + s.TotalHourlyNodeCost
 	return s
 }

@@ -1,11 +1,11 @@
-// Command gen writes the emulator's instance-type catalogue (catalog.json) from the facts below.
+// Command gen writes the instance-type catalogue (catalog.json) from the facts below.
 //
 // The facts are written by hand from AWS's public instance-type documentation and price lists,
 // rounded: sizes, vCPU and memory per size, processor, hypervisor, ENI and IPv4-per-ENI limits by
 // size, GPUs, instance storage. Offerings and spot prices are derived deterministically (a hash of
 // the type and zone) so that the catalogue has realistic gaps without being random per run.
 //
-//	go run ./awsemu/catalog/gen -out awsemu/catalog/catalog.json
+//	go run ./pkg/catalog/gen -out pkg/catalog/catalog.json
 package main
 
 import (
@@ -20,7 +20,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/joinerhq/joiner/awsemu/catalog"
+	"github.com/joinerhq/joiner/pkg/catalog"
 )
 
 func main() {

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joinerhq/joiner/awsemu/catalog"
+	"github.com/joinerhq/joiner/pkg/catalog"
 )
 
 func TestLoad(t *testing.T) {

@@ -1,0 +1,40 @@
+package simulate
+
+import (
+	"context"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/joinerhq/joiner/pkg/cloudprovider"
+	"github.com/joinerhq/joiner/pkg/cluster"
+	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
+	"github.com/joinerhq/joiner/pkg/scheduling"
+)
+
+// FromCluster reads what provisioning would solve now from a live cluster and cloud: the pending
+// pods kube-scheduler found no node for, the NodePools that can launch (with their instance
+// types, prices and node costs from cloud), the nodes and in-flight NodeClaims and the DaemonSets
+// (provisioning.Input), every node costing nodeCost more. excluded are the NodePools that cannot
+// launch now, with the reason.
+func FromCluster(ctx context.Context, kube client.Reader, cloud cloudprovider.CloudProvider, nodeCost float64) (in *scheduling.Input, costs []NodeCost, excluded []scheduling.Reason, err error) {
+	view := cluster.New(kube, false)
+	unbound, err := view.UnboundPods(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pods := slices.DeleteFunc(slices.Clone(unbound), func(p *corev1.Pod) bool { return !provisioning.Provisionable(p) })
+	in, excluded, err = provisioning.Input(ctx, view, cloud, pods)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if in.NodeCosts == nil {
+		in.NodeCosts = map[string]float64{}
+	}
+	for _, np := range in.NodePools {
+		costs = append(costs, NodeCost{NodePool: np.Name, Volumes: in.NodeCosts[np.Name], VolumesText: "of its EC2NodeClass", PerNode: nodeCost})
+		in.NodeCosts[np.Name] += nodeCost
+	}
+	return in, costs, excluded, nil
+}
