@@ -308,17 +308,31 @@ func (k *Kubelets) keepNodes(ctx context.Context) error {
 				k.readySince[n.id] = now
 			}
 		}
-		if since, ok := k.readySince[n.id]; ok && !k.agentsDone[n.id] && now.Sub(since) >= AgentReadyAfter {
-			done, err := removeAgentTaints(ctx, k.client, n.node)
-			if err != nil {
-				errs = append(errs, err)
-			}
-			k.agentsDone[n.id] = done
+		if err := k.runAgents(ctx, n.id, n.node, now); err != nil {
+			errs = append(errs, err)
 		}
 		if _, err := k.registrar.RunPodsOf(ctx, podsByNode[n.node], n.ip); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	k.forget(live)
+	return errors.Join(errs...)
+}
+
+// runAgents stands in for the node agents on the instance's Node once AgentReadyAfter has passed
+// since it turned Ready, until they are done with it.
+func (k *Kubelets) runAgents(ctx context.Context, id, node string, now time.Time) error {
+	since, ok := k.readySince[id]
+	if !ok || k.agentsDone[id] || now.Sub(since) < AgentReadyAfter {
+		return nil
+	}
+	done, err := removeAgentTaints(ctx, k.client, node)
+	k.agentsDone[id] = done
+	return err
+}
+
+// forget drops what is kept about instances that are no longer live joined instances.
+func (k *Kubelets) forget(live map[string]bool) {
 	for id := range k.heartbeats {
 		if !live[id] {
 			delete(k.heartbeats, id)
@@ -335,7 +349,6 @@ func (k *Kubelets) keepNodes(ctx context.Context) error {
 			delete(k.agentsDone, id)
 		}
 	}
-	return errors.Join(errs...)
 }
 
 // deleteGone deletes the Nodes of instances that are shutting down or terminated.
