@@ -37,8 +37,9 @@ const (
 // facts and its cluster's join configuration, records the outcome and the console lines in the
 // instance, and boots again, on the clock, the instances whose kubelet keeps retrying. With an
 // API server, it also keeps the joined instances' Nodes Ready, reports the pods bound to them
-// Running (boot.Registrar) and deletes the Nodes of instances that are shutting down or gone, as
-// the cloud node lifecycle controller does.
+// Running (boot.Registrar), stands in for the node agents that delete their own not-ready taint
+// AgentReadyAfter after the Node turns Ready (removeAgentTaints), and deletes the Nodes of
+// instances that are shutting down or gone, as the cloud node lifecycle controller does.
 //
 // Kubelets decides nothing about joining (awsemu/boot does) and changes no AWS state beyond the
 // instances' boot fields and console.
@@ -56,6 +57,10 @@ type Kubelets struct {
 	// deleted are the instances whose Node was deleted while the instance ran; a kubelet does
 	// not register it again until it restarts.
 	deleted map[string]bool
+	// readySince is when each joined instance's Node got its first heartbeat (turned Ready), and
+	// agentsDone the instances whose Node the agent stand-ins are done with (removeAgentTaints).
+	readySince map[string]time.Time
+	agentsDone map[string]bool
 }
 
 // KubeletOptions configure Kubelets.
@@ -71,7 +76,8 @@ type KubeletOptions struct {
 
 // NewKubelets returns the kubelets of st's instances, on clk.
 func NewKubelets(st *state.State, clk clock.WithTicker, o KubeletOptions) *Kubelets {
-	k := &Kubelets{state: st, clock: clk, client: o.Client, heartbeats: map[string]time.Time{}, deleted: map[string]bool{}}
+	k := &Kubelets{state: st, clock: clk, client: o.Client, heartbeats: map[string]time.Time{}, deleted: map[string]bool{},
+		readySince: map[string]time.Time{}, agentsDone: map[string]bool{}}
 	api := o.APIServer
 	if o.Client != nil {
 		k.registrar = boot.NewRegistrar(o.Client, clk)
@@ -298,11 +304,35 @@ func (k *Kubelets) keepNodes(ctx context.Context) error {
 				continue
 			}
 			k.heartbeats[n.id] = now
+			if _, ok := k.readySince[n.id]; !ok {
+				k.readySince[n.id] = now
+			}
+		}
+		if err := k.runAgents(ctx, n.id, n.node, now); err != nil {
+			errs = append(errs, err)
 		}
 		if _, err := k.registrar.RunPodsOf(ctx, podsByNode[n.node], n.ip); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	k.forget(live)
+	return errors.Join(errs...)
+}
+
+// runAgents stands in for the node agents on the instance's Node once AgentReadyAfter has passed
+// since it turned Ready, until they are done with it.
+func (k *Kubelets) runAgents(ctx context.Context, id, node string, now time.Time) error {
+	since, ok := k.readySince[id]
+	if !ok || k.agentsDone[id] || now.Sub(since) < AgentReadyAfter {
+		return nil
+	}
+	done, err := removeAgentTaints(ctx, k.client, node)
+	k.agentsDone[id] = done
+	return err
+}
+
+// forget drops what is kept about instances that are no longer live joined instances.
+func (k *Kubelets) forget(live map[string]bool) {
 	for id := range k.heartbeats {
 		if !live[id] {
 			delete(k.heartbeats, id)
@@ -313,7 +343,12 @@ func (k *Kubelets) keepNodes(ctx context.Context) error {
 			delete(k.deleted, id)
 		}
 	}
-	return errors.Join(errs...)
+	for id := range k.readySince {
+		if !live[id] {
+			delete(k.readySince, id)
+			delete(k.agentsDone, id)
+		}
+	}
 }
 
 // deleteGone deletes the Nodes of instances that are shutting down or terminated.

@@ -5,9 +5,11 @@ import (
 	"encoding/base64"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -372,5 +374,37 @@ func TestKubeletsJoinOnceTheRoleIsMapped(t *testing.T) {
 				t.Error("no Node in the API server")
 			}
 		})
+	}
+}
+
+// TestKubeletsAgentsRemoveTheirTaints: the node agents' stand-in deletes Cilium's not-ready taint
+// AgentReadyAfter after the Node turns Ready, not before, and keeps the operator's own taints.
+func TestKubeletsAgentsRemoveTheirTaints(t *testing.T) {
+	e := newKubeEnv(t)
+	f := e.fixture(t)
+	id := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeM5Large,
+		`/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=node.cilium.io/agent-not-ready=true:NoExecute,example.com/own=x:NoSchedule'`)
+	e.boot(t)
+	keys := func() []string {
+		var out []string
+		for _, taint := range nodes(t)[e.pid(id)].Spec.Taints {
+			out = append(out, taint.Key+"="+taint.Value+":"+string(taint.Effect))
+		}
+		slices.Sort(out)
+		return out
+	}
+	both := []string{"example.com/own=x:NoSchedule", "node.cilium.io/agent-not-ready=true:NoExecute"}
+	if got := keys(); !slices.Equal(got, both) {
+		t.Fatalf("registered with taints %v, want %v", got, both)
+	}
+	e.clock.Step(awsemu.AgentReadyAfter - time.Second)
+	e.sync(t)
+	if got := keys(); !slices.Equal(got, both) {
+		t.Errorf("%s after Ready the taints are %v, want %v still", awsemu.AgentReadyAfter-time.Second, got, both)
+	}
+	e.clock.Step(time.Second)
+	e.sync(t)
+	if got, want := keys(), []string{"example.com/own=x:NoSchedule"}; !slices.Equal(got, want) {
+		t.Errorf("%s after Ready the taints are %v, want %v", awsemu.AgentReadyAfter, got, want)
 	}
 }

@@ -35,6 +35,14 @@ import (
 // test ends.
 func startScenario(t *testing.T, name string) *localstack.Stack {
 	t.Helper()
+	stack := startWorld(t, name)
+	applyScenario(t, stack, name)
+	return stack
+}
+
+// startWorld starts the local stack on test/scenarios/NAME.world.yaml, with nothing applied.
+func startWorld(t *testing.T, name string) *localstack.Stack {
+	t.Helper()
 	ctx := context.WithoutCancel(t.Context())
 	dir := filepath.Join("..", "scenarios")
 	work := t.TempDir()
@@ -56,7 +64,14 @@ func startScenario(t *testing.T, name string) *localstack.Stack {
 			t.Errorf("stopping the stack: %v", err)
 		}
 	})
-	raw, err := os.ReadFile(filepath.Join(dir, name+".yaml"))
+	return stack
+}
+
+// applyScenario applies test/scenarios/NAME.yaml as `kubectl apply -f` would, and returns when it
+// began: the time from which a diagnosis is counted.
+func applyScenario(t *testing.T, stack *localstack.Stack, name string) time.Time {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "scenarios", name+".yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,12 +79,13 @@ func startScenario(t *testing.T, name string) *localstack.Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
+	applied := time.Now()
 	for _, obj := range objects {
-		if err := stack.Apply(ctx, obj); err != nil {
+		if err := stack.Apply(context.WithoutCancel(t.Context()), obj); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return stack
+	return applied
 }
 
 // waitNodeJoinFalse waits, at most the 60 s the issue allows, for the EC2NodeClass's
