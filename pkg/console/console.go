@@ -47,11 +47,7 @@ var pages = []page{
 		return s.nodeGroups(), nil
 	}},
 	{Path: "/pending", Name: "pending", Title: "Pending pods", data: func(ctx context.Context, c *Console) (any, error) {
-		s, err := c.read(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return c.pending(ctx, s), nil
+		return c.pending(ctx)
 	}},
 	{Path: "/nodeclaims", Name: "nodeclaims", Title: "NodeClaims", data: func(ctx context.Context, c *Console) (any, error) {
 		s, err := c.read(ctx)

@@ -3,6 +3,7 @@ package console
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
@@ -20,8 +22,9 @@ import (
 	"github.com/joinerhq/joiner/pkg/scheduling"
 )
 
-// MaxExplained is how many pending pods a Pending page explains (oldest first); the others are
-// counted. Each explanation is a scheduling simulation, so the cap bounds the page's time.
+// MaxExplained is how many groups of pending pods a Pending page explains (oldest first); the
+// others are counted. Each explanation is a scheduling simulation, so the cap bounds the page's
+// time.
 const MaxExplained = 25
 
 // state is what one read of the cluster holds.
@@ -46,19 +49,22 @@ func offeringKey(instanceType, zone, capacityType string) string {
 func (c *Console) read(ctx context.Context) (*state, error) {
 	s := &state{now: c.clock.Now(), prices: map[string]map[string]float64{}, priceErrors: map[string]string{}}
 	var nps v1.NodePoolList
-	if err := c.kube.List(ctx, &nps); err != nil {
+	// The console never writes to what it lists, so it reads the cache's objects without copying
+	// them (a direct client ignores the option).
+	noCopy := client.UnsafeDisableDeepCopy
+	if err := c.kube.List(ctx, &nps, noCopy); err != nil {
 		return nil, fmt.Errorf("listing nodepools, %w", err)
 	}
 	var ncs v1.NodeClaimList
-	if err := c.kube.List(ctx, &ncs); err != nil {
+	if err := c.kube.List(ctx, &ncs, noCopy); err != nil {
 		return nil, fmt.Errorf("listing nodeclaims, %w", err)
 	}
 	var nodes corev1.NodeList
-	if err := c.kube.List(ctx, &nodes); err != nil {
+	if err := c.kube.List(ctx, &nodes, noCopy); err != nil {
 		return nil, fmt.Errorf("listing nodes, %w", err)
 	}
 	var pods corev1.PodList
-	if err := c.kube.List(ctx, &pods); err != nil {
+	if err := c.kube.List(ctx, &pods, noCopy); err != nil {
 		return nil, fmt.Errorf("listing pods, %w", err)
 	}
 	s.nodePools, s.nodeClaims, s.nodes, s.pods = nps.Items, ncs.Items, nodes.Items, pods.Items
@@ -358,50 +364,101 @@ func age(d time.Duration) string {
 // Pending is the Pending pods page.
 type Pending struct {
 	Total int `json:"total"`
-	// Pods are the oldest MaxExplained pending pods with their reports.
-	Pods []*explain.PodReport `json:"pods"`
+	// Groups are the pending pods grouped by what scheduling reads of them (requests, node
+	// selection, tolerations, spread), oldest group first; the first MaxExplained are explained.
+	Groups []PendingGroup `json:"groups"`
+	// Unexplained counts the groups beyond MaxExplained.
+	Unexplained int `json:"unexplained,omitempty"`
 	// Error says why the pods could not be explained (the instance types could not be read).
 	Error string `json:"error,omitempty"`
 }
 
-func (c *Console) pending(ctx context.Context, s *state) *Pending {
+// PendingGroup is pending pods that scheduling cannot tell apart, and the report of the oldest.
+type PendingGroup struct {
+	Pods   []string           `json:"pods"`
+	Report *explain.PodReport `json:"report,omitempty"`
+}
+
+// schedulingShape is what the scheduling simulation reads of a pod; pods of equal shape get the
+// same explanation.
+func schedulingShape(p *corev1.Pod) string {
+	b, _ := json.Marshal(struct { // plain API types: Marshal cannot fail
+		Requests    corev1.ResourceList
+		Selector    map[string]string
+		Affinity    *corev1.Affinity
+		Tolerations []corev1.Toleration
+		Spread      []corev1.TopologySpreadConstraint
+		Namespace   string
+		Labels      map[string]string
+	}{scheduling.PodRequests(p), p.Spec.NodeSelector, p.Spec.Affinity, p.Spec.Tolerations, p.Spec.TopologySpreadConstraints, p.Namespace, p.Labels})
+	return string(b)
+}
+
+// pending lists the pods only: provisioning.Input reads the rest of the cluster itself.
+func (c *Console) pending(ctx context.Context) (*Pending, error) {
+	var list corev1.PodList
+	if err := c.kube.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing pods, %w", err)
+	}
 	var pods []*corev1.Pod
-	for i := range s.pods {
-		if pending(&s.pods[i]) {
-			pods = append(pods, &s.pods[i])
+	for i := range list.Items {
+		if pending(&list.Items[i]) {
+			pods = append(pods, &list.Items[i])
 		}
 	}
 	out := &Pending{Total: len(pods)}
 	if len(pods) == 0 {
-		return out
+		return out, nil
 	}
 	slices.SortStableFunc(pods, func(a, b *corev1.Pod) int {
 		return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), cmp.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name))
 	})
-	pods = pods[:min(len(pods), MaxExplained)]
+	// Labels are part of the shape because spread and affinity select pods by them; pods of one
+	// ReplicaSet differ only in pod-template-hash-free labels, so they still group.
+	index := map[string]int{}
+	var firsts []*corev1.Pod
+	for _, p := range pods {
+		k := schedulingShape(p)
+		i, ok := index[k]
+		if !ok {
+			i = len(out.Groups)
+			index[k] = i
+			out.Groups = append(out.Groups, PendingGroup{})
+			firsts = append(firsts, p)
+		}
+		out.Groups[i].Pods = append(out.Groups[i].Pods, p.Namespace+"/"+p.Name)
+	}
+	if len(firsts) > MaxExplained {
+		out.Unexplained = len(firsts) - MaxExplained
+		firsts = firsts[:MaxExplained]
+	}
 	if c.cloud == nil {
 		out.Error = "no cloud provider: the console cannot read instance types to explain pods"
-		return out
+		return out, nil
+	}
+	// The pods may be the cache's own objects (read without a deep copy): the simulation gets copies.
+	for i, p := range firsts {
+		firsts[i] = p.DeepCopy()
 	}
 	view := cluster.New(c.kube, false)
-	in, excluded, err := provisioning.Input(ctx, view, c.cloud, pods)
+	in, excluded, err := provisioning.Input(ctx, view, c.cloud, firsts)
 	if err != nil {
 		out.Error = fmt.Sprintf("reading the cluster, %v", err)
-		return out
+		return out, nil
 	}
 	all, err := view.NodePools(ctx)
 	if err != nil {
 		out.Error = err.Error()
-		return out
+		return out, nil
 	}
-	for _, p := range pods {
+	for i, p := range firsts {
 		r, err := explain.Pod(in, all, excluded, p)
 		if err != nil {
 			r = &explain.PodReport{Pod: p.Namespace + "/" + p.Name, PodProblems: []string{err.Error()}}
 		}
-		out.Pods = append(out.Pods, r)
+		out.Groups[i].Report = r
 	}
-	return out
+	return out, nil
 }
 
 // ClaimRow is one NodeClaim with its report and price.
