@@ -30,6 +30,13 @@ func BenchmarkPages(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	kube := clientfake.NewClientBuilder().WithScheme(scheme).WithObjects(benchObjects()...).Build()
+	benchPages(b, kube)
+}
+
+// benchObjects is a NodePool, 1,000 NodeClaims and their Nodes, and 10,000 pods: 9,900 bound, ten
+// per node, and 100 pending that no NodePool can hold.
+func benchObjects() []client.Object {
 	np := &v1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
 	np.Spec.Template.Spec.NodeClassRef = &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}
 	objs := []client.Object{np}
@@ -56,7 +63,10 @@ func BenchmarkPages(b *testing.B) {
 		}
 		objs = append(objs, p)
 	}
-	kube := clientfake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+	return objs
+}
+
+func benchPages(b *testing.B, kube client.Reader) {
 	cloud := &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{fakeType("t3.small", "amd64", 0.0208), fakeType("m7i.large", "amd64", 0.1008)}}
 	c, err := console.New(kube, cloud, clock.RealClock{}, logr.Discard())
 	if err != nil {
