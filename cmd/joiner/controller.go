@@ -35,6 +35,7 @@ func newControllerCommand() *cobra.Command {
 		cloudProvider     string
 		fakeInstanceTypes string
 		awsOpts           awsOptions
+		consoleListen     string
 	)
 	cmd := &cobra.Command{
 		Use:   "controller",
@@ -108,6 +109,9 @@ Every flag defaults to the environment variable named in brackets.`,
 			if err := controllers.Register(ctx, op.Manager, cs); err != nil {
 				return err
 			}
+			if err := addConsole(op.Manager, deps.CloudProvider, consoleListen); err != nil {
+				return err
+			}
 			logger.Info("Starting controller", "cloudProvider", deps.CloudProvider.Name(), "cluster", opts.ClusterName)
 			return op.Start(ctx)
 		},
@@ -116,6 +120,7 @@ Every flag defaults to the environment variable named in brackets.`,
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "Kubeconfig of the cluster; empty: $KUBECONFIG, then the in-cluster service account")
 	cmd.Flags().StringVar(&cloudProvider, "cloud-provider", cloudProviderAWS, "aws (EC2 instances) or fake (in-memory, launches nothing real; for trying the wiring)")
 	awsOpts.addFlags(cmd.Flags())
+	cmd.Flags().StringVar(&consoleListen, "console-listen", "", "Serve the read-only web console (joiner console) on this address, such as 127.0.0.1:8090; empty: off")
 	cmd.Flags().StringVar(&fakeInstanceTypes, "fake-instance-types", "", "With --cloud-provider fake: the instance types it offers, a file in the shared/bench schema")
 	return cmd
 }
