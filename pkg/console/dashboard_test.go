@@ -119,22 +119,12 @@ func TestGrafanaDashboard(t *testing.T) {
 				t.Errorf("panel %q: %q does not parse: %v", p.Title, target.Expr, err)
 				continue
 			}
-			metricsql.VisitAll(e, func(e metricsql.Expr) {
-				me, ok := e.(*metricsql.MetricExpr)
-				if !ok {
-					return
+			for _, name := range queriedMetrics(e) {
+				used[name] = true
+				if !defined[name] {
+					t.Errorf("panel %q queries %s, which no Joiner code defines", p.Title, name)
 				}
-				for _, group := range me.LabelFilterss {
-					for _, f := range group {
-						if f.Label == "__name__" {
-							used[f.Value] = true
-							if !defined[f.Value] {
-								t.Errorf("panel %q queries %s, which no Joiner code defines", p.Title, f.Value)
-							}
-						}
-					}
-				}
-			})
+			}
 		}
 	}
 	for _, want := range []string{"karpenter_pods_state", "joiner_nodeclaims_join_failed_total", "karpenter_voluntary_disruption_decisions_total"} {
@@ -142,4 +132,23 @@ func TestGrafanaDashboard(t *testing.T) {
 			t.Errorf("the dashboard does not query %s", want)
 		}
 	}
+}
+
+// queriedMetrics are the metric names a parsed query selects.
+func queriedMetrics(e metricsql.Expr) []string {
+	var names []string
+	metricsql.VisitAll(e, func(e metricsql.Expr) {
+		me, ok := e.(*metricsql.MetricExpr)
+		if !ok {
+			return
+		}
+		for _, group := range me.LabelFilterss {
+			for _, f := range group {
+				if f.Label == "__name__" {
+					names = append(names, f.Value)
+				}
+			}
+		}
+	})
+	return names
 }
