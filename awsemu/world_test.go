@@ -342,8 +342,9 @@ func TestWorldControllerPolicyIsEnforced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The world's region is the suite's, so that the us-east-1 run reads its subnets too.
 	f, err := world.Decode([]byte(`
-cluster: {name: prod, vpcCidr: 10.20.0.0/16}
+cluster: {name: prod, region: `+testRegion()+`, vpcCidr: 10.20.0.0/16}
 controllerPolicy: {Version: "2012-10-17", Statement: [{Effect: Allow, Action: "ec2:Describe*", Resource: "*"}]}
 `), cat)
 	if err != nil {
