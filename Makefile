@@ -20,7 +20,7 @@ CHART          := charts/joiner
 # The values helm lint and helm template render the chart with in make verify.
 CHART_VALUES   := --set settings.clusterName=demo --set settings.region=us-west-2 --kube-version $(K8S_VERSION)
 # Two cores on every machine of this project: one test binary per core.
-GO_TEST_FLAGS ?= -p 2 -count=1 -timeout 30m
+GO_TEST_FLAGS ?= -p 2 -count=1 -timeout 60m
 
 .PHONY: all
 all: build
