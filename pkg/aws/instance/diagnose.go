@@ -15,21 +15,23 @@ import (
 )
 
 // Diagnose says why the instance's Node has not joined, from its state (DescribeInstances) and its
-// console output (GetConsoleOutput, read with ReadConsole). An instance that is gone, stopping,
-// stopped or terminated is certain; so is what ReadConsole finds certain. An error is returned
+// console output (GetConsoleOutput, read with ReadConsole). An instance described as stopping,
+// stopped, shutting-down or terminated is certain; one that DescribeInstances does not list is not:
+// EC2 is eventually consistent and lists a new instance only seconds after CreateFleet returns
+// (the liveness timeout and garbage collection handle one that truly vanished); so is what ReadConsole finds certain. An error is returned
 // only when neither could be read; a console that may not be read (ec2:GetConsoleOutput denied)
 // gives an uncertain Diagnosis that says so.
 func (p *Provider) Diagnose(ctx context.Context, id string) (cloudprovider.Diagnosis, error) {
 	out, err := p.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
 	var ae smithy.APIError
 	if errors.As(err, &ae) && ae.ErrorCode() == "InvalidInstanceID.NotFound" {
-		return gone(id, "it no longer exists"), nil
+		return notListed(id), nil
 	}
 	if err != nil {
 		return cloudprovider.Diagnosis{}, fmt.Errorf("diagnosing instance %s, %w", id, err)
 	}
 	if len(out.Reservations) == 0 || len(out.Reservations[0].Instances) == 0 {
-		return gone(id, "it no longer exists"), nil
+		return notListed(id), nil
 	}
 	i := out.Reservations[0].Instances[0]
 	if i.State != nil {
@@ -73,4 +75,10 @@ func gone(id, why string) cloudprovider.Diagnosis {
 	return cloudprovider.Diagnosis{Certain: true, InstanceOnly: true, Reason: cloudprovider.ReasonInstanceTerminated, Evidence: why,
 		Message: fmt.Sprintf("Instance %s stopped before its Node joined: %s. Look at the instance's state reason and the account's events "+
 			"(spot interruption, a user or another tool terminating it, an EBS or KMS failure at boot)", id, why)}
+}
+
+// notListed is the uncertain diagnosis of an instance DescribeInstances does not list (yet).
+func notListed(id string) cloudprovider.Diagnosis {
+	return cloudprovider.Diagnosis{Message: fmt.Sprintf("Instance %s is not listed by DescribeInstances yet (EC2 lists new instances "+
+		"after a delay), or no longer", id)}
 }
