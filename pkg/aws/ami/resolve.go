@@ -2,14 +2,15 @@ package ami
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	corev1 "k8s.io/api/core/v1"
 
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
@@ -17,18 +18,17 @@ import (
 	"github.com/joinerhq/joiner/pkg/aws/network"
 )
 
-// SSMAPI is the SSM call Resolve makes; *ssm.Client satisfies it.
+// SSMAPI is the SSM call Resolve makes; *ssm.Client satisfies it. Resolve reads one parameter per
+// call (ssm:GetParameter), not GetParameters in batches, because that is the action Karpenter's
+// controller policy grants: a role set up for Karpenter resolves aliases unchanged.
 type SSMAPI interface {
-	GetParameters(ctx context.Context, in *ssm.GetParametersInput, opts ...func(*ssm.Options)) (*ssm.GetParametersOutput, error)
+	GetParameter(ctx context.Context, in *ssm.GetParameterInput, opts ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
 }
 
 // EC2API is the EC2 call Resolve makes; *ec2.Client satisfies it.
 type EC2API interface {
 	DescribeImages(ctx context.Context, in *ec2.DescribeImagesInput, opts ...func(*ec2.Options)) (*ec2.DescribeImagesOutput, error)
 }
-
-// maxParametersPerCall is SSM GetParameters' limit.
-const maxParametersPerCall = 10
 
 // Resolve returns the candidate images of the selector terms, for Select to reduce: for an alias,
 // the image of every parameter AliasParameters lists that SSM has (a family that publishes no
@@ -114,16 +114,20 @@ func resolveParameter(ctx context.Context, ssmAPI SSMAPI, ec2API EC2API, name st
 	return describe(ctx, ec2API, &ec2.DescribeImagesInput{ImageIds: []string{id}, IncludeDeprecated: aws.Bool(true)}, now, nil)
 }
 
-// getParameters returns the values of the parameters that exist, by name.
+// getParameters returns the values of the parameters that exist, by name; a parameter SSM does not
+// have (ParameterNotFound: a family that publishes no image of a variant) is left out.
 func getParameters(ctx context.Context, api SSMAPI, names []string) (map[string]string, error) {
 	values := map[string]string{}
-	for chunk := range slices.Chunk(names, maxParametersPerCall) {
-		out, err := api.GetParameters(ctx, &ssm.GetParametersInput{Names: chunk})
-		if err != nil {
-			return nil, fmt.Errorf("getting SSM parameters, %w", err)
+	for _, name := range names {
+		out, err := api.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name)})
+		if notFound := (*ssmtypes.ParameterNotFound)(nil); errors.As(err, &notFound) {
+			continue
 		}
-		for _, p := range out.Parameters {
-			values[aws.ToString(p.Name)] = aws.ToString(p.Value)
+		if err != nil {
+			return nil, fmt.Errorf("getting SSM parameter %s, %w", name, err)
+		}
+		if out.Parameter != nil {
+			values[name] = aws.ToString(out.Parameter.Value)
 		}
 	}
 	return values, nil

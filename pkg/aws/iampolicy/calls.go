@@ -35,7 +35,7 @@ var callActions = map[string][]string{
 	"iam:AddRoleToInstanceProfile":      {"iam:AddRoleToInstanceProfile", "iam:PassRole"},
 	"iam:RemoveRoleFromInstanceProfile": {"iam:RemoveRoleFromInstanceProfile"},
 	// AMI aliases, on-demand prices, denial explanations, the cluster's endpoint and CA.
-	"ssm:GetParameters":              {"ssm:GetParameters"},
+	"ssm:GetParameter":               {"ssm:GetParameter"},
 	"pricing:GetProducts":            {"pricing:GetProducts"},
 	"sts:DecodeAuthorizationMessage": {"sts:DecodeAuthorizationMessage"},
 	"eks:DescribeCluster":            {"eks:DescribeCluster"},

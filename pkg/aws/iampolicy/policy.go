@@ -224,7 +224,7 @@ func New(o Options) Document {
 			Condition: map[string]map[string][]string{"StringEquals": {"aws:RequestedRegion": {r}}},
 		},
 		{
-			Sid: "AllowSSMReadActions", Action: []string{"ssm:GetParameters"},
+			Sid: "AllowSSMReadActions", Action: []string{"ssm:GetParameter"},
 			Resource: []string{fmt.Sprintf("arn:%s:ssm:%s::parameter/aws/service/*", p, r)},
 		},
 		// The Price List API has no resource-level permissions.
