@@ -60,21 +60,21 @@ func (c *Controller) initialize(ctx context.Context, nodeClaim *v1.NodeClaim) (r
 func uninitialized(nodeClaim *v1.NodeClaim, node *corev1.Node) (reason, message string) {
 	ready := slices.IndexFunc(node.Status.Conditions, func(c corev1.NodeCondition) bool { return c.Type == corev1.NodeReady })
 	if ready < 0 || node.Status.Conditions[ready].Status != corev1.ConditionTrue {
-		return "NodeNotReady", "Node " + node.Name + " is not Ready"
+		return "NodeNotReady", notReadyMessage(node)
 	}
-	var left []string
+	var left []corev1.Taint
 	for _, t := range nodeClaim.Spec.StartupTaints {
 		if hasTaint(node.Spec.Taints, t) {
-			left = append(left, t.ToString())
+			left = append(left, t)
 		}
 	}
 	for _, t := range node.Spec.Taints {
 		if slices.Contains(ephemeralTaintKeys, t.Key) {
-			left = append(left, t.ToString())
+			left = append(left, t)
 		}
 	}
 	if len(left) > 0 {
-		return "StartupTaintsExist", fmt.Sprintf("Node %s still has the taints %s", node.Name, strings.Join(left, ", "))
+		return "StartupTaintsExist", taintsLeftMessage(node, left)
 	}
 	var missing []string
 	for name := range nodeClaim.Spec.Resources.Requests {
