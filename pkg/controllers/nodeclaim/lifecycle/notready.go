@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"github.com/joinerhq/joiner/pkg/agenttaint"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // notReadyCause is a kubelet Ready condition operators meet on EKS, recognised by its reason or
