@@ -294,25 +294,35 @@ func deleteInstanceProfile(w *state.World, call wire.Call, f wire.Form) (any, er
 	return empty("DeleteInstanceProfile", call), nil
 }
 
-func addRoleToInstanceProfile(w *state.World, call wire.Call, f wire.Form) (any, error) {
+// profileRoleRequest reads the instance profile and role names of Add/RemoveRoleFromInstanceProfile
+// and authorizes action on the profile (with its tags, as AWS does) before saying it is missing.
+func profileRoleRequest(w *state.World, call wire.Call, f wire.Form, action string) (*state.InstanceProfile, string, error) {
 	name, err := requireName(f, "InstanceProfileName")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	roleName, err := requireName(f, "RoleName")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	p := w.IAM.InstanceProfiles[name]
 	var tags state.Tags
 	if p != nil {
 		tags = p.Tags
 	}
-	if err := authorize(w, call, "iam:AddRoleToInstanceProfile", profileARN(w, name), resourceContext(tags)); err != nil {
-		return nil, err
+	if err := authorize(w, call, action, profileARN(w, name), resourceContext(tags)); err != nil {
+		return nil, "", err
 	}
 	if p == nil {
-		return nil, noSuchProfile(name)
+		return nil, "", noSuchProfile(name)
+	}
+	return p, roleName, nil
+}
+
+func addRoleToInstanceProfile(w *state.World, call wire.Call, f wire.Form) (any, error) {
+	p, roleName, err := profileRoleRequest(w, call, f, "iam:AddRoleToInstanceProfile")
+	if err != nil {
+		return nil, err
 	}
 	role := w.IAM.Roles[roleName]
 	if role == nil {
@@ -332,24 +342,9 @@ func addRoleToInstanceProfile(w *state.World, call wire.Call, f wire.Form) (any,
 }
 
 func removeRoleFromInstanceProfile(w *state.World, call wire.Call, f wire.Form) (any, error) {
-	name, err := requireName(f, "InstanceProfileName")
+	p, roleName, err := profileRoleRequest(w, call, f, "iam:RemoveRoleFromInstanceProfile")
 	if err != nil {
 		return nil, err
-	}
-	roleName, err := requireName(f, "RoleName")
-	if err != nil {
-		return nil, err
-	}
-	p := w.IAM.InstanceProfiles[name]
-	var tags state.Tags
-	if p != nil {
-		tags = p.Tags
-	}
-	if err := authorize(w, call, "iam:RemoveRoleFromInstanceProfile", profileARN(w, name), resourceContext(tags)); err != nil {
-		return nil, err
-	}
-	if p == nil {
-		return nil, noSuchProfile(name)
 	}
 	if p.RoleName != roleName {
 		return nil, wire.NewError(http.StatusNotFound, "NoSuchEntity", "The role with name %s cannot be found.", roleName)

@@ -22,6 +22,7 @@ import (
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/instancetype"
+	"github.com/joinerhq/joiner/pkg/aws/nodeclass"
 	"github.com/joinerhq/joiner/pkg/aws/nodejoin"
 	"github.com/joinerhq/joiner/pkg/aws/pricing"
 	"github.com/joinerhq/joiner/pkg/aws/sdk"
@@ -29,18 +30,12 @@ import (
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 )
 
-// EKSAPI are the EKS calls live doctor makes; *eks.Client satisfies it.
-type EKSAPI interface {
-	DescribeCluster(ctx context.Context, in *eks.DescribeClusterInput, opts ...func(*eks.Options)) (*eks.DescribeClusterOutput, error)
-	ListAccessEntries(ctx context.Context, in *eks.ListAccessEntriesInput, opts ...func(*eks.Options)) (*eks.ListAccessEntriesOutput, error)
-	DescribeAccessEntry(ctx context.Context, in *eks.DescribeAccessEntryInput, opts ...func(*eks.Options)) (*eks.DescribeAccessEntryOutput, error)
-}
-
-// IAMAPI are the IAM calls live doctor makes; *iam.Client satisfies it.
-type IAMAPI interface {
-	GetRole(ctx context.Context, in *iam.GetRoleInput, opts ...func(*iam.Options)) (*iam.GetRoleOutput, error)
-	GetInstanceProfile(ctx context.Context, in *iam.GetInstanceProfileInput, opts ...func(*iam.Options)) (*iam.GetInstanceProfileOutput, error)
-}
+// EKSAPI and IAMAPI are the calls live doctor makes to read a class's join inputs: the same as
+// the controller's join check (nodeclass.JoinChecker), so doctor sees what the controller sees.
+type (
+	EKSAPI = nodeclass.EKSAPI
+	IAMAPI = nodeclass.IAMAPI
+)
 
 // EC2API is the EC2 call live doctor makes; *ec2.Client satisfies it.
 type EC2API interface {
