@@ -70,7 +70,10 @@ func TestParityInstanceTypes(t *testing.T) {
 			pods: one(pod("p", "1", "1Gi", withSelector(awsv1.LabelInstanceGPUManufacturer, "nvidia"))), want: []parCheck{label(corev1.LabelInstanceTypeStable, is("g5i.2xlarge"), "p")}},
 		{name: "DoesNotExist on an optional provider label avoids the types that have it",
 			pods: one(pod("p", "1", "1Gi", withNodeAffinity(awsv1.LabelInstanceGPUManufacturer, opDoesNotExist))),
-			want: []parCheck{everyOption("without a GPU", func(it *scheduling.InstanceType) bool { _, ok := it.Labels[awsv1.LabelInstanceGPUManufacturer]; return !ok }, "p")}},
+			want: []parCheck{everyOption("without a GPU", func(it *scheduling.InstanceType) bool {
+				_, ok := it.Labels[awsv1.LabelInstanceGPUManufacturer]
+				return !ok
+			}, "p")}},
 		{name: "a pool without offerings for the selected type does not schedule",
 			pools: []*v1.NodePool{anyPool("default", poolReq(corev1.LabelInstanceTypeStable, opIn, "does-not-exist"))},
 			pods:  one(pod("p", "1", "1Gi")), want: []parCheck{notScheduled("p")}},
@@ -97,7 +100,9 @@ func TestParityBinpacking(t *testing.T) {
 		customType("small", "1", "1Gi", 2, amd64Linux()),
 		customType("large", "4", "4Gi", 1, amd64Linux()),
 	}
-	overhead := func(p *corev1.Pod) { p.Spec.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")} }
+	overhead := func(p *corev1.Pod) {
+		p.Spec.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	}
 	runParity(t, []parCase{
 		{name: "a small pod gets the smallest instance", types: sized,
 			pods: one(pod("p", "100m", "128Mi")), want: []parCheck{label(corev1.LabelInstanceTypeStable, is("small"), "p")}},
