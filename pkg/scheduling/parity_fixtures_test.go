@@ -93,10 +93,11 @@ func customType(name, cpu, mem string, price float64, labels map[string]string) 
 
 // anyPool is a NodePool with no requirements beyond what its options add.
 func anyPool(name string, opts ...func(*v1.NodePool)) *v1.NodePool {
-	np := nodePool(name, opts...)
-	np.Spec.Template.Spec.Requirements = slices.DeleteFunc(np.Spec.Template.Spec.Requirements, func(r v1.NodeSelectorRequirementWithMinValues) bool {
-		return r.Key == v1.CapacityTypeLabelKey && len(r.Values) == 1 && r.Values[0] == v1.CapacityTypeOnDemand && r.MinValues == nil
-	})
+	np := nodePool(name)
+	np.Spec.Template.Spec.Requirements = nil
+	for _, o := range opts {
+		o(np)
+	}
 	return np
 }
 
@@ -565,3 +566,51 @@ func names(ps []*corev1.Pod) []string {
 
 // custom wraps an ad-hoc assertion.
 func custom(f func(t *testing.T, r parResult)) parCheck { return f }
+
+// skew asserts the counts per domain of key (sorted; domain names aside) of every pod labelled
+// app=app: those already bound to nodes and those the plan places, like upstream's ExpectSkew.
+func skew(key, app string, want ...int) parCheck {
+	return func(t *testing.T, r parResult) {
+		t.Helper()
+		per := map[string]int{}
+		for _, n := range r.in.Nodes {
+			for _, p := range n.Pods {
+				if v, ok := n.Labels[key]; ok && p.Labels["app"] == app && p.Namespace == "default" {
+					per[v]++
+				}
+			}
+		}
+		for _, p := range r.in.Pods {
+			if p.Labels["app"] != app || p.Namespace != "default" || !r.placed(p.Name) {
+				continue
+			}
+			if v, ok := r.nodeLabels(p.Name)[key]; ok {
+				per[v]++
+			}
+		}
+		got := slices.Sorted(maps.Values(per))
+		w := slices.Clone(want)
+		slices.Sort(w)
+		if !slices.Equal(got, w) {
+			t.Errorf("pods of app %s per %s: %v, want counts %v", app, key, per, want)
+		}
+	}
+}
+
+// maxPerDomain asserts no domain of key holds more than max pods of app.
+func maxPerDomain(key, app string, limit int) parCheck {
+	return func(t *testing.T, r parResult) {
+		t.Helper()
+		per := map[string]int{}
+		for _, p := range r.in.Pods {
+			if p.Labels["app"] == app && r.placed(p.Name) {
+				per[r.nodeLabels(p.Name)[key]]++
+			}
+		}
+		for d, n := range per {
+			if n > limit {
+				t.Errorf("%d pods of app %s in %s=%s, want at most %d (%v)", n, app, key, d, limit, per)
+			}
+		}
+	}
+}
