@@ -614,3 +614,5 @@ func maxPerDomain(key, app string, limit int) parCheck {
 		}
 	}
 }
+
+func resource5() resource.Quantity { return resource.MustParse("5") }
