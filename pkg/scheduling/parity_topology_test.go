@@ -15,14 +15,18 @@ func app(n int, name, cpu string, opts ...podOpt) []*corev1.Pod {
 	return pods(n, name, cpu, "128Mi", append([]podOpt{withLabels("app", name)}, opts...)...)
 }
 
-func spreadBy(key string, maxSkew int32) podOpt { return withSpread(key, maxSkew, corev1.DoNotSchedule) }
+func spreadBy(key string, maxSkew int32) podOpt {
+	return withSpread(key, maxSkew, corev1.DoNotSchedule)
+}
 
 func spreadAnyway(key string, maxSkew int32) podOpt {
 	return withSpread(key, maxSkew, corev1.ScheduleAnyway)
 }
 
 func minDomains(n int32) podOpt {
-	return func(p *corev1.Pod) { p.Spec.TopologySpreadConstraints[len(p.Spec.TopologySpreadConstraints)-1].MinDomains = &n }
+	return func(p *corev1.Pod) {
+		p.Spec.TopologySpreadConstraints[len(p.Spec.TopologySpreadConstraints)-1].MinDomains = &n
+	}
 }
 
 // boundTo returns count bound pods of app.
