@@ -118,6 +118,13 @@ func TestParityTaints(t *testing.T) {
 				pod("none", "1", "1Gi"), pod("wrong-value", "1", "1Gi", withToleration("foo", "baz", corev1.TaintEffectNoSchedule)),
 			},
 			want: []parCheck{scheduled("equal", "exists", "any-effect", "wildcard"), notScheduled("none", "wrong-value"), reason("none", "default", scheduling.ReasonTaints)}},
+		{name: "an Exists toleration adds no taint to the NodeClaim",
+			pods: one(pod("p", "1", "1Gi", func(p *corev1.Pod) { p.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}} })),
+			want: []parCheck{custom(func(t *testing.T, r parResult) {
+				if nc := r.claimOf("p"); nc == nil || len(nc.Taints) != 0 {
+					t.Errorf("claim %+v, want no taints", nc)
+				}
+			})}},
 		{name: "a startup taint does not need tolerating", pools: []*v1.NodePool{anyPool("default", poolStartupTaint("foo.com/startup", corev1.TaintEffectNoSchedule))},
 			pods: one(pod("p", "1", "1Gi")), want: []parCheck{scheduled("p")}},
 	})
@@ -160,6 +167,8 @@ func TestParityDaemonSets(t *testing.T) {
 		{name: "daemonset preferences do not decide whether it runs", types: sized, pools: labelledPool,
 			ds:   ds("1", withPreferred(10, "foo", opIn, "nope")),
 			pods: one(pod("p", "1500m", "128Mi")), want: size("medium")},
+		{name: "a daemonset with an invalid node affinity is ignored", types: sized, ds: ds("1", withNodeAffinity("foo", opGt, "not-a-number")),
+			pods: one(pod("p", "1500m", "128Mi")), want: size("small")},
 		{name: "the NodeClaim's requests include the daemonset overhead once", types: sized, ds: ds("500m"),
 			pods: pods(2, "p", "1", "128Mi"), want: []parCheck{sameNode("p-0", "p-1"), requests("p-0", "2500m")}},
 		{name: "the NodeClaim's requests are its pods' without daemonsets", types: sized,

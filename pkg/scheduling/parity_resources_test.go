@@ -183,6 +183,10 @@ func TestParityPodResources(t *testing.T) {
 			pods: one(pod("p", "1", "1Gi", withInit("2", "128Mi", false))), want: []parCheck{requests("p", "2")}},
 		{name: "combined max too large for any node is not scheduled", types: sized,
 			pods: one(pod("p", "10", "1Gi", withInit("1", "128Mi", false))), want: []parCheck{notScheduled("p")}},
+		{name: "pod-level requests replace the containers'", types: sized,
+			pods: one(pod("p", "100m", "128Mi", withPodLevel("3", "1Gi"))), want: []parCheck{requests("p", "3"), label(corev1.LabelInstanceTypeStable, is("medium"), "p")}},
+		{name: "pod-level requests leave resources they do not name to the containers", types: sized,
+			pods: one(pod("p", "3", "128Mi", withPodLevel("", "1Gi"))), want: []parCheck{requests("p", "3"), label(corev1.LabelInstanceTypeStable, is("medium"), "p")}},
 		{name: "no requests at all is schedulable",
 			pods: one(func() *corev1.Pod {
 				p := pod("p", "1", "1Gi")
@@ -190,6 +194,20 @@ func TestParityPodResources(t *testing.T) {
 				return p
 			}()), want: []parCheck{scheduled("p")}},
 	})
+}
+
+// withPodLevel sets pod-level requests (spec.resources); "" leaves a resource out.
+func withPodLevel(cpu, mem string) podOpt {
+	return func(p *corev1.Pod) {
+		req := corev1.ResourceList{}
+		if cpu != "" {
+			req[corev1.ResourceCPU] = resource.MustParse(cpu)
+		}
+		if mem != "" {
+			req[corev1.ResourceMemory] = resource.MustParse(mem)
+		}
+		p.Spec.Resources = &corev1.ResourceRequirements{Requests: req}
+	}
 }
 
 // requests asserts the CPU the pod's NodeClaim requests (pods alone, no daemonsets in the case).
