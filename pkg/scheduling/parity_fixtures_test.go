@@ -534,36 +534,6 @@ func typeLabel(key string, values ...string) func(*scheduling.InstanceType) bool
 	return func(it *scheduling.InstanceType) bool { return slices.Contains(values, it.Labels[key]) }
 }
 
-// countBy asserts how many of the named pods land per value of key, as a sorted list of counts
-// (domain names aside): the shape of a spread.
-func countBy(key string, want []int, podNames ...string) parCheck {
-	return func(t *testing.T, r parResult) {
-		t.Helper()
-		per := map[string]int{}
-		for _, n := range podNames {
-			l := r.nodeLabels(n)
-			if l == nil {
-				continue
-			}
-			per[l[key]]++
-		}
-		got := slices.Sorted(maps.Values(per))
-		w := slices.Clone(want)
-		slices.Sort(w)
-		if !slices.Equal(got, w) {
-			t.Errorf("pods per %s %v, want counts %v", key, per, want)
-		}
-	}
-}
-
-func names(ps []*corev1.Pod) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = p.Name
-	}
-	return out
-}
-
 // custom wraps an ad-hoc assertion.
 func custom(f func(t *testing.T, r parResult)) parCheck { return f }
 

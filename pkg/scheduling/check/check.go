@@ -259,9 +259,13 @@ func (c *checker) checkNode(n *cnode) {
 			c.fail("pod %s does not tolerate the taints of node %s", podName(p), n.name)
 		}
 	}
-	// Host ports conflict as kube-scheduler's NodePorts filter has them: same protocol and
-	// port, and the same host IP or either one a wildcard (pods bound to different addresses
-	// share the port).
+	c.checkHostPorts(n)
+}
+
+// checkHostPorts fails when two pods of the node use the same host port. They conflict as
+// kube-scheduler's NodePorts filter has them: same protocol and port, and the same host IP or
+// either one a wildcard (pods bound to different addresses share the port).
+func (c *checker) checkHostPorts(n *cnode) {
 	type port struct {
 		proto corev1.Protocol
 		port  int32
