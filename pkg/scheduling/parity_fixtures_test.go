@@ -148,7 +148,7 @@ func poolLimits(kv ...string) func(*v1.NodePool) {
 	}
 }
 
-func withSelector(kv ...string) podOpt {
+func withNodeSelector(kv ...string) podOpt {
 	return func(p *corev1.Pod) {
 		if p.Spec.NodeSelector == nil {
 			p.Spec.NodeSelector = map[string]string{}

@@ -118,8 +118,8 @@ func TestParityTopologyHostname(t *testing.T) {
 			pods: podList(app(2, "x", "100m", spreadBy(host, 1)), app(2, "y", "100m", spreadBy(host, 1))),
 			want: []parCheck{skew(host, "x", 1, 1), skew(host, "y", 1, 1), claims(2)}},
 		{name: "two deployments of different architectures spread independently",
-			pods: podList(app(2, "x", "100m", spreadBy(host, 1), withSelector(corev1.LabelArchStable, v1.ArchitectureAmd64)),
-				app(2, "y", "100m", spreadBy(host, 1), withSelector(corev1.LabelArchStable, v1.ArchitectureArm64))),
+			pods: podList(app(2, "x", "100m", spreadBy(host, 1), withNodeSelector(corev1.LabelArchStable, v1.ArchitectureAmd64)),
+				app(2, "y", "100m", spreadBy(host, 1), withNodeSelector(corev1.LabelArchStable, v1.ArchitectureArm64))),
 			want: []parCheck{skew(host, "x", 1, 1), skew(host, "y", 1, 1), claims(4)}},
 	})
 }
@@ -191,7 +191,7 @@ func TestParityTopologyCombined(t *testing.T) {
 		{name: "required zone affinity limits the spread's domains",
 			pods: app(6, "s", "100m", spreadBy(zone, 1), withNodeAffinity(zone, opNotIn, zoneC)), want: []parCheck{skew(zone, "s", 3, 3)}},
 		{name: "a capacity-type node selector limits the spread's domains",
-			pods: app(4, "s", "100m", spreadBy(ct, 1), withSelector(ct, v1.CapacityTypeSpot)), want: []parCheck{skew(ct, "s", 4)}},
+			pods: app(4, "s", "100m", spreadBy(ct, 1), withNodeSelector(ct, v1.CapacityTypeSpot)), want: []parCheck{skew(ct, "s", 4)}},
 		{name: "capacity-type node affinity limits the spread's domains",
 			pods: app(4, "s", "100m", spreadBy(ct, 1), withNodeAffinity(ct, opIn, v1.CapacityTypeOnDemand)), want: []parCheck{skew(ct, "s", 4)}},
 	})
