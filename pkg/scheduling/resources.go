@@ -9,7 +9,9 @@ import (
 
 // PodRequests returns what a pod needs of a node, as kube-scheduler counts it: the larger of the
 // summed containers (plus restartable init containers, the sidecars) and each init container
-// (plus the sidecars started before it), plus the pod overhead, plus one "pods".
+// (plus the sidecars started before it), plus the pod overhead, plus one "pods". Pod-level
+// requests (spec.resources) replace the containers' for the resources they name that
+// kube-scheduler takes at pod level (cpu, memory, hugepages).
 func PodRequests(pod *corev1.Pod) corev1.ResourceList {
 	sum := corev1.ResourceList{}
 	for i := range pod.Spec.Containers {
@@ -30,9 +32,22 @@ func PodRequests(pod *corev1.Pod) corev1.ResourceList {
 	}
 	addList(sum, sidecars)
 	maxList(sum, peak)
+	if pod.Spec.Resources != nil {
+		for name, q := range pod.Spec.Resources.Requests {
+			if podLevelResource(name) {
+				sum[name] = q.DeepCopy()
+			}
+		}
+	}
 	addList(sum, pod.Spec.Overhead)
 	sum[corev1.ResourcePods] = *resource.NewQuantity(1, resource.DecimalSI)
 	return sum
+}
+
+// podLevelResource reports whether kube-scheduler reads a pod-level request of name in place of
+// its containers': cpu, memory and hugepages (the PodLevelResources feature).
+func podLevelResource(name corev1.ResourceName) bool {
+	return name == corev1.ResourceCPU || name == corev1.ResourceMemory || strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix)
 }
 
 func addList(dst, src corev1.ResourceList) {

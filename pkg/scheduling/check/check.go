@@ -259,11 +259,21 @@ func (c *checker) checkNode(n *cnode) {
 			c.fail("pod %s does not tolerate the taints of node %s", podName(p), n.name)
 		}
 	}
+	c.checkHostPorts(n)
+}
+
+// checkHostPorts fails when two pods of the node use the same host port. They conflict as
+// kube-scheduler's NodePorts filter has them: same protocol and port, and the same host IP or
+// either one a wildcard (pods bound to different addresses share the port).
+func (c *checker) checkHostPorts(n *cnode) {
 	type port struct {
 		proto corev1.Protocol
 		port  int32
+		ip    string
 	}
-	ports := map[port]string{}
+	wild := func(ip string) bool { return ip == "" || ip == "0.0.0.0" || ip == "::" }
+	var used []port
+	owner := map[port]string{}
 	for _, p := range n.pods {
 		for _, ct := range append(append([]corev1.Container(nil), p.Spec.InitContainers...), p.Spec.Containers...) {
 			for _, cp := range ct.Ports {
@@ -274,11 +284,14 @@ func (c *checker) checkNode(n *cnode) {
 				if proto == "" {
 					proto = corev1.ProtocolTCP
 				}
-				k := port{proto, cp.HostPort}
-				if other, dup := ports[k]; dup {
-					c.fail("pods %s and %s both use host port %d/%s on node %s", other, podName(p), cp.HostPort, proto, n.name)
+				k := port{proto, cp.HostPort, cp.HostIP}
+				for _, u := range used {
+					if u.proto == k.proto && u.port == k.port && (u.ip == k.ip || wild(u.ip) || wild(k.ip)) {
+						c.fail("pods %s and %s both use host port %d/%s on node %s", owner[u], podName(p), cp.HostPort, proto, n.name)
+					}
 				}
-				ports[k] = podName(p)
+				used = append(used, k)
+				owner[k] = podName(p)
 			}
 		}
 	}

@@ -82,3 +82,50 @@ func TestCheckerCatchesBrokenPlans(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckerHostPorts puts two pods with host ports on one node: they conflict as
+// kube-scheduler has it, on the same protocol and port when the host IPs are equal or either is
+// a wildcard.
+func TestCheckerHostPorts(t *testing.T) {
+	tests := []struct {
+		name           string
+		protoA, protoB corev1.Protocol
+		ipA, ipB       string
+		portA, portB   int32
+		wantConflict   bool
+	}{
+		{name: "same port, no IPs", portA: 80, portB: 80, wantConflict: true},
+		{name: "same port, a wildcard and an address", ipA: "0.0.0.0", ipB: "10.0.0.1", portA: 80, portB: 80, wantConflict: true},
+		{name: "same port, the same address", ipA: "10.0.0.1", ipB: "10.0.0.1", portA: 80, portB: 80, wantConflict: true},
+		{name: "same port, different addresses", ipA: "10.0.0.1", ipB: "10.0.0.2", portA: 80, portB: 80},
+		{name: "same port, different protocols", protoA: corev1.ProtocolTCP, protoB: corev1.ProtocolUDP, portA: 80, portB: 80},
+		{name: "different ports", portA: 80, portB: 81},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := testInput()
+			for _, p := range in.Pods {
+				p.Spec.Affinity = nil
+				p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("100m")
+			}
+			plan, err := scheduling.Solve(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(plan.NodeClaims) != 1 || len(plan.NodeClaims[0].Pods) != 2 {
+				t.Fatalf("want both pods on one NodeClaim, got %+v", plan.NodeClaims)
+			}
+			// The ports are added after solving: the checker alone judges them.
+			in.Pods[0].Spec.Containers[0].Ports = []corev1.ContainerPort{{HostPort: tt.portA, ContainerPort: tt.portA, Protocol: tt.protoA, HostIP: tt.ipA}}
+			in.Pods[1].Spec.Containers[0].Ports = []corev1.ContainerPort{{HostPort: tt.portB, ContainerPort: tt.portB, Protocol: tt.protoB, HostIP: tt.ipB}}
+			errs := check.Plan(in, plan)
+			found := false
+			for _, e := range errs {
+				found = found || strings.Contains(e.Error(), "host port")
+			}
+			if found != tt.wantConflict {
+				t.Errorf("host port violation reported %v, want %v: %v", found, tt.wantConflict, errs)
+			}
+		})
+	}
+}

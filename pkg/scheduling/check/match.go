@@ -2,6 +2,7 @@ package check
 
 import (
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -116,7 +117,8 @@ func toleratesAll(pod *corev1.Pod, taints []corev1.Taint) bool {
 }
 
 // requests recomputes a pod's needs: max(sum of containers + sidecars, each init container +
-// sidecars before it) + overhead + 1 pod, as float64 units (cpu in cores).
+// sidecars before it), with pod-level cpu, memory and hugepages requests in place of the
+// containers', + overhead + 1 pod, as float64 units (cpu in cores).
 func requests(pod *corev1.Pod) map[corev1.ResourceName]float64 {
 	sum := map[corev1.ResourceName]float64{}
 	f := func(q resource.Quantity) float64 { return q.AsApproximateFloat64() }
@@ -141,6 +143,13 @@ func requests(pod *corev1.Pod) map[corev1.ResourceName]float64 {
 	}
 	for n, v := range peak {
 		sum[n] = max(sum[n], v)
+	}
+	if pod.Spec.Resources != nil {
+		for n, q := range pod.Spec.Resources.Requests {
+			if n == corev1.ResourceCPU || n == corev1.ResourceMemory || strings.HasPrefix(string(n), corev1.ResourceHugePagesPrefix) {
+				sum[n] = f(q)
+			}
+		}
 	}
 	for n, q := range pod.Spec.Overhead {
 		sum[n] += f(q)
