@@ -62,6 +62,7 @@ the shared/bench schema. Everything is embedded: the console needs no network be
 			if err != nil {
 				return err
 			}
+			go func() { _ = c.RecordCost(ctx, console.CostSampleInterval) }() // returns when ctx is done
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return fmt.Errorf("listening on --listen %s, %w", listen, err)
@@ -102,6 +103,7 @@ func (s consoleServer) Start(ctx context.Context) error {
 		return fmt.Errorf("listening on --console-listen %s, %w", s.addr, err)
 	}
 	srv := &http.Server{Handler: s.console.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.console.RecordCost(ctx, console.CostSampleInterval) }() // returns when ctx is done
 	go func() {
 		<-ctx.Done()
 		_ = srv.Close()

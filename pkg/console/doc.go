@@ -3,10 +3,10 @@
 // per-NodePool reasons), what each NodeClaim went through and why a failed one did not join, and
 // the EC2NodeClasses' conditions with their NodeJoinReady preflight findings.
 //
-// Every request reads the cluster once through the client it is given (a cache's client in the
-// controller, a direct one in `joiner console`) and the instance types, with their prices, through
-// the cloud provider. The console writes nothing, holds no state between requests, and shows no
-// credential: it renders only labels, conditions, resources and prices. Templates, CSS and the
+// Every request reads the cluster once through the reader it is given (the manager's cache in the
+// controller, StartCache's in `joiner console`) and the instance types, with their prices, through
+// the cloud provider. The console writes nothing and shows no credential; the only state it keeps
+// is the Overview's cost history, which RecordCost samples in memory (bounded to CostHistory). It renders only labels, conditions, resources and prices. Templates, CSS and the
 // small polling script are embedded (go:embed), so it needs no network beyond the API server and
 // the cloud provider's price reads. Each page polls /api/PAGE, a JSON object carrying the page's
 // rendered <main>, every few seconds.

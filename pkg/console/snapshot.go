@@ -131,6 +131,8 @@ type Overview struct {
 	NodeClaims   int        `json:"nodeClaims"`
 	FailedJoins  int        `json:"failedJoins"`
 	NodePoolRows []PoolRow  `json:"nodePools"`
+	// History is the cost per hour RecordCost sampled; nil before its first sample.
+	History *CostTrend `json:"history,omitempty"`
 }
 
 // CostLine is the hourly cost of one NodePool's launched NodeClaims of one capacity type.
