@@ -63,15 +63,16 @@ var pages = []page{
 	}},
 }
 
-// Console serves the pages. It is safe for concurrent use: it holds what New was given and the cost
-// history RecordCost samples.
+// Console serves the pages. It is safe for concurrent use: it holds what New was given, the cost
+// history RecordCost samples, and the prices it last read of each NodePool.
 type Console struct {
-	history costHistory
-	kube    client.Reader
-	cloud   cloudprovider.CloudProvider
-	clock   clock.Clock
-	log     logr.Logger
-	tmpl    *template.Template
+	history    costHistory
+	lastPrices priceMemory
+	kube       client.Reader
+	cloud      cloudprovider.CloudProvider
+	clock      clock.Clock
+	log        logr.Logger
+	tmpl       *template.Template
 }
 
 // New returns a console reading the cluster through kube and instance types and prices through

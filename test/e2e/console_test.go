@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/chromedp/chromedp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -27,8 +30,8 @@ import (
 
 // TestConsoleInBrowser drives headless Chromium (hack/install-chromium.sh installs Debian's
 // package; CHROMIUM names another) through the controller's console (--console-listen) on the
-// local stack during a scale-up whose node fails to join: the node role's aws-auth mapping is
-// removed after the instance is launched and before it boots, so its kubelet is refused
+// local stack during a scale-up whose node fails to join: the node role's aws-auth mapping and
+// access entry are removed after the instance is launched and before it boots, so its kubelet is refused
 // (Unauthorized) and the NodeClaim is diagnosed Registered=False. A pod no NodePool can hold
 // stays pending. The test checks the DOM of every page (the cost, the pending pods with their
 // reason, the failed NodeClaim's diagnosis and its fix, the EC2NodeClass's findings), that a
@@ -57,7 +60,27 @@ func TestConsoleInBrowser(t *testing.T) {
 		claims, err := claimsWith(ctx, stack, v1.ConditionTypeLaunched, metav1.ConditionTrue)
 		return len(claims) > 0, fmt.Sprint(claims), err
 	})
-	// The operator's mistake, before the instance boots: the node role's mapping removed.
+	b := newBrowser(t, browser)
+	base := "http://" + addr
+	shots, err := screenshotDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The operator watches the scale-up: the launched NodeClaims are priced.
+	text, png := b.page(t, base+"/", []string{"#cost"})
+	checkCost(t, text)
+	if err := os.WriteFile(filepath.Join(shots, "overview-launched.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// The operator's mistake, before the instance boots: the node role's mappings removed (the
+	// world's EC2_LINUX access entry and aws-auth's mapRoles entry).
+	if _, err := eks.NewFromConfig(aws.Config{Region: localstack.DefaultRegion, BaseEndpoint: aws.String(stack.EmulatorURL),
+		Credentials: credentials.NewStaticCredentialsProvider(adminAccessKey, "local-stack", "")}).DeleteAccessEntry(ctx, &eks.DeleteAccessEntryInput{
+		ClusterName: aws.String("demo"), PrincipalArn: aws.String("arn:aws:iam::111122223333:role/KarpenterNodeRole-demo"),
+	}); err != nil {
+		t.Fatalf("deleting the node role's access entry as the administrator: %v", err)
+	}
 	var awsAuth corev1.ConfigMap
 	if err := stack.Client.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "aws-auth"}, &awsAuth); err != nil {
 		t.Fatal(err)
@@ -76,12 +99,6 @@ func TestConsoleInBrowser(t *testing.T) {
 	})
 	t.Logf("NodeClaim %s failed to join", failed)
 
-	b := newBrowser(t, browser)
-	base := "http://" + addr
-	shots, err := screenshotDir()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, p := range []struct {
 		path, name string
 		// want are texts of <main>; each selector must match an element.
@@ -89,7 +106,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}{
 		{"/", "overview", []string{"Cost per hour", "Failed joins", "Cost over the last hours", "default"}, []string{"#cost", "#cost-history", "dd.bad a[href='/nodeclaims']"}},
 		{"/pending", "pending", []string{"default/wants-gpu", "does not fit", "example.com/gpu"}, []string{"article.pod"}},
-		{"/nodeclaims", "nodeclaims", []string{failed, "join failed", "Diagnosis", "NodeRoleNotAuthorized", "KarpenterNodeRole-demo"}, []string{"article.claim.failed .diagnosis li"}},
+		{"/nodeclaims", "nodeclaims", []string{failed, "join failed", "Diagnosis", "NodeRoleNotAuthorized", "kube-system/aws-auth", "EC2_LINUX"}, []string{"article.claim.failed .diagnosis li"}},
 		{"/nodes", "nodes", []string{"Nodes"}, nil},
 		{"/nodeclasses", "nodeclasses", []string{"default", "NodeJoinReady", "Node role: KarpenterNodeRole-demo"}, []string{"main table tbody tr"}},
 	} {
@@ -102,7 +119,7 @@ func TestConsoleInBrowser(t *testing.T) {
 				t.Errorf("%s does not show %q:\n%s", p.path, w, text)
 			}
 		}
-		if p.name == "overview" {
+		if p.name == "overview" { // still priced, as last read, now that the class is not Ready
 			checkCost(t, text)
 		}
 	}
