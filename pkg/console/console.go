@@ -38,7 +38,7 @@ var pages = []page{
 			return nil, err
 		}
 		o := s.overview()
-		o.History = c.history.trend()
+		o.History = c.history.trend(s.now, o.CostPerHour)
 		return o, nil
 	}},
 	{Path: "/nodes", Name: "nodes", Title: "Nodes", data: func(ctx context.Context, c *Console) (any, error) {

@@ -77,7 +77,7 @@ func (c *Console) RecordCost(ctx context.Context, every time.Duration) error {
 
 // CostTrend is the Overview's cost history.
 type CostTrend struct {
-	// Samples are the cost per hour over time, oldest first.
+	// Samples are the cost per hour over time, oldest first, the last being now's.
 	Samples []CostPoint `json:"samples"`
 	// Spent is what the cluster cost from the first sample to the last (each sample's cost per
 	// hour held until the next), over Over.
@@ -105,10 +105,15 @@ const (
 	chartHeight = 100
 )
 
-func (h *costHistory) trend() *CostTrend {
+// trend is the samples and, when later than the last, the cost per hour now: the chart and what
+// was spent reach the present, not only the last sample.
+func (h *costHistory) trend(now time.Time, perHour float64) *CostTrend {
 	samples := h.list()
 	if len(samples) == 0 {
 		return nil
+	}
+	if now.After(samples[len(samples)-1].At) {
+		samples = append(samples, costSample{At: now, PerHour: perHour})
 	}
 	t := &CostTrend{Min: samples[0].PerHour, Max: samples[0].PerHour}
 	for i, s := range samples {

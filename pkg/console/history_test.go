@@ -91,14 +91,20 @@ func TestCostHistory(t *testing.T) {
 		t.Errorf("spent = %v, want %v", h.Spent, want)
 	}
 	body := get(t, srv, "/")
-	for _, w := range []string{`<figure id="cost-history" data-samples="3">`, `Spent over the last 2h0m0s: <strong id="spent">$0.7500</strong>`, "between $0.2500 and $0.5000", "<polyline points=\"0.0,52.0 300.0,4.0 600.0,4.0\""} {
+	for _, w := range []string{`<figure id="cost-history" data-points="3">`, `Spent over the last 2h0m0s: <strong id="spent">$0.7500</strong>`, "between $0.2500 and $0.5000", "<polyline points=\"0.0,52.0 300.0,4.0 600.0,4.0\""} {
 		if !strings.Contains(body, w) {
 			t.Errorf("the Overview does not contain %q:\n%s", w, body)
 		}
 	}
 
-	// Seven hours later the samples older than six hours are gone.
-	clk.Step(7 * time.Hour)
+	// Half an hour later, between samples, the chart and the spending reach now.
+	clk.Step(30 * time.Minute)
+	if h := history(); len(h.Samples) != 4 || h.Over != "2h30m0s" || h.Spent < 0.999999 || h.Spent > 1.000001 {
+		t.Errorf("history half an hour after the last sample = %+v, want four points over 2h30m0s and $1 spent", h)
+	}
+
+	// Seven hours after the last sample, the samples older than six hours are gone.
+	clk.Step(6*time.Hour + 30*time.Minute)
 	testenv.Eventually(t, 10*time.Second, func() string {
 		if h := history(); h == nil || len(h.Samples) != 1 || !h.Samples[0].At.Equal(start.Add(9*time.Hour)) {
 			return fmt.Sprintf("waiting for the history to hold only the sample at 21:00, have %+v", h)
