@@ -89,7 +89,7 @@ type CostTrend struct {
 	Min float64 `json:"min"`
 	Max float64 `json:"max"`
 	// Points is the samples as an SVG polyline's points in a 600x100 box (time left to right,
-	// cost bottom to top, Max at the top).
+	// cost bottom to top, Max at the top), a step line.
 	Points string `json:"-"`
 }
 
@@ -127,8 +127,9 @@ func (h *costHistory) trend(now time.Time, perHour float64) *CostTrend {
 	first, last := samples[0].At, samples[len(samples)-1].At
 	t.Over, t.Since = last.Sub(first).Round(time.Second).String(), first.UTC().Format(time.RFC3339)
 	span := last.Sub(first)
+	// A step line: each sample's cost holds until the next sample, as Spent counts it.
 	var pts []string
-	for _, s := range samples {
+	for i, s := range samples {
 		x := 0.0
 		if span > 0 {
 			x = float64(s.At.Sub(first)) / float64(span) * chartWidth
@@ -136,6 +137,9 @@ func (h *costHistory) trend(now time.Time, perHour float64) *CostTrend {
 		y := float64(chartHeight)
 		if t.Max > 0 {
 			y = chartHeight - s.PerHour/t.Max*(chartHeight-4)
+		}
+		if i > 0 && s.PerHour != samples[i-1].PerHour {
+			pts = append(pts, fmt.Sprintf("%.1f,%s", x, strings.Split(pts[len(pts)-1], ",")[1]))
 		}
 		pts = append(pts, fmt.Sprintf("%.1f,%.1f", x, y))
 	}

@@ -125,7 +125,7 @@ func checkTwoHours(t *testing.T, h *console.CostTrend, body string) {
 	if want := 0.75; h.Spent < want-1e-9 || h.Spent > want+1e-9 {
 		t.Errorf("spent = %v, want %v", h.Spent, want)
 	}
-	for _, w := range []string{`<figure id="cost-history" data-points="3">`, `Spent over the last 2h0m0s: <strong id="spent">$0.7500</strong>`, "between $0.2500 and $0.5000", "<polyline points=\"0.0,52.0 300.0,4.0 600.0,4.0\""} {
+	for _, w := range []string{`<figure id="cost-history" data-points="3">`, `Spent over the last 2h0m0s: <strong id="spent">$0.7500</strong>`, "between $0.2500 and $0.5000", "<polyline points=\"0.0,52.0 300.0,52.0 300.0,4.0 600.0,4.0\""} {
 		if !strings.Contains(body, w) {
 			t.Errorf("the Overview does not contain %q:\n%s", w, body)
 		}
