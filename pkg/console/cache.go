@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
@@ -17,7 +18,7 @@ import (
 )
 
 // StartCache starts an informer cache of what the pages read (NodePools, NodeClaims, Nodes, pods,
-// EC2NodeClasses), waits until it has synced, and returns it as the reader to give New. A page
+// DaemonSets, EC2NodeClasses), waits until it has synced, and returns it as the reader to give New. A page
 // then reads memory, not the API server: listing 10,000 pods from the API server on every poll
 // of every open page would cost the API server, and the page, far more than the page itself. The
 // cache runs until ctx is done. An EC2NodeClass CRD that is not installed is not an error (the
@@ -27,7 +28,8 @@ func StartCache(ctx context.Context, cfg *rest.Config, scheme *kruntime.Scheme) 
 	if err != nil {
 		return nil, fmt.Errorf("building the console's cache, %w", err)
 	}
-	for _, o := range []client.Object{&v1.NodePool{}, &v1.NodeClaim{}, &corev1.Node{}, &corev1.Pod{}, &awsv1.EC2NodeClass{}} {
+	// DaemonSets: the Pending page's simulation counts their pods on every new node.
+	for _, o := range []client.Object{&v1.NodePool{}, &v1.NodeClaim{}, &corev1.Node{}, &corev1.Pod{}, &appsv1.DaemonSet{}, &awsv1.EC2NodeClass{}} {
 		if _, err := c.GetInformer(ctx, o, cache.BlockUntilSynced(false)); err != nil {
 			var noMatch *meta.NoKindMatchError
 			if errors.As(err, &noMatch) || meta.IsNoMatchError(err) {
