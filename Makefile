@@ -49,8 +49,8 @@ image: ## Build the controller image without a daemon into bin/joiner-image.tar 
 ##@ Testing
 
 .PHONY: test
-test: testenv $(HELM) ## Run every test against the real control plane (builds it on first use), and the emulator's SDK contract tests again in us-east-1.
-	HELM=$(HELM) KUBEBUILDER_ASSETS="$$(hack/install-testenv.sh $(BIN)/testenv)" go test $(GO_TEST_FLAGS) ./...
+test: testenv chromium $(HELM) ## Run every test against the real control plane (builds it on first use), and the emulator's SDK contract tests again in us-east-1.
+	HELM=$(HELM) CHROMIUM="$$(hack/install-chromium.sh)" KUBEBUILDER_ASSETS="$$(hack/install-testenv.sh $(BIN)/testenv)" go test $(GO_TEST_FLAGS) ./...
 	KUBEBUILDER_ASSETS="$$(hack/install-testenv.sh $(BIN)/testenv)" AWSEMU_TEST_REGION=us-east-1 go test $(GO_TEST_FLAGS) ./awsemu/
 	cd hack/image && go test $(GO_TEST_FLAGS) ./...
 	$(MAKE) fuzz-ci
@@ -58,6 +58,10 @@ test: testenv $(HELM) ## Run every test against the real control plane (builds i
 .PHONY: fuzz-ci
 fuzz-ci: ## Run every Go fuzz target for FUZZTIME (default 3s) each and print its executions; a crasher fails.
 	FUZZTIME=$(or $(FUZZTIME),3s) hack/fuzz-ci.sh
+
+.PHONY: chromium
+chromium: ## Install headless Chromium from the distribution's packages for the console's browser test (nothing when present).
+	hack/install-chromium.sh >/dev/null
 
 .PHONY: testenv
 testenv: ## Build etcd, kube-apiserver, kube-scheduler and kube-controller-manager into bin/testenv.

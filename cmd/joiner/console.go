@@ -38,11 +38,21 @@ the shared/bench schema. Everything is embedded: the console needs no network be
 			if catalogue == "" && region == "" {
 				return errors.New("console needs the instance types for prices and reasons: pass --aws-region (or set AWS_REGION), or --instance-types FILE")
 			}
-			kube, err := explainClient(cmd)
+			cfg, err := restConfig(kubeconfig)
+			if err != nil {
+				return err
+			}
+			scheme, err := operator.NewScheme()
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
+			// The pages read an informer cache: every poll of every open page then reads memory,
+			// not the API server.
+			kube, err := console.StartCache(ctx, cfg, scheme)
+			if err != nil {
+				return fmt.Errorf("reading the cluster, %w", err)
+			}
 			cloud, err := explainCloud(ctx, kube, catalogue, region)
 			if err != nil {
 				return err
@@ -52,6 +62,7 @@ the shared/bench schema. Everything is embedded: the console needs no network be
 			if err != nil {
 				return err
 			}
+			go func() { _ = c.RecordCost(ctx, console.CostSampleInterval) }() // returns when ctx is done
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return fmt.Errorf("listening on --listen %s, %w", listen, err)
@@ -92,6 +103,7 @@ func (s consoleServer) Start(ctx context.Context) error {
 		return fmt.Errorf("listening on --console-listen %s, %w", s.addr, err)
 	}
 	srv := &http.Server{Handler: s.console.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.console.RecordCost(ctx, console.CostSampleInterval) }() // returns when ctx is done
 	go func() {
 		<-ctx.Done()
 		_ = srv.Close()

@@ -37,7 +37,9 @@ var pages = []page{
 		if err != nil {
 			return nil, err
 		}
-		return s.overview(), nil
+		o := s.overview()
+		o.History = c.history.trend(s.now, o.CostPerHour)
+		return o, nil
 	}},
 	{Path: "/nodes", Name: "nodes", Title: "Nodes", data: func(ctx context.Context, c *Console) (any, error) {
 		s, err := c.read(ctx)
@@ -61,13 +63,16 @@ var pages = []page{
 	}},
 }
 
-// Console serves the pages. It is safe for concurrent use: it holds only what New was given.
+// Console serves the pages. It is safe for concurrent use: it holds what New was given, the cost
+// history RecordCost samples, and the prices it last read of each NodePool.
 type Console struct {
-	kube  client.Reader
-	cloud cloudprovider.CloudProvider
-	clock clock.Clock
-	log   logr.Logger
-	tmpl  *template.Template
+	history    costHistory
+	lastPrices priceMemory
+	kube       client.Reader
+	cloud      cloudprovider.CloudProvider
+	clock      clock.Clock
+	log        logr.Logger
+	tmpl       *template.Template
 }
 
 // New returns a console reading the cluster through kube and instance types and prices through

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,8 +35,8 @@ type state struct {
 	nodeClaims []v1.NodeClaim
 	nodes      []corev1.Node
 	pods       []corev1.Pod
-	// prices maps NodePool -> "type/zone/capacity type" -> hourly price; nil for a NodePool whose
-	// instance types could not be read (priceErrors says why).
+	// prices maps NodePool -> "type/zone/capacity type" -> hourly price; for a NodePool whose
+	// instance types could not be read (priceErrors says why), the prices last read, or nil.
 	prices      map[string]map[string]float64
 	priceErrors map[string]string
 }
@@ -78,6 +79,9 @@ func (c *Console) read(ctx context.Context) (*state, error) {
 		types, err := c.cloud.GetInstanceTypes(ctx, np)
 		if err != nil {
 			s.priceErrors[np.Name] = err.Error()
+			// A NodeClaim launched before its class went not Ready (a node role unmapped, the
+			// very case the console is for) still costs money: price it as last read.
+			s.prices[np.Name] = c.lastPrices.get(np.Name)
 			continue
 		}
 		m := map[string]float64{}
@@ -88,7 +92,37 @@ func (c *Console) read(ctx context.Context) (*state, error) {
 		}
 		s.prices[np.Name] = m
 	}
+	c.lastPrices.keep(s.prices)
 	return s, nil
+}
+
+// priceMemory is the offerings' prices of each NodePool as last read, for the NodePools whose
+// instance types cannot be read now. It holds only NodePools that exist (keep drops the others).
+type priceMemory struct {
+	mu     sync.Mutex
+	prices map[string]map[string]float64
+}
+
+func (m *priceMemory) get(nodePool string) map[string]float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.prices[nodePool]
+}
+
+// keep remembers prices, which maps every NodePool that exists to its prices (nil: unknown).
+func (m *priceMemory) keep(prices map[string]map[string]float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	next := make(map[string]map[string]float64, len(prices))
+	for np, p := range prices {
+		if p == nil {
+			p = m.prices[np]
+		}
+		if p != nil {
+			next[np] = p
+		}
+	}
+	m.prices = next
 }
 
 // price is the hourly price of the NodeClaim's launched offering, from its labels.
@@ -131,6 +165,8 @@ type Overview struct {
 	NodeClaims   int        `json:"nodeClaims"`
 	FailedJoins  int        `json:"failedJoins"`
 	NodePoolRows []PoolRow  `json:"nodePools"`
+	// History is the cost per hour RecordCost sampled; nil before its first sample.
+	History *CostTrend `json:"history,omitempty"`
 }
 
 // CostLine is the hourly cost of one NodePool's launched NodeClaims of one capacity type.
