@@ -40,6 +40,10 @@ type Faults struct {
 // FaultCounts are how many requests each fault hit.
 type FaultCounts struct {
 	Requests, Throttled, Errors, Slowed uint64
+	// InsufficientCapacity counts the launches refused for a pool out of capacity.
+	InsufficientCapacity uint64
+	// Hidden counts the instance reads the DescribeInstancesLag hid an instance from.
+	Hidden uint64
 }
 
 // Fault is what happens to one API request.
@@ -87,4 +91,14 @@ func spread(n uint64, rate float64) bool {
 
 func newFaults() *Faults {
 	return &Faults{InsufficientCapacity: map[Pool]bool{}}
+}
+
+// Set replaces the fault knobs with next's, keeping the counts injected so far and the request
+// sequence the rates are spread over.
+func (f *Faults) Set(next Faults) {
+	next.Injected, next.requests = f.Injected, f.requests
+	if next.InsufficientCapacity == nil {
+		next.InsufficientCapacity = map[Pool]bool{}
+	}
+	*f = next
 }
