@@ -3,10 +3,10 @@ package inspect
 import (
 	"cmp"
 	"encoding/json"
-	"math"
-	"slices"
 	"fmt"
+	"math"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/joinerhq/joiner/awsemu/state"
