@@ -422,6 +422,14 @@ func DaemonSetsRunning(ctx context.Context, c client.Client) (bool, string, erro
 // controller had.
 func Simulate(t *testing.T, ctx context.Context, p *Programs, stack *localstack.Stack, objects ...client.Object) Simulation {
 	t.Helper()
+	return SimulateWithout(t, ctx, p, stack, nil, objects...)
+}
+
+// SimulateWithout is Simulate with the instance types in unavailable left out of the catalogue:
+// those whose every pool the emulator refuses for insufficient capacity, which the controller
+// cannot launch either.
+func SimulateWithout(t *testing.T, ctx context.Context, p *Programs, stack *localstack.Stack, unavailable map[string]bool, objects ...client.Object) Simulation {
+	t.Helper()
 	dir := t.TempDir()
 	var manifests [][]byte
 	var pools []*v1.NodePool
@@ -446,6 +454,7 @@ func Simulate(t *testing.T, ctx context.Context, p *Programs, stack *localstack.
 	if err != nil {
 		t.Fatal(err)
 	}
+	catalogue.InstanceTypes = slices.DeleteFunc(catalogue.InstanceTypes, func(it workload.InstanceType) bool { return unavailable[it.Name] })
 	raw, err := json.Marshal(catalogue)
 	if err != nil {
 		t.Fatal(err)
