@@ -41,10 +41,13 @@ func chaosFaults(ice []state.Pool) inspect.Faults {
 // picks first. It returns the pools and the refused types.
 func cheapestPools(t *testing.T, ctx context.Context, stack *localstack.Stack, np *v1.NodePool, n int) ([]state.Pool, map[string]bool) {
 	t.Helper()
-	cat, err := e2estack.CatalogueOf(ctx, stack, []*v1.NodePool{np})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var cat *workload.File
+	// The catalogue is the EC2NodeClass's offerings: they are read once it is Ready.
+	e2estack.Eventually(t, 2*time.Minute, "the instance types the NodePool may launch", func(ctx context.Context) (bool, string, error) {
+		var err error
+		cat, err = e2estack.CatalogueOf(ctx, stack, []*v1.NodePool{np})
+		return err == nil && len(cat.InstanceTypes) > 0, "no instance type", err
+	})
 	types := slices.Clone(cat.InstanceTypes)
 	slices.SortFunc(types, func(a, b workload.InstanceType) int {
 		return cmp.Or(cmp.Compare(a.Price/a.CPU, b.Price/b.CPU), cmp.Compare(a.Name, b.Name))
@@ -91,8 +94,10 @@ type chaosRun struct {
 	size    size
 	sampler *sampler
 	monkey  *monkey
-	stop    func()
-	wg      sync.WaitGroup
+	// stopSampler and stopKills end the sampler and the monkey; samplerDone and killsDone wait
+	// for them.
+	stopSampler, stopKills func()
+	samplerDone, killsDone sync.WaitGroup
 }
 
 // start starts the stack, the sampler and the monkey.
@@ -102,18 +107,26 @@ func start(t *testing.T, controllerArgs ...string) *chaosRun {
 	stack := e2estack.Start(t, bins, controllerArgs...)
 	e2estack.Namespace(t, t.Context(), stack, ns)
 	r := &chaosRun{t: t, stack: stack, size: sz, sampler: newSampler(stack, ns), monkey: &monkey{stack: stack, size: sz, rng: rng}}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
-	r.stop = cancel
-	r.wg.Go(func() { r.sampler.run(ctx) })
-	r.wg.Go(func() { r.monkey.run(ctx) })
+	samplerCtx, stopSampler := context.WithCancel(context.WithoutCancel(t.Context()))
+	killsCtx, stopKills := context.WithCancel(samplerCtx)
+	r.stopSampler, r.stopKills = stopSampler, stopKills
+	r.samplerDone.Go(func() { r.sampler.run(samplerCtx) })
+	r.killsDone.Go(func() { r.monkey.run(killsCtx) })
 	t.Cleanup(r.halt)
 	return r
 }
 
-// halt stops the sampler and the monkey (the controller left running); it may be called twice.
+// endKills stops the monkey, leaving the controller running; it may be called twice.
+func (r *chaosRun) endKills() {
+	r.stopKills()
+	r.killsDone.Wait()
+}
+
+// halt stops the monkey and the sampler; it may be called twice.
 func (r *chaosRun) halt() {
-	r.stop()
-	r.wg.Wait()
+	r.endKills()
+	r.stopSampler()
+	r.samplerDone.Wait()
 }
 
 // waitKills waits until the monkey killed the controller at least the size's minimum.

@@ -78,11 +78,12 @@ func TestChaosLifecycle(t *testing.T) {
 
 	r.interruptSpot(ctx)
 	r.waitKills(10 * time.Minute)
-	r.halt()
+	r.endKills()
 	r.allRunning(5*time.Minute, int(half)+2, "after the kills: every pod Ready")
 	ratio := r.costWithin(5*time.Minute, "final cost", sim.TotalHourlyPrice)
 	e2estack.CheckOneInstancePerNodeClaim(t, ctx, stack)
 
+	r.sampler.arm(false, false) // the Deployments go: their pods are no longer guarded
 	for _, obj := range []client.Object{web, spotApp, general, spot} {
 		if err := stack.Client.Delete(ctx, obj); err != nil {
 			t.Fatal(err)
