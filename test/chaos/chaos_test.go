@@ -36,8 +36,8 @@ func chaosFaults(ice []state.Pool) inspect.Faults {
 	return inspect.Faults{InsufficientCapacity: ice, ThrottleRate: 0.3, ErrorRate: 0.02, SlowRate: 0.05, SlowLatency: "2s", DescribeInstancesLag: "2s"}
 }
 
-// cheapestPools are every pool (zone, capacity type) of the cheapest instance types per vCPU
-// the NodePool may launch, which the run refuses for insufficient capacity: the types a plan
+// cheapestPools are every pool (zone, capacity type) of the n cheapest instance types per vCPU
+// the NodePool may launch that the web pods fit on, which the run refuses for insufficient capacity: the types a plan
 // picks first. It returns the pools and the refused types.
 func cheapestPools(t *testing.T, ctx context.Context, stack *localstack.Stack, np *v1.NodePool, n int) ([]state.Pool, map[string]bool) {
 	t.Helper()
@@ -48,7 +48,11 @@ func cheapestPools(t *testing.T, ctx context.Context, stack *localstack.Stack, n
 		cat, err = e2estack.CatalogueOf(ctx, stack, []*v1.NodePool{np})
 		return err == nil && len(cat.InstanceTypes) > 0, "no instance type", err
 	})
-	types := slices.Clone(cat.InstanceTypes)
+	// Only types a web pod (1 CPU, 1Gi, and the DaemonSets) fits on: the nano and micro types
+	// are cheaper per vCPU but no plan here picks them.
+	types := slices.DeleteFunc(slices.Clone(cat.InstanceTypes), func(it workload.InstanceType) bool {
+		return it.CPU < 2 || it.MemoryMiB < 2048
+	})
 	slices.SortFunc(types, func(a, b workload.InstanceType) int {
 		return cmp.Or(cmp.Compare(a.Price/a.CPU, b.Price/b.CPU), cmp.Compare(a.Name, b.Name))
 	})
@@ -112,7 +116,9 @@ func start(t *testing.T, controllerArgs ...string) *chaosRun {
 	r.stopSampler, r.stopKills = stopSampler, stopKills
 	r.samplerDone.Go(func() { r.sampler.run(samplerCtx) })
 	r.killsDone.Go(func() { r.monkey.run(killsCtx) })
-	t.Cleanup(r.halt)
+	// The report, also of a failed run: cleanups run last in first out, so before the stack
+	// stops.
+	t.Cleanup(r.report)
 	return r
 }
 
@@ -158,8 +164,8 @@ func (r *chaosRun) allRunning(timeout time.Duration, want int, what string) {
 	})
 }
 
-// report logs and checks what the run did: kills, faults injected by kind, invariant checks,
-// and fails the test with every invariant the sampler found broken.
+// report logs and checks what the run did when the test ends: kills, faults injected by kind,
+// invariant checks, and fails the test with every invariant the sampler found broken.
 func (r *chaosRun) report() {
 	r.t.Helper()
 	r.halt()

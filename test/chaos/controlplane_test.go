@@ -46,7 +46,6 @@ func TestChaosControlPlaneRestart(t *testing.T) {
 	}
 	restart(t, r, 2*time.Second)
 	e2estack.CheckNothingLeft(t, stack, 4*time.Minute)
-	r.report()
 }
 
 // restart restarts kube-apiserver and etcd, down for the given time.

@@ -31,12 +31,16 @@ func TestChaosLifecycle(t *testing.T) {
 	general := e2estack.NodePool("general", 10, "")
 	spot := e2estack.NodePool("spot", 1, "")
 	spot.Spec.Template.Spec.Requirements[0].Values = []string{v1.CapacityTypeSpot}
-	spot.Spec.Template.Spec.Taints = nil
+	for _, np := range []*v1.NodePool{general, spot} {
+		// Half the nodes at once: the default 10% rolls one node at a time, each after the 15s
+		// validation, longer than CI affords.
+		np.Spec.Disruption.Budgets = []v1.Budget{{Nodes: "50%"}}
+	}
 	ice, refused := cheapestPools(t, ctx, stack, general, 2)
 	e2estack.PutFaults(t, ctx, stack, chaosFaults(ice))
 	t.Logf("refusing capacity of %v in every pool", refusedNames(refused))
 
-	web := e2estack.Deployment(ns, "web", r.size.web, "1", "1Gi")
+	web := e2estack.Deployment(ns, "web", r.size.web, "1", "1Gi", onPool("general"))
 	spotApp := e2estack.Deployment(ns, "spot", 2, "500m", "512Mi", oneSpotNodeEach)
 	if err := stack.Apply(ctx, general, spot, web, withPDB("web"), spotApp, withPDB("spot")); err != nil {
 		t.Fatal(err)
@@ -90,7 +94,6 @@ func TestChaosLifecycle(t *testing.T) {
 		}
 	}
 	e2estack.CheckNothingLeft(t, stack, 4*time.Minute)
-	r.report()
 	t.Logf("final cost ratio to joiner simulate %.3f (plan $%.4f/h for %d web pods)", ratio, sim.TotalHourlyPrice, half)
 }
 
@@ -138,6 +141,12 @@ func (r *chaosRun) interruptSpot(ctx context.Context) {
 		return !claimLeft && !live && ready == 2, fmt.Sprintf("victim nodeclaim left %v, instance live %v, %d/2 spot pods Ready", claimLeft, live, ready), err
 	})
 	r.t.Logf("spot interruption of %s handled in %s", id, time.Since(warned).Round(time.Second))
+}
+
+// onPool keeps pods on a NodePool's nodes: without it the scheduler may bind a web pod on a
+// spot node launched for a spot pod, which then needs another.
+func onPool(pool string) func(*corev1.PodSpec) {
+	return func(spec *corev1.PodSpec) { spec.NodeSelector = map[string]string{v1.NodePoolLabelKey: pool} }
 }
 
 // readyOf counts the Ready pods of an app.
