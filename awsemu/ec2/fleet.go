@@ -87,6 +87,22 @@ func (h *Handler) createFleet(req request) (any, error) {
 		if err := authz.Authorize(w, p, authz.EC2, fleetPermissions(w, r, fleetTags)...); err != nil {
 			return err
 		}
+		token, params := f.String("ClientToken"), f.Canonical("ClientToken")
+		if done, ok := r.ClientTokens[token]; ok && token != "" && !f.Bool("DryRun") {
+			if done.Params != params {
+				return wire.NewError(http.StatusBadRequest, "IdempotentParameterMismatch",
+					"Client token %s was already used for a request with different parameters.", token)
+			}
+			out = done.Result.(createFleetResponse)
+			out.RequestID = req.call.RequestID
+			return nil
+		}
+		defer func() {
+			// Only a request that launched is remembered: one that failed may be tried again.
+			if token != "" && len(out.Instances) > 0 && !f.Bool("DryRun") {
+				r.ClientTokens[token] = state.Idempotent{Params: params, Result: out}
+			}
+		}()
 		fleetID := newFleetID(w)
 		out = createFleetResponse{XMLNS: ns, RequestID: req.call.RequestID, FleetID: fleetID}
 		order(w, r, candidates, capacityType, strategy)

@@ -19,8 +19,10 @@ type Faults struct {
 	// ThrottleRate is the share (0..1) of API requests refused as throttled, spread evenly and
 	// deterministically over the requests.
 	ThrottleRate float64
-	// ErrorRate is the share (0..1) of API requests answered with a 500 internal error, spread
-	// like ThrottleRate; a request both would hit is throttled.
+	// ErrorRate is the share (0..1) of the API requests not throttled answered with a 500
+	// internal error, spread like ThrottleRate over those requests (spread over all of them, the
+	// two rates would pick the same requests: at 0.3 and 0.02 every 50th is throttled, and no
+	// error would ever be injected).
 	ErrorRate float64
 	// DescribeInstancesLag hides instances from DescribeInstances and DescribeInstanceStatus for
 	// this long after launch, as EC2's eventual consistency does.
@@ -34,7 +36,7 @@ type Faults struct {
 	// Injected counts the faults injected so far, for a test to report.
 	Injected FaultCounts
 
-	requests uint64
+	requests, unthrottled uint64
 }
 
 // FaultCounts are how many requests each fault hit.
@@ -60,7 +62,10 @@ func (f *Faults) Next() Fault {
 	f.Injected.Requests++
 	n := f.requests
 	out := Fault{Throttle: spread(n, f.ThrottleRate), Delay: f.Latency}
-	out.Error = !out.Throttle && spread(n, f.ErrorRate)
+	if !out.Throttle {
+		f.unthrottled++
+		out.Error = spread(f.unthrottled, f.ErrorRate)
+	}
 	if f.SlowLatency > 0 && spread(n, f.SlowRate) {
 		out.Delay += f.SlowLatency
 		f.Injected.Slowed++
@@ -96,7 +101,7 @@ func newFaults() *Faults {
 // Set replaces the fault knobs with next's, keeping the counts injected so far and the request
 // sequence the rates are spread over.
 func (f *Faults) Set(next Faults) {
-	next.Injected, next.requests = f.Injected, f.requests
+	next.Injected, next.requests, next.unthrottled = f.Injected, f.requests, f.unthrottled
 	if next.InsufficientCapacity == nil {
 		next.InsufficientCapacity = map[Pool]bool{}
 	}
