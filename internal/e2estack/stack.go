@@ -71,6 +71,7 @@ func Start(t *testing.T, p *Programs, controllerArgs ...string) *localstack.Stac
 		}
 		if t.Failed() {
 			DumpLogs(t, filepath.Join(work, "logs"))
+			keepLogs(t, filepath.Join(work, "logs"))
 		}
 		if err := stack.Stop(); err != nil {
 			t.Errorf("stopping the stack: %v", err)
@@ -207,6 +208,21 @@ func CheckPrivileges(t *testing.T, ctx context.Context, stack *localstack.Stack,
 	}
 	t.Logf("least privilege: %d grants of the chart, unused as excepted %q; %d IAM decisions over the policy's %d actions, unused as excepted %q",
 		len(grants), excepted, len(decisions), len(stack.ControllerPolicy.Actions()), slices.DeleteFunc(allUnused, func(a string) bool { return slices.Contains(unusedActions, a) }))
+}
+
+// keepLogs copies a failed test's logs under $JOINER_E2E_LOGS/<test>, when set: the work
+// directory goes with the test, and the tails DumpLogs prints rarely hold the cause.
+func keepLogs(t *testing.T, dir string) {
+	root := os.Getenv("JOINER_E2E_LOGS")
+	if root == "" {
+		return
+	}
+	dst := filepath.Join(root, strings.ReplaceAll(t.Name(), "/", "_"))
+	if err := os.CopyFS(dst, os.DirFS(dir)); err != nil {
+		t.Logf("keeping the logs in %s: %v", dst, err)
+		return
+	}
+	t.Logf("logs kept in %s", dst)
 }
 
 // DumpLogs prints the tail of each program's log, for a failed test.
