@@ -88,18 +88,16 @@ func (h *Handler) createFleet(req request) (any, error) {
 			return err
 		}
 		token, params := f.String("ClientToken"), f.Canonical("ClientToken")
-		if done, ok := r.ClientTokens[token]; ok && token != "" && !f.Bool("DryRun") {
-			if done.Params != params {
-				return wire.NewError(http.StatusBadRequest, "IdempotentParameterMismatch",
-					"Client token %s was already used for a request with different parameters.", token)
-			}
-			out = done.Result.(createFleetResponse)
-			out.RequestID = req.call.RequestID
-			return nil
+		if f.Bool("DryRun") {
+			token = ""
 		}
+		if replayed, ok, err := replay(r, token, params); ok || err != nil {
+			out, out.RequestID = replayed, req.call.RequestID
+			return err
+		}
+		// Only a request that launched is remembered: one that failed may be tried again.
 		defer func() {
-			// Only a request that launched is remembered: one that failed may be tried again.
-			if token != "" && len(out.Instances) > 0 && !f.Bool("DryRun") {
+			if token != "" && len(out.Instances) > 0 {
 				r.ClientTokens[token] = state.Idempotent{Params: params, Result: out}
 			}
 		}()
@@ -139,6 +137,21 @@ func (h *Handler) createFleet(req request) (any, error) {
 		return nil
 	})
 	return out, err
+}
+
+// replay answers a CreateFleet whose client token launched already: with the first answer when
+// the parameters are the same, else with IdempotentParameterMismatch. ok is false for a new
+// token (or none).
+func replay(r *state.Region, token, params string) (out createFleetResponse, ok bool, err error) {
+	done, seen := r.ClientTokens[token]
+	switch {
+	case token == "" || !seen:
+		return out, false, nil
+	case done.Params != params:
+		return out, false, wire.NewError(http.StatusBadRequest, "IdempotentParameterMismatch",
+			"Client token %s was already used for a request with different parameters.", token)
+	}
+	return done.Result.(createFleetResponse), true, nil
 }
 
 func (e fleetErrorXML) status() int {

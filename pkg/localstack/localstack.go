@@ -221,8 +221,7 @@ func (s *Stack) start(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(s.out, "Starting etcd and kube-apiserver from %s\n", o.AssetsDir)
-	s.env = &envtest.Environment{BinaryAssetsDirectory: o.AssetsDir, Scheme: scheme, CRDs: crds}
-	if err := s.persistControlPlane(); err != nil {
+	if err := s.persistControlPlane(&envtest.Environment{BinaryAssetsDirectory: o.AssetsDir, Scheme: scheme, CRDs: crds}); err != nil {
 		return err
 	}
 	if o.Helm != "" {
@@ -370,10 +369,11 @@ func (s *Stack) startController(ctx context.Context, logs string) error {
 	return nil
 }
 
-// persistControlPlane keeps etcd's data and the API server's certificates and service-account
+// persistControlPlane makes env the stack's control plane, keeping etcd's data and the API server's certificates and service-account
 // keys in WorkDir rather than in directories envtest removes on stop, so that
 // RestartControlPlane brings back the same cluster, whose clients and tokens stay valid.
-func (s *Stack) persistControlPlane() error {
+func (s *Stack) persistControlPlane(env *envtest.Environment) error {
+	s.env = env
 	etcd, err := filepath.Abs(filepath.Join(s.opts.WorkDir, "etcd"))
 	if err != nil {
 		return fmt.Errorf("resolving the etcd data directory, %w", err)

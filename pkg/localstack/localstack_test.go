@@ -80,9 +80,13 @@ func TestStart(t *testing.T) {
 	if err := stack.applySamples(ctx); err != nil {
 		t.Errorf("applying samples twice: %v", err)
 	}
+	checkRestart(t, ctx, stack)
+}
 
-	// A restarted control plane is the same cluster: the objects are kept and the same client,
-	// with the same certificates, writes to it again.
+// checkRestart: a restarted control plane is the same cluster: the objects are kept and the same
+// client, with the same certificates, writes to it again.
+func checkRestart(t *testing.T, ctx context.Context, stack *Stack) {
+	t.Helper()
 	if err := stack.RestartControlPlane(ctx, time.Second); err != nil {
 		t.Fatalf("RestartControlPlane() = %v", err)
 	}

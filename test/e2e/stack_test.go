@@ -12,7 +12,6 @@ import (
 	"github.com/joinerhq/joiner/internal/e2estack"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/localstack"
-	"github.com/joinerhq/joiner/pkg/scheduling/workload"
 )
 
 // The suite's names for the shared end-to-end harness (internal/e2estack, which test/chaos also
@@ -30,8 +29,6 @@ func startStack(t *testing.T, controllerArgs ...string) *localstack.Stack {
 	t.Helper()
 	return e2estack.Start(t, bins, controllerArgs...)
 }
-
-func eksDaemonSets() []client.Object { return e2estack.EKSDaemonSets() }
 
 func leastPrivilege(o localstack.Options) localstack.Options { return bins.LeastPrivilege(o) }
 
@@ -79,10 +76,6 @@ func daemonSetsRunning(ctx context.Context, c client.Client) (bool, string, erro
 func simulate(t *testing.T, ctx context.Context, stack *localstack.Stack, objects ...client.Object) simulation {
 	t.Helper()
 	return e2estack.Simulate(t, ctx, bins, stack, objects...)
-}
-
-func catalogueOf(ctx context.Context, stack *localstack.Stack, pools []*v1.NodePool) (*workload.File, error) {
-	return e2estack.CatalogueOf(ctx, stack, pools)
 }
 
 func cost(instances []localstack.Instance) float64 { return e2estack.Cost(instances) }
