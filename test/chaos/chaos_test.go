@@ -51,7 +51,7 @@ func cheapestPools(t *testing.T, ctx context.Context, stack *localstack.Stack, n
 	// Only types a web pod (1 CPU, 1Gi, and the DaemonSets) fits on: the nano and micro types
 	// are cheaper per vCPU but no plan here picks them.
 	types := slices.DeleteFunc(slices.Clone(cat.InstanceTypes), func(it workload.InstanceType) bool {
-		return it.CPU < 2 || it.MemoryMiB < 2048
+		return it.CPU < 2 || it.MemoryMiB < 1536
 	})
 	slices.SortFunc(types, func(a, b workload.InstanceType) int {
 		return cmp.Or(cmp.Compare(a.Price/a.CPU, b.Price/b.CPU), cmp.Compare(a.Name, b.Name))
