@@ -68,7 +68,9 @@ func TestChaosLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	patch(t, ctx, stack.Client, &awsv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, `{"spec":{"amiSelectorTerms":[{"alias":"al2023@v20251001"}]}}`)
-	e2estack.Eventually(t, 10*time.Minute, "drift: every node replaced on the pinned AMI", func(ctx context.Context) (bool, string, error) {
+	// Drift replaces one node per decision, each after the validation period and its
+	// replacement's launch: a few minutes, and one more per node.
+	e2estack.Eventually(t, 4*time.Minute+time.Duration(len(before))*time.Minute, "drift: every node replaced on the pinned AMI", func(ctx context.Context) (bool, string, error) {
 		now, err := imagesOf(ctx, stack.Client)
 		left := 0
 		for name := range now {

@@ -33,7 +33,7 @@ func sizeOf(t *testing.T) size {
 	case "":
 		return size{name: "ci", minKills: 10, upMin: 2 * time.Second, upMax: 40 * time.Second, downMax: 800 * time.Millisecond, web: 4}
 	case "full":
-		return size{name: "full", minKills: 50, upMin: time.Second, upMax: 30 * time.Second, downMax: time.Second, web: 24}
+		return size{name: "full", minKills: 50, upMin: time.Second, upMax: 30 * time.Second, downMax: time.Second, web: 16}
 	default:
 		t.Fatalf("JOINER_CHAOS=%q: set it to full, or leave it empty for the CI size", v)
 		return size{}
