@@ -248,6 +248,12 @@ func TestInspectionFaultKnobs(t *testing.T) {
 		t.Errorf("injected %+v, want one capacity refusal", *got.Injected)
 	}
 
+	checkRefusedFaults(t, e)
+}
+
+// checkRefusedFaults: a knob out of range is refused with a 400 naming it, and changes nothing.
+func checkRefusedFaults(t *testing.T, e *env) {
+	t.Helper()
 	for _, tt := range []struct{ body, field string }{
 		{`{"errorRate": 1.5}`, "errorRate"},
 		{`{"throttleRate": -0.1}`, "throttleRate"},

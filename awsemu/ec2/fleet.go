@@ -50,23 +50,9 @@ func (c candidate) xml() ltAndOverridesXML {
 
 func (h *Handler) createFleet(req request) (any, error) {
 	f := req.form
-	if t := f.String("Type"); t != "instant" {
-		return nil, wire.InvalidParameterValue("The emulator supports only fleets of type instant, got '" + t + "'.")
-	}
-	total, err := f.Int("TargetCapacitySpecification.TotalTargetCapacity", 0)
+	total, capacityType, strategy, err := fleetTarget(f)
 	if err != nil {
 		return nil, err
-	}
-	if total < 1 {
-		return nil, wire.MissingParameter("TargetCapacitySpecification.TotalTargetCapacity")
-	}
-	capacityType := f.String("TargetCapacitySpecification.DefaultTargetCapacityType")
-	if capacityType != state.CapacitySpot && capacityType != state.CapacityOnDemand {
-		return nil, wire.InvalidParameterValue("Value (" + capacityType + ") for parameter DefaultTargetCapacityType is invalid.")
-	}
-	strategy := f.String("OnDemandOptions.AllocationStrategy")
-	if capacityType == state.CapacitySpot {
-		strategy = f.String("SpotOptions.AllocationStrategy")
 	}
 	specs := f.TagSpecifications("TagSpecification")
 	candidates := fleetCandidates(f)
@@ -137,6 +123,30 @@ func (h *Handler) createFleet(req request) (any, error) {
 		return nil
 	})
 	return out, err
+}
+
+// fleetTarget reads a CreateFleet's target: how many instances, of which capacity type, with
+// which allocation strategy; only instant fleets are served.
+func fleetTarget(f wire.Form) (total int, capacityType, strategy string, err error) {
+	if t := f.String("Type"); t != "instant" {
+		return 0, "", "", wire.InvalidParameterValue("The emulator supports only fleets of type instant, got '" + t + "'.")
+	}
+	total, err = f.Int("TargetCapacitySpecification.TotalTargetCapacity", 0)
+	if err != nil {
+		return 0, "", "", err
+	}
+	if total < 1 {
+		return 0, "", "", wire.MissingParameter("TargetCapacitySpecification.TotalTargetCapacity")
+	}
+	capacityType = f.String("TargetCapacitySpecification.DefaultTargetCapacityType")
+	if capacityType != state.CapacitySpot && capacityType != state.CapacityOnDemand {
+		return 0, "", "", wire.InvalidParameterValue("Value (" + capacityType + ") for parameter DefaultTargetCapacityType is invalid.")
+	}
+	strategy = f.String("OnDemandOptions.AllocationStrategy")
+	if capacityType == state.CapacitySpot {
+		strategy = f.String("SpotOptions.AllocationStrategy")
+	}
+	return total, capacityType, strategy, nil
 }
 
 // replay answers a CreateFleet whose client token launched already: with the first answer when

@@ -250,21 +250,8 @@ func (s *Stack) start(ctx context.Context) error {
 	}
 
 	logs := filepath.Join(o.WorkDir, "logs")
-	schedulerConfig, err := writeSchedulerConfig(o.WorkDir, s.KubeconfigPath)
-	if err != nil {
+	if err := s.startKubeComponents(logs); err != nil {
 		return err
-	}
-	for _, p := range []*Process{
-		{Name: "kube-scheduler", Path: filepath.Join(o.AssetsDir, "kube-scheduler"),
-			Args: []string{"--config", schedulerConfig, "--secure-port=0"}},
-		{Name: "kube-controller-manager", Path: filepath.Join(o.AssetsDir, "kube-controller-manager"),
-			Args: []string{"--kubeconfig", s.KubeconfigPath, "--leader-elect=false", "--secure-port=0",
-				"--use-service-account-credentials=false", "--controllers=*,-serviceaccount-token"}},
-	} {
-		p.LogPath = filepath.Join(logs, p.Name+".log")
-		if err := s.run(p); err != nil {
-			return err
-		}
 	}
 	fmt.Fprintf(s.out, "kube-scheduler and kube-controller-manager running; logs in %s\n", logs)
 
@@ -280,6 +267,28 @@ func (s *Stack) start(ctx context.Context) error {
 	}
 	if o.Samples {
 		return s.applySamples(ctx)
+	}
+	return nil
+}
+
+// startKubeComponents starts kube-scheduler and kube-controller-manager, logging into logs.
+func (s *Stack) startKubeComponents(logs string) error {
+	o := s.opts
+	schedulerConfig, err := writeSchedulerConfig(o.WorkDir, s.KubeconfigPath)
+	if err != nil {
+		return err
+	}
+	for _, p := range []*Process{
+		{Name: "kube-scheduler", Path: filepath.Join(o.AssetsDir, "kube-scheduler"),
+			Args: []string{"--config", schedulerConfig, "--secure-port=0"}},
+		{Name: "kube-controller-manager", Path: filepath.Join(o.AssetsDir, "kube-controller-manager"),
+			Args: []string{"--kubeconfig", s.KubeconfigPath, "--leader-elect=false", "--secure-port=0",
+				"--use-service-account-credentials=false", "--controllers=*,-serviceaccount-token"}},
+	} {
+		p.LogPath = filepath.Join(logs, p.Name+".log")
+		if err := s.run(p); err != nil {
+			return err
+		}
 	}
 	return nil
 }
