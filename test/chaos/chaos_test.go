@@ -104,11 +104,16 @@ type chaosRun struct {
 	samplerDone, killsDone sync.WaitGroup
 }
 
-// start starts the stack, the sampler and the monkey.
-func start(t *testing.T, controllerArgs ...string) *chaosRun {
+// start starts the stack (restartable: its control plane is restarted, e2estack.StartRestartable),
+// the sampler and the monkey.
+func start(t *testing.T, restartable bool, controllerArgs ...string) *chaosRun {
 	sz := sizeOf(t)
 	rng := rand.New(rand.NewPCG(seed(t), 0))
-	stack := e2estack.Start(t, bins, controllerArgs...)
+	startStack := e2estack.Start
+	if restartable {
+		startStack = e2estack.StartRestartable
+	}
+	stack := startStack(t, bins, controllerArgs...)
 	e2estack.Namespace(t, t.Context(), stack, ns)
 	r := &chaosRun{t: t, stack: stack, size: sz, sampler: newSampler(stack, ns), monkey: &monkey{stack: stack, size: sz, rng: rng}}
 	samplerCtx, stopSampler := context.WithCancel(context.WithoutCancel(t.Context()))

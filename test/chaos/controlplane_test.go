@@ -16,7 +16,7 @@ import (
 // and the emulator's kubelets) reconnect, every pod runs, instances pair with NodeClaims, and
 // after everything is deleted, while the control plane restarts once more, nothing is left.
 func TestChaosControlPlaneRestart(t *testing.T) {
-	r := start(t)
+	r := start(t, true)
 	ctx, stack := t.Context(), r.stack
 	general := e2estack.NodePool("general", 10, "")
 	ice, _ := cheapestPools(t, ctx, stack, general, 2)

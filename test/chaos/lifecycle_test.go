@@ -26,7 +26,7 @@ import (
 // web's NodePool costs within 10% of `joiner simulate` for its final pods (the refused types
 // left out of its catalogue), and after everything is deleted no instance is left.
 func TestChaosLifecycle(t *testing.T) {
-	r := start(t, "--interruption-queue", localstack.DefaultClusterName)
+	r := start(t, false, "--interruption-queue", localstack.DefaultClusterName)
 	ctx, stack := t.Context(), r.stack
 	general := e2estack.NodePool("general", 10, "")
 	spot := e2estack.NodePool("spot", 1, "")
