@@ -190,3 +190,15 @@ func TestThrottlingEKS(t *testing.T) {
 		t.Errorf("err = %v, want ThrottlingException", err)
 	}
 }
+
+// TestErrorsSpreadOverUnthrottled: the error rate is spread over the requests not throttled, so
+// rates whose spreads coincide (every 50th request is both 30% and 2%) still inject both.
+func TestErrorsSpreadOverUnthrottled(t *testing.T) {
+	f := &state.Faults{ThrottleRate: 0.3, ErrorRate: 0.02}
+	for range 1000 {
+		f.Next()
+	}
+	if f.Injected.Throttled != 300 || f.Injected.Errors != 14 {
+		t.Errorf("injected %+v over 1000 requests, want 300 throttled and 14 errors (2%% of the 700 others)", f.Injected)
+	}
+}

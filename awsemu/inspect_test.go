@@ -2,6 +2,7 @@ package awsemu_test
 
 import (
 	"encoding/json"
+	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -163,5 +164,110 @@ func TestAuthorizationLog(t *testing.T) {
 			d.Role != roleARN || d.Region != e.region || !strings.Contains(d.Principal, ":assumed-role/") {
 			t.Errorf("decision %d = %+v, want %+v by %s in %s", i, d, want[i], roleARN, e.region)
 		}
+	}
+}
+
+// putFaultsRaw PUTs body to the faults endpoint and returns the status and the answer.
+func putFaultsRaw(t *testing.T, e *env, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPut, e.url+"/_awsemu/faults", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(raw)
+}
+
+// getFaults reads the faults endpoint.
+func getFaults(t *testing.T, e *env) inspect.Faults {
+	t.Helper()
+	resp, err := http.Get(e.url + "/_awsemu/faults")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var out inspect.Faults
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Injected == nil {
+		t.Fatal("GET faults reports no injected counts")
+	}
+	return out
+}
+
+// TestInspectionFaultKnobs: the endpoint sets and reports errorRate, slowRate and slowLatency
+// next to the other knobs, reports the faults injected so far by kind (kept across PUTs), and
+// refuses a knob out of range naming it.
+func TestInspectionFaultKnobs(t *testing.T) {
+	e := newEnv(t)
+	f := e.fixture(t)
+	if code, body := putFaultsRaw(t, e, `{"errorRate": 0.25}`); code != http.StatusOK {
+		t.Fatalf("PUT errorRate: %d %s", code, body)
+	}
+	base := getFaults(t, e).Injected.Requests // the fixture's calls
+	failed := 0
+	for range 8 {
+		if _, err := e.ec2.DescribeAvailabilityZones(t.Context(), &ec2.DescribeAvailabilityZonesInput{}); err != nil {
+			wantCode(t, err, "InternalError", "injected 500")
+			failed++
+		}
+	}
+	got := getFaults(t, e)
+	if failed != 2 || got.ErrorRate != 0.25 || got.Injected.Errors != 2 || got.Injected.Requests-base != 8 {
+		t.Errorf("8 calls at errorRate 0.25: %d failed; endpoint reports %+v, injected %+v since %d requests", failed, got, *got.Injected, base)
+	}
+
+	pool := `{"instanceType": "m5.large", "zone": "` + e.zone("a") + `", "capacityType": "on-demand"}`
+	if code, body := putFaultsRaw(t, e, `{"slowRate": 0.5, "slowLatency": "3s", "throttleRate": 0.3, "describeInstancesLag": "2s", "insufficientCapacity": [`+pool+`]}`); code != http.StatusOK {
+		t.Fatalf("PUT slowRate: %d %s", code, body)
+	}
+	got = getFaults(t, e)
+	if got.ErrorRate != 0 || got.SlowRate != 0.5 || got.SlowLatency != "3s" || got.ThrottleRate != 0.3 || got.DescribeInstancesLag != "2s" || len(got.InsufficientCapacity) != 1 {
+		t.Errorf("after the second PUT the endpoint reports %+v", got)
+	}
+	if got.Injected.Errors != 2 {
+		t.Errorf("a PUT reset the injected counts: %+v", *got.Injected)
+	}
+	// The knobs off again, but the capacity fault: one refused launch is counted.
+	if code, body := putFaultsRaw(t, e, `{"insufficientCapacity": [`+pool+`]}`); code != http.StatusOK {
+		t.Fatalf("PUT: %d %s", code, body)
+	}
+	_, err := e.ec2.RunInstances(t.Context(), &ec2.RunInstancesInput{MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
+		ImageId: aws.String(f.amd64AMI), InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets[e.zone("a")])})
+	wantCode(t, err, "InsufficientInstanceCapacity", "injected capacity fault")
+	if got := getFaults(t, e); got.Injected.InsufficientCapacity != 1 {
+		t.Errorf("injected %+v, want one capacity refusal", *got.Injected)
+	}
+
+	checkRefusedFaults(t, e)
+}
+
+// checkRefusedFaults: a knob out of range is refused with a 400 naming it, and changes nothing.
+func checkRefusedFaults(t *testing.T, e *env) {
+	t.Helper()
+	for _, tt := range []struct{ body, field string }{
+		{`{"errorRate": 1.5}`, "errorRate"},
+		{`{"throttleRate": -0.1}`, "throttleRate"},
+		{`{"slowRate": 0.5}`, "slowLatency"},
+		{`{"slowRate": 0.5, "slowLatency": "soon"}`, "slowLatency"},
+		{`{"describeInstancesLag": "-2s"}`, "describeInstancesLag"},
+		{`{"latency": "2"}`, "latency"},
+	} {
+		code, body := putFaultsRaw(t, e, tt.body)
+		if code != http.StatusBadRequest || !strings.Contains(body, tt.field) {
+			t.Errorf("PUT %s = %d %q, want 400 naming %s", tt.body, code, body, tt.field)
+		}
+	}
+	if got := getFaults(t, e); len(got.InsufficientCapacity) != 1 || got.ErrorRate != 0 {
+		t.Errorf("a refused PUT changed the faults: %+v", got)
 	}
 }

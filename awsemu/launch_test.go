@@ -405,3 +405,52 @@ func TestDescribeInstanceStatus(t *testing.T) {
 		t.Errorf("statuses: %+v", all.InstanceStatuses)
 	}
 }
+
+// TestCreateFleetClientToken: a CreateFleet repeated with its client token and parameters is
+// answered with the first one's instance and launches nothing; with other parameters it is
+// refused with IdempotentParameterMismatch; a request that launched nothing does not hold its
+// token.
+func TestCreateFleetClientToken(t *testing.T) {
+	e := newEnv(t)
+	f := e.fixture(t)
+	e.launchTemplate(t, "lt-amd64", f.amd64AMI, f)
+	// The token of a launch that found no capacity stays free.
+	_ = e.state.Update(func(w *state.World) error {
+		w.Faults.InsufficientCapacity[state.Pool{InstanceType: "m5.large", Zone: e.zone("a"), CapacityType: state.CapacityOnDemand}] = true
+		return nil
+	})
+	in := fleetInput("lt-amd64", ec2types.DefaultTargetCapacityTypeOnDemand, override("m5.large", f.subnets[e.zone("a")]))
+	in.ClientToken = aws.String("4b9c1f0e-nodeclaim-uid")
+	if out, err := e.ec2.CreateFleet(t.Context(), in); err != nil || len(out.Instances) != 0 {
+		t.Fatalf("launch without capacity: %+v, %v", out, err)
+	}
+	_ = e.state.Update(func(w *state.World) error {
+		w.Faults.InsufficientCapacity = map[state.Pool]bool{}
+		return nil
+	})
+	var ids []string
+	for range 2 {
+		out, err := e.ec2.CreateFleet(t.Context(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Instances) != 1 || len(out.Instances[0].InstanceIds) != 1 {
+			t.Fatalf("instances: %+v", out.Instances)
+		}
+		ids = append(ids, out.Instances[0].InstanceIds[0])
+	}
+	if ids[0] != ids[1] {
+		t.Errorf("the repeated request launched %s after %s", ids[1], ids[0])
+	}
+	if n := len(e.inspectInstances(t)); n != 1 {
+		t.Errorf("%d instances, want 1", n)
+	}
+	other := fleetInput("lt-amd64", ec2types.DefaultTargetCapacityTypeOnDemand, override("c5.large", f.subnets[e.zone("a")]))
+	other.ClientToken = in.ClientToken
+	_, err := e.ec2.CreateFleet(t.Context(), other)
+	wantCode(t, err, "IdempotentParameterMismatch", "the token with other parameters")
+	other.ClientToken = aws.String("another-token")
+	if out, err := e.ec2.CreateFleet(t.Context(), other); err != nil || len(out.Instances) != 1 {
+		t.Errorf("another token: %+v, %v", out, err)
+	}
+}

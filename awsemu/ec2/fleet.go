@@ -50,23 +50,9 @@ func (c candidate) xml() ltAndOverridesXML {
 
 func (h *Handler) createFleet(req request) (any, error) {
 	f := req.form
-	if t := f.String("Type"); t != "instant" {
-		return nil, wire.InvalidParameterValue("The emulator supports only fleets of type instant, got '" + t + "'.")
-	}
-	total, err := f.Int("TargetCapacitySpecification.TotalTargetCapacity", 0)
+	total, capacityType, strategy, err := fleetTarget(f)
 	if err != nil {
 		return nil, err
-	}
-	if total < 1 {
-		return nil, wire.MissingParameter("TargetCapacitySpecification.TotalTargetCapacity")
-	}
-	capacityType := f.String("TargetCapacitySpecification.DefaultTargetCapacityType")
-	if capacityType != state.CapacitySpot && capacityType != state.CapacityOnDemand {
-		return nil, wire.InvalidParameterValue("Value (" + capacityType + ") for parameter DefaultTargetCapacityType is invalid.")
-	}
-	strategy := f.String("OnDemandOptions.AllocationStrategy")
-	if capacityType == state.CapacitySpot {
-		strategy = f.String("SpotOptions.AllocationStrategy")
 	}
 	specs := f.TagSpecifications("TagSpecification")
 	candidates := fleetCandidates(f)
@@ -87,6 +73,20 @@ func (h *Handler) createFleet(req request) (any, error) {
 		if err := authz.Authorize(w, p, authz.EC2, fleetPermissions(w, r, fleetTags)...); err != nil {
 			return err
 		}
+		token, params := f.String("ClientToken"), f.Canonical("ClientToken")
+		if f.Bool("DryRun") {
+			token = ""
+		}
+		if replayed, ok, err := replay(r, token, params); ok || err != nil {
+			out, out.RequestID = replayed, req.call.RequestID
+			return err
+		}
+		// Only a request that launched is remembered: one that failed may be tried again.
+		defer func() {
+			if token != "" && len(out.Instances) > 0 {
+				r.ClientTokens[token] = state.Idempotent{Params: params, Result: out}
+			}
+		}()
 		fleetID := newFleetID(w)
 		out = createFleetResponse{XMLNS: ns, RequestID: req.call.RequestID, FleetID: fleetID}
 		order(w, r, candidates, capacityType, strategy)
@@ -123,6 +123,45 @@ func (h *Handler) createFleet(req request) (any, error) {
 		return nil
 	})
 	return out, err
+}
+
+// fleetTarget reads a CreateFleet's target: how many instances, of which capacity type, with
+// which allocation strategy; only instant fleets are served.
+func fleetTarget(f wire.Form) (total int, capacityType, strategy string, err error) {
+	if t := f.String("Type"); t != "instant" {
+		return 0, "", "", wire.InvalidParameterValue("The emulator supports only fleets of type instant, got '" + t + "'.")
+	}
+	total, err = f.Int("TargetCapacitySpecification.TotalTargetCapacity", 0)
+	if err != nil {
+		return 0, "", "", err
+	}
+	if total < 1 {
+		return 0, "", "", wire.MissingParameter("TargetCapacitySpecification.TotalTargetCapacity")
+	}
+	capacityType = f.String("TargetCapacitySpecification.DefaultTargetCapacityType")
+	if capacityType != state.CapacitySpot && capacityType != state.CapacityOnDemand {
+		return 0, "", "", wire.InvalidParameterValue("Value (" + capacityType + ") for parameter DefaultTargetCapacityType is invalid.")
+	}
+	strategy = f.String("OnDemandOptions.AllocationStrategy")
+	if capacityType == state.CapacitySpot {
+		strategy = f.String("SpotOptions.AllocationStrategy")
+	}
+	return total, capacityType, strategy, nil
+}
+
+// replay answers a CreateFleet whose client token launched already: with the first answer when
+// the parameters are the same, else with IdempotentParameterMismatch. ok is false for a new
+// token (or none).
+func replay(r *state.Region, token, params string) (out createFleetResponse, ok bool, err error) {
+	done, seen := r.ClientTokens[token]
+	switch {
+	case token == "" || !seen:
+		return out, false, nil
+	case done.Params != params:
+		return out, false, wire.NewError(http.StatusBadRequest, "IdempotentParameterMismatch",
+			"Client token %s was already used for a request with different parameters.", token)
+	}
+	return done.Result.(createFleetResponse), true, nil
 }
 
 func (e fleetErrorXML) status() int {

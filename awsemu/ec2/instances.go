@@ -325,7 +325,15 @@ func (h *Handler) getConsoleOutput(req request) (any, error) {
 	return out, err
 }
 
-// visible reports whether reads see the instance yet, under the injected consistency lag.
+// visible reports whether reads see the instance yet, under the injected consistency lag; it
+// counts an instance the lag hides (w.Faults.Injected.Hidden), so it is called in an Update.
 func visible(w *state.World, i *state.Instance) bool {
-	return i != nil && w.Now.Sub(i.LaunchTime) >= w.Faults.DescribeInstancesLag
+	if i == nil {
+		return false
+	}
+	if w.Now.Sub(i.LaunchTime) < w.Faults.DescribeInstancesLag {
+		w.Faults.Injected.Hidden++
+		return false
+	}
+	return true
 }

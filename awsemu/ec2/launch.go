@@ -177,6 +177,7 @@ func capacityError(w *state.World, r *state.Region, res *resolved) error {
 	if !w.Faults.InsufficientCapacity[pool] {
 		return nil
 	}
+	w.Faults.Injected.InsufficientCapacity++
 	if res.spec.capacityType == state.CapacitySpot {
 		return wire.NewError(http.StatusInternalServerError, "InsufficientInstanceCapacity",
 			"There is no Spot capacity available that matches your request.")

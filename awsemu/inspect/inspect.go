@@ -1,9 +1,12 @@
 package inspect
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/joinerhq/joiner/awsemu/state"
@@ -45,16 +48,41 @@ type Instance struct {
 	PricePerHour float64 `json:"pricePerHour"`
 }
 
-// Faults is the injected faults as the endpoint reads and writes them.
+// Faults is the injected faults as the endpoint reads and writes them. A PUT replaces every knob
+// (one it leaves out is off) and leaves Injected alone; a GET reports the knobs and Injected.
 type Faults struct {
 	InsufficientCapacity []state.Pool `json:"insufficientCapacity"`
 	// ThrottleRate is the share (0..1) of API requests refused as throttled.
 	ThrottleRate float64 `json:"throttleRate,omitempty"`
+	// ErrorRate is the share (0..1) of API requests answered with a 500 internal error; a
+	// request both rates would hit is throttled.
+	ErrorRate float64 `json:"errorRate,omitempty"`
 	// DescribeInstancesLag is how long new instances stay invisible to DescribeInstances, as a
 	// Go duration ("5s").
 	DescribeInstancesLag string `json:"describeInstancesLag,omitempty"`
 	// Latency delays every API response, as a Go duration ("200ms").
 	Latency string `json:"latency,omitempty"`
+	// SlowRate is the share (0..1) of API requests delayed by SlowLatency on top of Latency
+	// (a Go duration; required with SlowRate).
+	SlowRate    float64 `json:"slowRate,omitempty"`
+	SlowLatency string  `json:"slowLatency,omitempty"`
+	// Injected counts the faults injected since the emulator started; read only.
+	Injected *Injected `json:"injected,omitempty"`
+}
+
+// Injected counts the faults the emulator injected.
+type Injected struct {
+	// Requests counts every API request the faults were decided for.
+	Requests uint64 `json:"requests"`
+	// Throttled, Errors and Slowed count the requests throttled, answered with a 500 and
+	// delayed by SlowLatency.
+	Throttled uint64 `json:"throttled"`
+	Errors    uint64 `json:"errors"`
+	Slowed    uint64 `json:"slowed"`
+	// InsufficientCapacity counts the launches refused for a pool out of capacity.
+	InsufficientCapacity uint64 `json:"insufficientCapacity"`
+	// Hidden counts the instance reads DescribeInstancesLag hid an instance from.
+	Hidden uint64 `json:"hidden"`
 }
 
 // ServeHTTP answers one inspection request.
@@ -98,16 +126,18 @@ func (h *Handler) instances(w http.ResponseWriter) {
 func (h *Handler) faults(w http.ResponseWriter) {
 	out := Faults{InsufficientCapacity: []state.Pool{}}
 	h.state.View(func(world *state.World) {
-		for p := range world.Faults.InsufficientCapacity {
+		f := world.Faults
+		for p := range f.InsufficientCapacity {
 			out.InsufficientCapacity = append(out.InsufficientCapacity, p)
 		}
-		out.ThrottleRate = world.Faults.ThrottleRate
-		if world.Faults.DescribeInstancesLag > 0 {
-			out.DescribeInstancesLag = world.Faults.DescribeInstancesLag.String()
-		}
-		if world.Faults.Latency > 0 {
-			out.Latency = world.Faults.Latency.String()
-		}
+		slices.SortFunc(out.InsufficientCapacity, func(a, b state.Pool) int {
+			return cmp.Or(cmp.Compare(a.InstanceType, b.InstanceType), cmp.Compare(a.Zone, b.Zone), cmp.Compare(a.CapacityType, b.CapacityType))
+		})
+		out.ThrottleRate, out.ErrorRate, out.SlowRate = f.ThrottleRate, f.ErrorRate, f.SlowRate
+		out.DescribeInstancesLag, out.Latency, out.SlowLatency = durationString(f.DescribeInstancesLag), durationString(f.Latency), durationString(f.SlowLatency)
+		n := f.Injected
+		out.Injected = &Injected{Requests: n.Requests, Throttled: n.Throttled, Errors: n.Errors, Slowed: n.Slowed,
+			InsufficientCapacity: n.InsufficientCapacity, Hidden: n.Hidden}
 	})
 	writeJSON(w, out)
 }
@@ -118,25 +148,53 @@ func (h *Handler) putFaults(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("decoding faults, %v", err), http.StatusBadRequest)
 		return
 	}
-	lag, err := duration(in.DescribeInstancesLag)
+	f, err := in.state()
 	if err != nil {
-		http.Error(w, fmt.Sprintf("decoding describeInstancesLag, %v", err), http.StatusBadRequest)
-		return
-	}
-	latency, err := duration(in.Latency)
-	if err != nil {
-		http.Error(w, fmt.Sprintf("decoding latency, %v", err), http.StatusBadRequest)
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	_ = h.state.Update(func(world *state.World) error {
-		world.Faults.ThrottleRate, world.Faults.DescribeInstancesLag, world.Faults.Latency = in.ThrottleRate, lag, latency
-		world.Faults.InsufficientCapacity = map[state.Pool]bool{}
-		for _, p := range in.InsufficientCapacity {
-			world.Faults.InsufficientCapacity[p] = true
-		}
+		world.Faults.Set(*f)
 		return nil
 	})
 	h.faults(w)
+}
+
+// state checks the faults as written and returns them as the world holds them; an error names
+// the field and what it accepts.
+func (in Faults) state() (*state.Faults, error) {
+	f := &state.Faults{InsufficientCapacity: map[state.Pool]bool{}, ThrottleRate: in.ThrottleRate, ErrorRate: in.ErrorRate, SlowRate: in.SlowRate}
+	for name, rate := range map[string]float64{"throttleRate": in.ThrottleRate, "errorRate": in.ErrorRate, "slowRate": in.SlowRate} {
+		if rate < 0 || rate > 1 || math.IsNaN(rate) {
+			return nil, fmt.Errorf("%s %v is not a share: give a number from 0 to 1", name, rate)
+		}
+	}
+	var err error
+	for name, d := range map[string]struct {
+		in  string
+		out *time.Duration
+	}{"describeInstancesLag": {in.DescribeInstancesLag, &f.DescribeInstancesLag}, "latency": {in.Latency, &f.Latency}, "slowLatency": {in.SlowLatency, &f.SlowLatency}} {
+		if *d.out, err = duration(d.in); err != nil {
+			return nil, fmt.Errorf("decoding %s, %w", name, err)
+		}
+		if *d.out < 0 {
+			return nil, fmt.Errorf("%s %s is negative: give a Go duration of 0 or more (\"2s\")", name, d.in)
+		}
+	}
+	if f.SlowRate > 0 && f.SlowLatency == 0 {
+		return nil, fmt.Errorf("slowRate %v delays requests by slowLatency, which is not set: give it as a Go duration (\"3s\")", f.SlowRate)
+	}
+	for _, p := range in.InsufficientCapacity {
+		f.InsufficientCapacity[p] = true
+	}
+	return f, nil
+}
+
+func durationString(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return d.String()
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

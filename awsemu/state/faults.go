@@ -19,8 +19,10 @@ type Faults struct {
 	// ThrottleRate is the share (0..1) of API requests refused as throttled, spread evenly and
 	// deterministically over the requests.
 	ThrottleRate float64
-	// ErrorRate is the share (0..1) of API requests answered with a 500 internal error, spread
-	// like ThrottleRate; a request both would hit is throttled.
+	// ErrorRate is the share (0..1) of the API requests not throttled answered with a 500
+	// internal error, spread like ThrottleRate over those requests (spread over all of them, the
+	// two rates would pick the same requests: at 0.3 and 0.02 every 50th is throttled, and no
+	// error would ever be injected).
 	ErrorRate float64
 	// DescribeInstancesLag hides instances from DescribeInstances and DescribeInstanceStatus for
 	// this long after launch, as EC2's eventual consistency does.
@@ -34,12 +36,16 @@ type Faults struct {
 	// Injected counts the faults injected so far, for a test to report.
 	Injected FaultCounts
 
-	requests uint64
+	requests, unthrottled uint64
 }
 
 // FaultCounts are how many requests each fault hit.
 type FaultCounts struct {
 	Requests, Throttled, Errors, Slowed uint64
+	// InsufficientCapacity counts the launches refused for a pool out of capacity.
+	InsufficientCapacity uint64
+	// Hidden counts the instance reads the DescribeInstancesLag hid an instance from.
+	Hidden uint64
 }
 
 // Fault is what happens to one API request.
@@ -56,7 +62,10 @@ func (f *Faults) Next() Fault {
 	f.Injected.Requests++
 	n := f.requests
 	out := Fault{Throttle: spread(n, f.ThrottleRate), Delay: f.Latency}
-	out.Error = !out.Throttle && spread(n, f.ErrorRate)
+	if !out.Throttle {
+		f.unthrottled++
+		out.Error = spread(f.unthrottled, f.ErrorRate)
+	}
 	if f.SlowLatency > 0 && spread(n, f.SlowRate) {
 		out.Delay += f.SlowLatency
 		f.Injected.Slowed++
@@ -87,4 +96,14 @@ func spread(n uint64, rate float64) bool {
 
 func newFaults() *Faults {
 	return &Faults{InsufficientCapacity: map[Pool]bool{}}
+}
+
+// Set replaces the fault knobs with next's, keeping the counts injected so far and the request
+// sequence the rates are spread over.
+func (f *Faults) Set(next Faults) {
+	next.Injected, next.requests, next.unthrottled = f.Injected, f.requests, f.unthrottled
+	if next.InsufficientCapacity == nil {
+		next.InsufficientCapacity = map[Pool]bool{}
+	}
+	*f = next
 }

@@ -164,6 +164,18 @@ type Region struct {
 	Queues map[string]*Queue
 	// InterruptionQueues name the queues EventBridge rules send EC2 events to.
 	InterruptionQueues []string
+	// ClientTokens are the idempotency tokens of the CreateFleet requests that launched
+	// instances, by token.
+	ClientTokens map[string]Idempotent
+}
+
+// Idempotent is what a request with a client token did: a request with the same token and the
+// same parameters is answered Result again, without acting; one with other parameters is refused.
+type Idempotent struct {
+	// Params is the request's canonical form, without the token.
+	Params string
+	// Result is the response the request had.
+	Result any
 }
 
 func newRegion(r catalog.Region) *Region {
@@ -171,6 +183,7 @@ func newRegion(r catalog.Region) *Region {
 		Name: r.Name, Zones: r.Zones, VPCs: map[string]*VPC{}, Subnets: map[string]*Subnet{},
 		SecurityGroups: map[string]*SecurityGroup{}, Images: map[string]*Image{},
 		LaunchTemplates: map[string]*LaunchTemplate{}, Instances: map[string]*Instance{}, Clusters: map[string]*Cluster{}, Queues: map[string]*Queue{},
+		ClientTokens: map[string]Idempotent{},
 	}
 }
 

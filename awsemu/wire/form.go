@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -194,4 +195,16 @@ func matchRunes(s string) []rune {
 		i += size
 	}
 	return out
+}
+
+// Canonical is the form without the given keys, encoded with its keys sorted: two requests with
+// the same parameters have the same canonical form (an idempotency token's parameter check).
+func (f Form) Canonical(except ...string) string {
+	v := url.Values{}
+	for k, vs := range f.values {
+		if !slices.Contains(except, k) {
+			v[k] = vs
+		}
+	}
+	return v.Encode()
 }

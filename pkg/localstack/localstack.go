@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -220,7 +221,9 @@ func (s *Stack) start(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(s.out, "Starting etcd and kube-apiserver from %s\n", o.AssetsDir)
-	s.env = &envtest.Environment{BinaryAssetsDirectory: o.AssetsDir, Scheme: scheme, CRDs: crds}
+	if err := s.persistControlPlane(&envtest.Environment{BinaryAssetsDirectory: o.AssetsDir, Scheme: scheme, CRDs: crds}); err != nil {
+		return err
+	}
 	if o.Helm != "" {
 		if err := s.configureAudit(); err != nil {
 			return err
@@ -247,21 +250,8 @@ func (s *Stack) start(ctx context.Context) error {
 	}
 
 	logs := filepath.Join(o.WorkDir, "logs")
-	schedulerConfig, err := writeSchedulerConfig(o.WorkDir, s.KubeconfigPath)
-	if err != nil {
+	if err := s.startKubeComponents(logs); err != nil {
 		return err
-	}
-	for _, p := range []*Process{
-		{Name: "kube-scheduler", Path: filepath.Join(o.AssetsDir, "kube-scheduler"),
-			Args: []string{"--config", schedulerConfig, "--secure-port=0"}},
-		{Name: "kube-controller-manager", Path: filepath.Join(o.AssetsDir, "kube-controller-manager"),
-			Args: []string{"--kubeconfig", s.KubeconfigPath, "--leader-elect=false", "--secure-port=0",
-				"--use-service-account-credentials=false", "--controllers=*,-serviceaccount-token"}},
-	} {
-		p.LogPath = filepath.Join(logs, p.Name+".log")
-		if err := s.run(p); err != nil {
-			return err
-		}
 	}
 	fmt.Fprintf(s.out, "kube-scheduler and kube-controller-manager running; logs in %s\n", logs)
 
@@ -277,6 +267,28 @@ func (s *Stack) start(ctx context.Context) error {
 	}
 	if o.Samples {
 		return s.applySamples(ctx)
+	}
+	return nil
+}
+
+// startKubeComponents starts kube-scheduler and kube-controller-manager, logging into logs.
+func (s *Stack) startKubeComponents(logs string) error {
+	o := s.opts
+	schedulerConfig, err := writeSchedulerConfig(o.WorkDir, s.KubeconfigPath)
+	if err != nil {
+		return err
+	}
+	for _, p := range []*Process{
+		{Name: "kube-scheduler", Path: filepath.Join(o.AssetsDir, "kube-scheduler"),
+			Args: []string{"--config", schedulerConfig, "--secure-port=0"}},
+		{Name: "kube-controller-manager", Path: filepath.Join(o.AssetsDir, "kube-controller-manager"),
+			Args: []string{"--kubeconfig", s.KubeconfigPath, "--leader-elect=false", "--secure-port=0",
+				"--use-service-account-credentials=false", "--controllers=*,-serviceaccount-token"}},
+	} {
+		p.LogPath = filepath.Join(logs, p.Name+".log")
+		if err := s.run(p); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -364,6 +376,65 @@ func (s *Stack) startController(ctx context.Context, logs string) error {
 	}
 	fmt.Fprintf(s.out, "joiner controller running (pid %d, metrics %s)\n", p.Pid(), s.ControllerMetricsURL)
 	return nil
+}
+
+// persistControlPlane makes env the stack's control plane, keeping etcd's data and the API server's certificates and service-account
+// keys in WorkDir rather than in directories envtest removes on stop, so that
+// RestartControlPlane brings back the same cluster, whose clients and tokens stay valid.
+func (s *Stack) persistControlPlane(env *envtest.Environment) error {
+	s.env = env
+	etcd, err := filepath.Abs(filepath.Join(s.opts.WorkDir, "etcd"))
+	if err != nil {
+		return fmt.Errorf("resolving the etcd data directory, %w", err)
+	}
+	certs := filepath.Join(filepath.Dir(etcd), "apiserver")
+	for _, dir := range []string{etcd, certs} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("creating %s, %w", dir, err)
+		}
+	}
+	s.env.ControlPlane.Etcd = &envtest.Etcd{DataDir: etcd}
+	s.env.ControlPlane.GetAPIServer().CertDir = certs
+	return nil
+}
+
+// RestartControlPlane stops kube-apiserver and etcd, waits down, and starts them again on the
+// same addresses with the same data and certificates, as a control-plane upgrade or an etcd
+// failover does. The other programs keep running and see the API server refuse connections
+// meanwhile. Each gets SIGTERM and, still running after controlPlaneGrace (kube-apiserver
+// drains its watches for longer), SIGKILL, which envtest reports as a timeout: the restart
+// goes on after it, as after a crash.
+func (s *Stack) RestartControlPlane(ctx context.Context, down time.Duration) error {
+	cp := &s.env.ControlPlane
+	cp.APIServer.StopTimeout, cp.Etcd.StopTimeout = controlPlaneGrace, controlPlaneGrace
+	if err := cp.APIServer.Stop(); err != nil && !killedAfterGrace(err) {
+		return fmt.Errorf("stopping kube-apiserver, %w", err)
+	}
+	if err := cp.Etcd.Stop(); err != nil && !killedAfterGrace(err) {
+		return fmt.Errorf("stopping etcd, %w", err)
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(down):
+	}
+	if err := cp.Etcd.Start(); err != nil {
+		return fmt.Errorf("restarting etcd, %w", err)
+	}
+	if err := cp.APIServer.Start(); err != nil {
+		return fmt.Errorf("restarting kube-apiserver, %w", err)
+	}
+	return nil
+}
+
+// controlPlaneGrace is how long RestartControlPlane lets kube-apiserver and etcd stop.
+const controlPlaneGrace = 5 * time.Second
+
+// killedAfterGrace reports whether envtest's stop error says only that the process outlived its
+// grace period and was then killed (envtest words it so; a failed kill adds "unable to kill").
+func killedAfterGrace(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "timeout waiting for process") && !strings.Contains(msg, "unable to kill")
 }
 
 // run starts p and remembers it for Stop.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -78,6 +79,22 @@ func TestStart(t *testing.T) {
 	// Applying is re-runnable against a stack whose samples already exist.
 	if err := stack.applySamples(ctx); err != nil {
 		t.Errorf("applying samples twice: %v", err)
+	}
+	checkRestart(t, ctx, stack)
+}
+
+// checkRestart: a restarted control plane is the same cluster: the objects are kept and the same
+// client, with the same certificates, writes to it again.
+func checkRestart(t *testing.T, ctx context.Context, stack *Stack) {
+	t.Helper()
+	if err := stack.RestartControlPlane(ctx, time.Second); err != nil {
+		t.Fatalf("RestartControlPlane() = %v", err)
+	}
+	if err := stack.Client.Get(ctx, client.ObjectKey{Name: "default"}, &v1.NodePool{}); err != nil {
+		t.Errorf("sample NodePool after the restart: %v", err)
+	}
+	if err := stack.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "after-restart"}}); err != nil {
+		t.Errorf("creating a namespace after the restart: %v", err)
 	}
 }
 

@@ -1,563 +1,86 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"math"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
-	"sigs.k8s.io/yaml"
 
-	"github.com/joinerhq/joiner/internal/chartrbac"
-	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
+	"github.com/joinerhq/joiner/internal/e2estack"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
-	"github.com/joinerhq/joiner/pkg/aws/iampolicy"
-	"github.com/joinerhq/joiner/pkg/aws/provider"
-	"github.com/joinerhq/joiner/pkg/aws/sdk"
-	"github.com/joinerhq/joiner/pkg/aws/userdata"
 	"github.com/joinerhq/joiner/pkg/localstack"
-	"github.com/joinerhq/joiner/pkg/scheduling/workload"
 )
 
-// fastEmulator are emulator timings that keep the tests short: real EC2 pends about 10s and
-// boots in 30-60s; the lifecycle is the same, only quicker.
-var fastEmulator = []string{"--pending-for", "1s", "--boot-delay", "2s", "--shutting-down-for", "1s"}
+// The suite's names for the shared end-to-end harness (internal/e2estack, which test/chaos also
+// runs on); each is documented there.
 
-// startStack starts the local stack with the emulator and the controller, and the sample
-// EC2NodeClass and aws-auth mapping; it is stopped when the test ends. The controller runs with
-// least privilege (leastPrivilege): a permission the chart or the generated IAM policy lacks
-// fails the test. The controller runs
-// without leader election: each test has one replica, and a killed leader's Lease would only
-// delay its successor by the lease duration. Its batches wait 3s for more pods (1s by default), so
-// that a burst of pods on a loaded machine still reaches it as one batch. controllerArgs are added
-// to the controller's flags.
-func startStack(t *testing.T, controllerArgs ...string) *localstack.Stack {
-	t.Helper()
-	ctx := context.WithoutCancel(t.Context())
-	work := t.TempDir()
-	var out bytes.Buffer
-	stack, err := localstack.Start(ctx, leastPrivilege(localstack.Options{
-		AssetsDir: programs.assets, WorkDir: work, Out: &out,
-		EmulatorPath: programs.awsemu, EmulatorArgs: fastEmulator,
-		JoinerPath: programs.joiner, ControllerArgs: append([]string{"--leader-elect=false", "--log-level", "debug", "--batch-idle-duration", "3s"}, controllerArgs...),
-	}))
-	if err != nil {
-		t.Fatalf("starting the local stack: %v\n%s", err, out.String())
-	}
-	t.Cleanup(func() {
-		if !t.Failed() {
-			// Whatever the test checked, nothing the controller asked for may have been refused.
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			checkPrivileges(t, ctx, stack, false)
-			cancel()
-		}
-		if t.Failed() {
-			dumpLogs(t, filepath.Join(work, "logs"))
-		}
-		if err := stack.Stop(); err != nil {
-			t.Errorf("stopping the stack: %v", err)
-		}
-	})
-	objects, err := localstack.SampleObjects("EC2NodeClass", "ConfigMap")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := stack.Apply(ctx, append(objects, eksDaemonSets()...)...); err != nil {
-		t.Fatal(err)
-	}
-	return stack
-}
-
-// eksDaemonSets are the DaemonSets every EKS cluster runs on every node, with the requests their
-// EKS add-ons set, so that plans and measurements are of a real cluster's shape: aws-node (the
-// VPC CNI, 25m, and its network-policy agent, 25m), kube-proxy (100m) and ebs-csi-node (three
-// containers of 10m and 40Mi). Like the real ones they tolerate every taint and are
-// system-node-critical; the emulated kubelets report their pods Running.
-func eksDaemonSets() []client.Object {
-	ds := func(name string, containers ...[2]string) *appsv1.DaemonSet {
-		labels := map[string]string{"k8s-app": name}
-		d := &appsv1.DaemonSet{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"},
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceSystem},
-			Spec: appsv1.DaemonSetSpec{
-				Selector: &metav1.LabelSelector{MatchLabels: labels},
-				Template: corev1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: labels},
-					Spec: corev1.PodSpec{
-						PriorityClassName:             "system-node-critical",
-						Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
-						TerminationGracePeriodSeconds: new(int64(1)),
-					},
-				},
-			},
-		}
-		for i, c := range containers {
-			requests := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(c[0])}
-			if c[1] != "" {
-				requests[corev1.ResourceMemory] = resource.MustParse(c[1])
-			}
-			d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{
-				Name: fmt.Sprintf("c%d", i), Image: "public.ecr.aws/eks-distro/kubernetes/pause:3.7",
-				Resources: corev1.ResourceRequirements{Requests: requests},
-			})
-		}
-		return d
-	}
-	return []client.Object{
-		ds("aws-node", [2]string{"25m", ""}, [2]string{"25m", ""}),
-		ds("kube-proxy", [2]string{"100m", ""}),
-		ds("ebs-csi-node", [2]string{"10m", "40Mi"}, [2]string{"10m", "40Mi"}, [2]string{"10m", "40Mi"}),
-	}
-}
-
-// leastPrivilege makes o run the controller as an operator installs it: as the Helm chart's
-// ServiceAccount with the chart's RBAC (and an audit log of its requests), and with the
-// `joiner iam-policy` policy as its AWS identity's only policy. A world with its own
-// controllerPolicy (a field case about that policy) keeps it.
-func leastPrivilege(o localstack.Options) localstack.Options {
-	o.Helm, o.ChartDir = programs.helm, programs.chart
-	o.GeneratedPolicy = o.World == "" || !worldHasPolicy(o.World)
-	return o
-}
-
-// worldHasPolicy reports whether the world file sets controllerPolicy; an unreadable one is
-// left for localstack.Start to refuse.
-func worldHasPolicy(path string) bool {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return false
-	}
-	var w struct {
-		ControllerPolicy any `json:"controllerPolicy"`
-	}
-	return yaml.Unmarshal(raw, &w) == nil && w.ControllerPolicy != nil
-}
-
-// checkLeastPrivilege fails the test when the run proves a permission missing or unused: the API
-// server refused a request of the chart's ServiceAccount, the emulator denied a call of the
-// controller, a grant of the chart's RBAC was never exercised, or an action of the generated IAM
-// policy was never allowed; exceptions aside (chartrbac.UnusedExceptions and
-// iampolicy.UnusedExceptions, both listed with their reasons in charts/joiner/README.md).
-func checkLeastPrivilege(t *testing.T, ctx context.Context, stack *localstack.Stack) {
-	t.Helper()
-	checkPrivileges(t, ctx, stack, true)
-}
-
-// checkPrivileges fails the test when the API server refused a request of the chart's
-// ServiceAccount or the emulator denied a call of the controller, and with unused, when a grant
-// or an action was never used (checkLeastPrivilege).
-func checkPrivileges(t *testing.T, ctx context.Context, stack *localstack.Stack, unused bool) {
-	t.Helper()
-	grants, err := chartrbac.Grants(stack.Chart)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log, err := os.Open(stack.AuditLogPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = log.Close() }()
-	unusedGrants, forbidden, err := chartrbac.Unused(log, stack.ServiceAccountUser, grants)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range forbidden {
-		t.Errorf("the API server refused the chart's ServiceAccount: %s (add the rule to charts/joiner)", f)
-	}
-	decisions, err := stack.Authorizations(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	unusedActions, denied := iampolicy.Coverage(*stack.ControllerPolicy, decisions, iampolicy.UnusedExceptions)
-	for _, d := range denied {
-		t.Errorf("the generated IAM policy denied the controller %s on %s (add it to pkg/aws/iampolicy)", d.Action, d.Resource)
-	}
-	if !unused {
-		return
-	}
-	var excepted []string
-	for _, g := range unusedGrants {
-		if _, ok := chartrbac.UnusedExceptions[g.String()]; ok {
-			excepted = append(excepted, g.String())
-		} else {
-			t.Errorf("the chart grants %q, which the run never used: remove it, or list it with its reason in chartrbac.UnusedExceptions and charts/joiner/README.md", g)
-		}
-	}
-	allUnused, _ := iampolicy.Coverage(*stack.ControllerPolicy, decisions, nil)
-	for _, a := range unusedActions {
-		t.Errorf("the generated IAM policy grants %s, which the run never used: remove it, or list it with its reason in iampolicy.UnusedExceptions and charts/joiner/README.md", a)
-	}
-	t.Logf("least privilege: %d grants of the chart, unused as excepted %q; %d IAM decisions over the policy's %d actions, unused as excepted %q",
-		len(grants), excepted, len(decisions), len(stack.ControllerPolicy.Actions()), slices.DeleteFunc(allUnused, func(a string) bool { return slices.Contains(unusedActions, a) }))
-}
-
-// dumpLogs prints the tail of each program's log, for a failed test.
-func dumpLogs(t *testing.T, dir string) {
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		raw, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			continue
-		}
-		lines := strings.Split(string(raw), "\n")
-		lines = lines[max(0, len(lines)-40):]
-		t.Logf("---- tail of %s\n%s", e.Name(), strings.Join(lines, "\n"))
-	}
-}
-
-// eventually polls cond every 500ms until it returns true, failing the test with what cond last
-// said when timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) {
-	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(t.Context(), 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		done, state, err := cond(ctx)
-		switch {
-		case err == nil:
-			last = state
-		case ctx.Err() == nil:
-			last = err.Error() // the API server may be busy; try again
-		}
-		return err == nil && done, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: not within %s (%v); last seen: %s", what, timeout, err, last)
-	}
-}
-
-// nodePool is an on-demand NodePool of the sample EC2NodeClass. On-demand prices are the same in
-// every zone, so a plan's cost can be compared with what was launched to the cent.
-func nodePool(name string, weight int32, cpuLimit string, reqs ...v1.NodeSelectorRequirementWithMinValues) *v1.NodePool {
-	np := &v1.NodePool{
-		TypeMeta:   metav1.TypeMeta{APIVersion: v1.SchemeGroupVersion.String(), Kind: "NodePool"},
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-	}
-	np.Spec.Weight = &weight
-	np.Spec.Template.Spec.NodeClassRef = &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}
-	np.Spec.Template.Spec.Requirements = append([]v1.NodeSelectorRequirementWithMinValues{
-		{Key: v1.CapacityTypeLabelKey, Operator: v1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeOnDemand}},
-		{Key: corev1.LabelOSStable, Operator: v1.NodeSelectorOpIn, Values: []string{"linux"}},
-	}, reqs...)
-	if cpuLimit != "" {
-		np.Spec.Limits = v1.Limits{corev1.ResourceCPU: resource.MustParse(cpuLimit)}
-	}
-	// Consolidation is not under test: keep launched nodes while the test inspects them.
-	np.Spec.Disruption.ConsolidationPolicy = v1.ConsolidationPolicyWhenEmpty
-	np.Spec.Disruption.ConsolidateAfter = v1.MustParseNillableDuration("Never")
-	return np
-}
-
-// deployment runs replicas pause pods asking for cpu and memory.
-func deployment(namespace, name string, replicas int32, cpu, memory string, mutate ...func(*corev1.PodSpec)) *appsv1.Deployment {
-	labels := map[string]string{"app": name}
-	d := &appsv1.Deployment{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					TerminationGracePeriodSeconds: new(int64(5)),
-					Containers: []corev1.Container{{
-						Name: "pause", Image: "public.ecr.aws/eks-distro/kubernetes/pause:3.7",
-						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-							corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory),
-						}},
-					}},
-				},
-			},
-		},
-	}
-	for _, m := range mutate {
-		m(&d.Spec.Template.Spec)
-	}
-	return d
-}
-
-// podCounts counts the namespace's pods: all of them, Running ones, and those the scheduler has
-// found no node for.
-func podCounts(ctx context.Context, c client.Client, namespace string) (total, running, unschedulable int, err error) {
-	var pods corev1.PodList
-	if err := c.List(ctx, &pods, client.InNamespace(namespace)); err != nil {
-		return 0, 0, 0, err
-	}
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp != nil {
-			continue
-		}
-		total++
-		if p.Status.Phase == corev1.PodRunning {
-			running++
-		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-				unschedulable++
-			}
-		}
-	}
-	return total, running, unschedulable, nil
-}
-
-// liveInstances are the emulator's pending and running instances.
-func liveInstances(ctx context.Context, stack *localstack.Stack) ([]localstack.Instance, error) {
-	all, err := stack.Instances(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return slices.DeleteFunc(all, func(i localstack.Instance) bool { return !i.Live() }), nil
-}
-
-// checkOneInstancePerNodeClaim fails the test unless live instances and NodeClaims pair one to
-// one: no instance that no NodeClaim names (leaked), no NodeClaim sharing an instance or naming
-// one that is gone, and no two instances tagged for one NodeClaim (launched twice). It returns
-// the NodeClaims and live instances it checked.
-func checkOneInstancePerNodeClaim(t *testing.T, ctx context.Context, stack *localstack.Stack) ([]v1.NodeClaim, []localstack.Instance) {
-	t.Helper()
-	var claims v1.NodeClaimList
-	if err := stack.Client.List(ctx, &claims); err != nil {
-		t.Fatal(err)
-	}
-	instances, err := liveInstances(ctx, stack)
-	if err != nil {
-		t.Fatal(err)
-	}
-	byID := map[string]localstack.Instance{}
-	taggedFor := map[string][]string{}
-	for _, i := range instances {
-		byID[i.ID] = i
-		name := i.Tags[awsv1.TagKeyNodeClaim]
-		taggedFor[name] = append(taggedFor[name], i.ID)
-	}
-	named := map[string]string{}
-	for _, nc := range claims.Items {
-		id := nc.Status.ProviderID[strings.LastIndex(nc.Status.ProviderID, "/")+1:]
-		if other, ok := named[id]; ok {
-			t.Errorf("nodeclaims %s and %s both name instance %s", other, nc.Name, id)
-		}
-		named[id] = nc.Name
-		if _, ok := byID[id]; !ok {
-			t.Errorf("nodeclaim %s names instance %q, which is not live", nc.Name, id)
-		}
-		if ids := taggedFor[nc.Name]; len(ids) > 1 {
-			t.Errorf("nodeclaim %s was launched %d times: %v", nc.Name, len(ids), ids)
-		}
-	}
-	for _, i := range instances {
-		if _, ok := named[i.ID]; !ok {
-			t.Errorf("instance %s (%s, tagged for nodeclaim %q) is leaked: no NodeClaim names it", i.ID, i.InstanceType, i.Tags[awsv1.TagKeyNodeClaim])
-		}
-	}
-	return claims.Items, instances
-}
-
-// allInitialized reports whether every NodeClaim is Initialized with its Node.
-func allInitialized(ctx context.Context, c client.Client) (bool, string, error) {
-	var claims v1.NodeClaimList
-	if err := c.List(ctx, &claims); err != nil {
-		return false, "", err
-	}
-	for _, nc := range claims.Items {
-		if !meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeInitialized) || nc.Status.NodeName == "" {
-			return false, fmt.Sprintf("nodeclaim %s not initialized: %v", nc.Name, nc.Status.Conditions), nil
-		}
-	}
-	return true, "", nil
-}
+// fastEmulator are emulator timings that keep the tests short (e2estack.FastEmulator).
+var fastEmulator = e2estack.FastEmulator
 
 // simulation is what `joiner simulate -o json` reports.
-type simulation struct {
-	PodsScheduled    int     `json:"podsScheduled"`
-	PodsFailed       int     `json:"podsFailed"`
-	Nodes            int     `json:"nodes"`
-	TotalHourlyPrice float64 `json:"totalHourlyPrice"`
+type simulation = e2estack.Simulation
+
+// startStack starts the local stack with the emulator and the controller at least privilege
+// (e2estack.Start).
+func startStack(t *testing.T, controllerArgs ...string) *localstack.Stack {
+	t.Helper()
+	return e2estack.Start(t, bins, controllerArgs...)
 }
 
-// daemonSetsRunning reports whether every Node runs a Running pod of each of eksDaemonSets.
+func leastPrivilege(o localstack.Options) localstack.Options { return bins.LeastPrivilege(o) }
+
+func checkLeastPrivilege(t *testing.T, ctx context.Context, stack *localstack.Stack) {
+	t.Helper()
+	e2estack.CheckLeastPrivilege(t, ctx, stack)
+}
+
+func dumpLogs(t *testing.T, dir string) { e2estack.DumpLogs(t, dir) }
+
+func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) {
+	t.Helper()
+	e2estack.Eventually(t, timeout, what, cond)
+}
+
+func nodePool(name string, weight int32, cpuLimit string, reqs ...v1.NodeSelectorRequirementWithMinValues) *v1.NodePool {
+	return e2estack.NodePool(name, weight, cpuLimit, reqs...)
+}
+
+func deployment(namespace, name string, replicas int32, cpu, memory string, mutate ...func(*corev1.PodSpec)) *appsv1.Deployment {
+	return e2estack.Deployment(namespace, name, replicas, cpu, memory, mutate...)
+}
+
+func podCounts(ctx context.Context, c client.Client, namespace string) (total, running, unschedulable int, err error) {
+	return e2estack.PodCounts(ctx, c, namespace)
+}
+
+func liveInstances(ctx context.Context, stack *localstack.Stack) ([]localstack.Instance, error) {
+	return e2estack.LiveInstances(ctx, stack)
+}
+
+func checkOneInstancePerNodeClaim(t *testing.T, ctx context.Context, stack *localstack.Stack) ([]v1.NodeClaim, []localstack.Instance) {
+	t.Helper()
+	return e2estack.CheckOneInstancePerNodeClaim(t, ctx, stack)
+}
+
+func allInitialized(ctx context.Context, c client.Client) (bool, string, error) {
+	return e2estack.AllInitialized(ctx, c)
+}
+
 func daemonSetsRunning(ctx context.Context, c client.Client) (bool, string, error) {
-	var nodes corev1.NodeList
-	if err := c.List(ctx, &nodes); err != nil {
-		return false, "", err
-	}
-	var pods corev1.PodList
-	if err := c.List(ctx, &pods, client.InNamespace(metav1.NamespaceSystem)); err != nil {
-		return false, "", err
-	}
-	running := map[string]int{}
-	for _, p := range pods.Items {
-		if p.Labels["k8s-app"] != "" && p.Status.Phase == corev1.PodRunning {
-			running[p.Spec.NodeName]++
-		}
-	}
-	want := len(eksDaemonSets())
-	for _, n := range nodes.Items {
-		if running[n.Name] < want {
-			return false, fmt.Sprintf("node %s runs %d of the %d DaemonSets", n.Name, running[n.Name], want), nil
-		}
-	}
-	return len(nodes.Items) > 0, "no node", nil
+	return e2estack.DaemonSetsRunning(ctx, c)
 }
 
-// simulate runs `joiner simulate` on the manifests, with the stack's DaemonSets, and the
-// instance types the AWS provider offers the NodePools through the emulator: the same input the
-// controller had.
 func simulate(t *testing.T, ctx context.Context, stack *localstack.Stack, objects ...client.Object) simulation {
 	t.Helper()
-	dir := t.TempDir()
-	var manifests [][]byte
-	var pools []*v1.NodePool
-	for _, obj := range append(slices.Clone(objects), eksDaemonSets()...) {
-		// Create drops a typed object's apiVersion and kind; the manifests need them back.
-		obj = obj.DeepCopyObject().(client.Object)
-		gvk, err := apiutil.GVKForObject(obj, stack.Client.Scheme())
-		if err != nil {
-			t.Fatal(err)
-		}
-		obj.GetObjectKind().SetGroupVersionKind(gvk)
-		raw, err := yaml.Marshal(obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		manifests = append(manifests, raw)
-		if np, ok := obj.(*v1.NodePool); ok {
-			pools = append(pools, np)
-		}
-	}
-	catalogue, err := catalogueOf(ctx, stack, pools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(catalogue)
-	if err != nil {
-		t.Fatal(err)
-	}
-	manifestPath, cataloguePath := filepath.Join(dir, "manifests.yaml"), filepath.Join(dir, "instance-types.json")
-	if err := os.WriteFile(manifestPath, bytes.Join(manifests, []byte("---\n")), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(cataloguePath, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.CommandContext(ctx, programs.joiner, "simulate", "-f", manifestPath, "--instance-types", cataloguePath, "-o", "json").CombinedOutput()
-	if err != nil {
-		t.Fatalf("joiner simulate: %v\n%s", err, out)
-	}
-	var sim simulation
-	if err := json.Unmarshal(out, &sim); err != nil {
-		t.Fatalf("decoding joiner simulate's output: %v\n%s", err, out)
-	}
-	return sim
+	return e2estack.Simulate(t, ctx, bins, stack, objects...)
 }
 
-// catalogueOf writes, in the shared/bench schema joiner simulate reads, the instance types the
-// AWS provider offers the NodePools, read through the real SDK from the emulator.
-func catalogueOf(ctx context.Context, stack *localstack.Stack, pools []*v1.NodePool) (*workload.File, error) {
-	cfg, err := sdk.LoadConfig(ctx, sdk.Options{
-		Region: localstack.DefaultRegion, Endpoint: stack.EmulatorURL,
-		Credentials: credentials.NewStaticCredentialsProvider(localstack.ControllerAccessKey, "local-stack", ""),
-	})
-	if err != nil {
-		return nil, err
-	}
-	aws := provider.Build(stack.Client, sdk.NewClients(cfg), provider.Options{
-		Cluster: userdata.Cluster{Name: localstack.DefaultClusterName}, Region: localstack.DefaultRegion, KubernetesVersion: "1.33",
-	}, clock.RealClock{})
-	file := &workload.File{Description: "instance types the AWS provider offers, from the emulator"}
-	seen := map[string]bool{}
-	for _, np := range pools {
-		types, err := aws.CloudProvider.GetInstanceTypes(ctx, np)
-		if err != nil {
-			return nil, fmt.Errorf("listing instance types of nodepool %s, %w", np.Name, err)
-		}
-		for _, it := range types {
-			if seen[it.Name] {
-				continue
-			}
-			seen[it.Name] = true
-			capacity, alloc := it.Capacity, it.Allocatable()
-			entry := workload.InstanceType{
-				Name: it.Name, OS: []string{"linux"}, Labels: map[string]string{},
-				CPU:       float64(capacity.Cpu().MilliValue()) / 1000,
-				MemoryMiB: capacity.Memory().Value() >> 20,
-				Pods:      capacity.Pods().Value(),
-			}
-			entry.Overhead.CPUMilli = capacity.Cpu().MilliValue() - alloc.Cpu().MilliValue()
-			entry.Overhead.MemoryMiB = entry.MemoryMiB - alloc.Memory().Value()>>20
-			for key, values := range it.Requirements {
-				switch {
-				case key == corev1.LabelArchStable:
-					entry.Arch = values[0]
-				case key == corev1.LabelTopologyZone, key == v1.CapacityTypeLabelKey, key == corev1.LabelInstanceTypeStable, key == corev1.LabelOSStable:
-				case len(values) == 1:
-					entry.Labels[key] = values[0]
-				}
-			}
-			// On-demand prices are the same in every zone; spot prices differ by zone, and the
-			// schema holds one per type: the lowest, which is all the plan of an on-demand
-			// NodePool can see of them (the order of types by their cheapest offering).
-			entry.Price = math.Inf(1)
-			spot := math.Inf(1)
-			for _, o := range it.Offerings {
-				if !o.Available {
-					continue
-				}
-				if !slices.Contains(entry.Zones, o.Zone) {
-					entry.Zones = append(entry.Zones, o.Zone)
-				}
-				if !slices.Contains(entry.CapacityTypes, o.CapacityType) {
-					entry.CapacityTypes = append(entry.CapacityTypes, o.CapacityType)
-				}
-				switch o.CapacityType {
-				case v1.CapacityTypeOnDemand:
-					entry.Price = min(entry.Price, o.Price)
-				case v1.CapacityTypeSpot:
-					spot = min(spot, o.Price)
-				}
-			}
-			if math.IsInf(entry.Price, 1) {
-				continue // the NodePools here are on-demand only
-			}
-			if !math.IsInf(spot, 1) {
-				entry.SpotPrice = &spot
-			}
-			file.InstanceTypes = append(file.InstanceTypes, entry)
-		}
-	}
-	return file, nil
-}
+func cost(instances []localstack.Instance) float64 { return e2estack.Cost(instances) }
 
-// cost sums the hourly prices of the live instances.
-func cost(instances []localstack.Instance) float64 {
-	var sum float64
-	for _, i := range instances {
-		sum += i.PricePerHour
-	}
-	return sum
-}
-
-// namespace creates a namespace for the test's workload.
 func namespace(t *testing.T, ctx context.Context, stack *localstack.Stack, name string) {
 	t.Helper()
-	if err := stack.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
+	e2estack.Namespace(t, ctx, stack, name)
 }

@@ -76,6 +76,12 @@ type Launch struct {
 	Overrides []Override
 	// Tags go on the instance, its volumes and the fleet.
 	Tags map[string]string
+	// ClientToken, when set, makes the launch idempotent: EC2 answers a CreateFleet repeated
+	// with the same token and parameters with the first one's instances instead of launching
+	// again, and refuses one with other parameters (IdempotentParameterMismatch). The NodeClaim's
+	// UID: a launch retried before DescribeInstances lists the first one's instance (EC2 is
+	// eventually consistent) does not launch a second instance.
+	ClientToken string
 }
 
 // FleetInput is the CreateFleet request of a launch: type instant, one instance, spot
@@ -114,6 +120,9 @@ func FleetInput(l Launch, dryRun bool) *ec2.CreateFleetInput {
 			{ResourceType: ec2types.ResourceTypeFleet, Tags: tags},
 		},
 		DryRun: aws.Bool(dryRun),
+	}
+	if l.ClientToken != "" && !dryRun {
+		in.ClientToken = aws.String(l.ClientToken)
 	}
 	if l.CapacityType == v1.CapacityTypeSpot {
 		in.SpotOptions = &ec2types.SpotOptionsRequest{AllocationStrategy: ec2types.SpotAllocationStrategy(SpotAllocationStrategy)}
@@ -210,6 +219,10 @@ func (p *Provider) classify(ctx context.Context, err error) error {
 			return cloudprovider.NewCreateError(fmt.Errorf("launching nodeclaim, %w", err), ReasonLaunchTemplateNotFound, ae.ErrorMessage())
 		case IsCapacityError(ae.ErrorCode()):
 			return cloudprovider.NewInsufficientCapacityError(fmt.Errorf("launching nodeclaim, %w", err))
+		case ae.ErrorCode() == "IdempotentParameterMismatch":
+			// The token launched an instance already, with other overrides: DescribeInstances
+			// does not list it yet. Retried, the launch adopts it once it does.
+			return fmt.Errorf("launching nodeclaim, an instance was launched for it already and is not listed yet, %w", err)
 		}
 	}
 	return fmt.Errorf("launching nodeclaim, %w", err)

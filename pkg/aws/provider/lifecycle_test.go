@@ -165,9 +165,35 @@ func TestCreateIsIdempotent(t *testing.T) {
 	}
 }
 
-// TestCreateAdoptsTheOldest: within DescribeInstances' lag a retried Create cannot see the
-// instance just launched and launches another (the accepted window); once both are visible,
-// Create adopts the oldest and leaves the other to garbage collection.
+// TestCreateWithinTheLagLaunchesOnce: within DescribeInstances' lag a retried Create cannot see
+// the instance just launched, but its CreateFleet carries the NodeClaim's UID as client token,
+// and EC2 answers it with the first launch's instance: one instance, one providerID.
+func TestCreateWithinTheLagLaunchesOnce(t *testing.T) {
+	e := newEnv(t)
+	e.putFaultsJSON(t, map[string]any{"insufficientCapacity": []state.Pool{}, "describeInstancesLag": "1m"})
+	claim := nodeClaim("retried", req(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpIn, "m5.large", "c5.large"))
+	claim.UID = "5d0f3c9a-7b1e-4c2a-9f6d-2e8b1a4c7d30"
+	first, err := e.provider.Create(t.Context(), claim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Step(10 * time.Second)
+	second, err := e.provider.Create(t.Context(), claim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Status.ProviderID != first.Status.ProviderID {
+		t.Errorf("the retried Create returned %s, the first %s", second.Status.ProviderID, first.Status.ProviderID)
+	}
+	if got := e.instancesOf("retried"); len(got) != 1 {
+		t.Errorf("instances of the nodeclaim %v, want one", got)
+	}
+}
+
+// TestCreateAdoptsTheOldest: a NodeClaim without a UID launches without a client token: within
+// DescribeInstances' lag a retried Create cannot see the instance just launched and launches
+// another; once both are visible, Create adopts the oldest and leaves the other to garbage
+// collection.
 func TestCreateAdoptsTheOldest(t *testing.T) {
 	e := newEnv(t)
 	e.putFaultsJSON(t, map[string]any{"insufficientCapacity": []state.Pool{}, "describeInstancesLag": "1m"})

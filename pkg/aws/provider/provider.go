@@ -124,11 +124,12 @@ func (c *CloudProvider) NodeCost(ctx context.Context, nodePool *v1.NodePool) (fl
 // So a controller killed between Create and patching the providerID does not launch a second
 // instance when it calls Create again.
 //
-// The window it does not close: DescribeInstances is eventually consistent, and may not show an
-// instance for a few seconds after CreateFleet returned. A Create retried within that window
-// launches a second instance; the NodeClaim names only one of them, and instance garbage
-// collection terminates the other after its grace period. The node class must be Ready to adopt
-// as to launch.
+// DescribeInstances is eventually consistent, and may not show an instance for a few seconds
+// after CreateFleet returned; a Create retried within that window (its status patch failed, the
+// API server restarting) would launch a second instance, so CreateFleet carries the NodeClaim's
+// UID as its client token and EC2 answers the retry with the first launch's instance (found by
+// the chaos suite: NodeClaims launched three times across a kube-apiserver restart). The node
+// class must be Ready to adopt as to launch.
 func (c *CloudProvider) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v1.NodeClaim, error) {
 	nodeClass, err := c.readyNodeClass(ctx, nodeClaim.Spec.NodeClassRef)
 	if err != nil {
@@ -194,7 +195,8 @@ func (c *CloudProvider) launch(ctx context.Context, nodeClass *awsv1.EC2NodeClas
 		if err != nil {
 			return nil, nil, err
 		}
-		inst, err := c.cfg.Instances.Create(ctx, instance.Launch{CapacityType: capacityType, Overrides: overrides, Tags: instance.Tags(c.cfg.Cluster.Name, nodeClass, nodeClaim)})
+		inst, err := c.cfg.Instances.Create(ctx, instance.Launch{CapacityType: capacityType, Overrides: overrides, Tags: instance.Tags(c.cfg.Cluster.Name, nodeClass, nodeClaim),
+			ClientToken: string(nodeClaim.UID)})
 		if ce := cloudprovider.AsCreateError(err); ce != nil && ce.ConditionReason == instance.ReasonLaunchTemplateNotFound && attempt == 0 {
 			for _, o := range overrides {
 				c.cfg.LaunchTemplates.Forget(o.LaunchTemplate)
