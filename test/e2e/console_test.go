@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/joinerhq/joiner/internal/e2estack"
 	"github.com/joinerhq/joiner/internal/testenv"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/localstack"
@@ -188,7 +189,7 @@ func startConsoleStack(t *testing.T, controllerArgs ...string) *localstack.Stack
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := stack.Apply(ctx, append(objects, eksDaemonSets()...)...); err != nil {
+	if err := stack.Apply(ctx, append(objects, e2estack.EKSDaemonSets()...)...); err != nil {
 		t.Fatal(err)
 	}
 	return stack
