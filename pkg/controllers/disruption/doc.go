@@ -15,7 +15,10 @@
 // command already, neither carries karpenter.sh/do-not-disrupt=true, no running pod on it does,
 // and no pod to move is covered by a PodDisruptionBudget allowing no disruption (or by more than
 // one: the Eviction API refuses both); and it is Drifted, or consolidation may take it (policy,
-// consolidateAfter not Never, Consolidatable).
+// consolidateAfter not Never, Consolidatable). As Karpenter's eventual disruption, the pods'
+// do-not-disrupt and PodDisruptionBudgets do not keep a Drifted node whose NodeClaim has a
+// terminationGracePeriod from drift (termination drains it within that time); they still keep
+// it from consolidation.
 //
 // Methods, in Karpenter's order, the first that finds something wins: Empty (every empty
 // consolidatable node the Empty budgets allow); Drifted (every empty drifted node the budgets

@@ -166,12 +166,18 @@ func (ps *pass) classify(nodePools []*v1.NodePool, pdbs []policyv1.PodDisruption
 			blocked(sn, why)
 			continue
 		}
-		if why := blockingMove(sn.Pods, pdbs); why != "" {
-			blocked(sn, why)
+		drifted := isTrue(sn.NodeClaim, v1.ConditionTypeDrifted)
+		podsBlock := blockingMove(sn.Pods, pdbs)
+		if podsBlock != "" && !(drifted && eventual(sn.NodeClaim)) {
+			blocked(sn, podsBlock)
 			continue
 		}
-		cand := &candidate{pool: p, node: sn, pods: reschedulable(sn.Pods), drifted: isTrue(sn.NodeClaim, v1.ConditionTypeDrifted)}
+		cand := &candidate{pool: p, node: sn, pods: reschedulable(sn.Pods), drifted: drifted}
 		cand.notConsolidatable = notConsolidatable(p.nodePool, sn, len(cand.pods) == 0, ps.now)
+		if podsBlock != "" {
+			// Drift only: consolidation never takes a node its pods keep.
+			cand.notConsolidatable = podsBlock
+		}
 		cand.consolidatable = cand.notConsolidatable == ""
 		cand.price, cand.priced = ps.priceOf(sn)
 		if !cand.drifted && !cand.consolidatable {
