@@ -153,38 +153,7 @@ func TestDriftHoldsDoNotDisruptPod(t *testing.T) {
 	if err := stack.Apply(ctx, pool, app, pinned, pdb); err != nil {
 		t.Fatal(err)
 	}
-	var held corev1.Pod
-	eventually(t, 3*time.Minute, "2 app pods and the do-not-disrupt pod Ready", func(ctx context.Context) (bool, string, error) {
-		ready, err := appReady(ctx, stack.Client, "grace")
-		if err != nil {
-			return false, "", err
-		}
-		var pods corev1.PodList
-		if err := stack.Client.List(ctx, &pods, client.InNamespace("grace"), client.MatchingLabels{"app": "pinned"}); err != nil {
-			return false, "", err
-		}
-		pinnedReady := len(pods.Items) == 1 && podReady(&pods.Items[0])
-		if pinnedReady {
-			held = pods.Items[0]
-		}
-		return ready == 2 && pinnedReady, fmt.Sprintf("%d/2 app pods Ready, do-not-disrupt pod Ready: %v", ready, pinnedReady), nil
-	})
-	var claims v1.NodeClaimList
-	if err := stack.Client.List(ctx, &claims, client.MatchingLabels{v1.NodePoolLabelKey: "grace"}); err != nil {
-		t.Fatal(err)
-	}
-	old := map[string]string{} // NodeClaim -> Node
-	heldClaim := ""
-	for _, nc := range claims.Items {
-		old[nc.Name] = nc.Status.NodeName
-		if nc.Status.NodeName == held.Spec.NodeName {
-			heldClaim = nc.Name
-		}
-	}
-	if heldClaim == "" {
-		t.Fatalf("the do-not-disrupt pod runs on %s, no NodeClaim of nodepool grace (%v)", held.Spec.NodeName, old)
-	}
-
+	held, heldClaim, old := heldPod(t, ctx, stack.Client)
 	w := &rollWatch{pool: "grace", held: client.ObjectKeyFromObject(&held), deleted: map[string]time.Time{}, initialized: map[string]time.Time{}, lowestReady: 2}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -234,6 +203,43 @@ func TestDriftHoldsDoNotDisruptPod(t *testing.T) {
 	}
 	t.Logf("rolled %d nodes in %s; the do-not-disrupt pod's node drained %s after its deletion (terminationGracePeriod %s); at least %d/2 app pods Ready",
 		len(old), took.Round(time.Second), w.heldDeleted.Sub(deletedAt), gracePeriod, w.lowestReady)
+}
+
+// heldPod waits for the two app pods and the do-not-disrupt pod of TestDriftHoldsDoNotDisruptPod
+// to be Ready, and returns the do-not-disrupt pod, its NodeClaim's name, and the NodePool's
+// NodeClaims with their Nodes.
+func heldPod(t *testing.T, ctx context.Context, c client.Client) (held corev1.Pod, heldClaim string, old map[string]string) {
+	t.Helper()
+	eventually(t, 3*time.Minute, "2 app pods and the do-not-disrupt pod Ready", func(ctx context.Context) (bool, string, error) {
+		ready, err := appReady(ctx, c, "grace")
+		if err != nil {
+			return false, "", err
+		}
+		var pods corev1.PodList
+		if err := c.List(ctx, &pods, client.InNamespace("grace"), client.MatchingLabels{"app": "pinned"}); err != nil {
+			return false, "", err
+		}
+		pinnedReady := len(pods.Items) == 1 && podReady(&pods.Items[0])
+		if pinnedReady {
+			held = pods.Items[0]
+		}
+		return ready == 2 && pinnedReady, fmt.Sprintf("%d/2 app pods Ready, do-not-disrupt pod Ready: %v", ready, pinnedReady), nil
+	})
+	var claims v1.NodeClaimList
+	if err := c.List(ctx, &claims, client.MatchingLabels{v1.NodePoolLabelKey: "grace"}); err != nil {
+		t.Fatal(err)
+	}
+	old = map[string]string{}
+	for _, nc := range claims.Items {
+		old[nc.Name] = nc.Status.NodeName
+		if nc.Status.NodeName == held.Spec.NodeName {
+			heldClaim = nc.Name
+		}
+	}
+	if heldClaim == "" {
+		t.Fatalf("the do-not-disrupt pod runs on %s, no NodeClaim of nodepool grace (%v)", held.Spec.NodeName, old)
+	}
+	return held, heldClaim, old
 }
 
 // checkReplacementsFirst fails the test unless, when each old NodeClaim's deletion began, more

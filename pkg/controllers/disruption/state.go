@@ -168,7 +168,7 @@ func (ps *pass) classify(nodePools []*v1.NodePool, pdbs []policyv1.PodDisruption
 		}
 		drifted := isTrue(sn.NodeClaim, v1.ConditionTypeDrifted)
 		podsBlock := blockingMove(sn.Pods, pdbs)
-		if podsBlock != "" && !(drifted && eventual(sn.NodeClaim)) {
+		if podsBlock != "" && (!drifted || !eventual(sn.NodeClaim)) {
 			blocked(sn, podsBlock)
 			continue
 		}
