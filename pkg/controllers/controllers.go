@@ -87,7 +87,7 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 		return nil, err
 	}
 	recorder := mgr.GetEventRecorder("karpenter")
-	disrupt, err := disruption.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock, recorder, deps.Registry)
+	disrupt, err := disruption.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock, recorder, deps.Registry, disruption.WithNodeCost(deps.NodeCost))
 	if err != nil {
 		return nil, err
 	}

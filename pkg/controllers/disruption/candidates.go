@@ -110,6 +110,14 @@ func reschedulable(pods []*corev1.Pod) []*corev1.Pod {
 	return out
 }
 
+// eventual reports whether the NodeClaim's pods do not keep it from drift: it has a
+// terminationGracePeriod, so termination drains it within that time whatever do-not-disrupt
+// pods and PodDisruptionBudgets say (Karpenter's eventual disruption). Consolidation and the
+// do-not-disrupt annotation of the Node or NodeClaim still keep it.
+func eventual(nodeClaim *v1.NodeClaim) bool {
+	return nodeClaim.Spec.TerminationGracePeriod != nil
+}
+
 // blockingMove returns why the node's pods keep it, or "": a pod that is not finished or
 // terminating and is annotated do-not-disrupt (DaemonSet and mirror pods included, as in
 // blockingPod), or a pod to move that a PodDisruptionBudget allowing no disruption covers, or

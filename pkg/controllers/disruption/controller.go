@@ -16,6 +16,7 @@ import (
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
+	nodepoolstatus "github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
 )
 
 const name = "disruption"
@@ -50,6 +51,12 @@ type Controller struct {
 
 	// Interval may be changed before Register; NewController sets DefaultInterval.
 	Interval time.Duration
+	// JoinFailureHold is provisioning's (nodepool/status.DefaultJoinFailureHold unless changed
+	// before Register): a NodePool whose launches provisioning holds because its nodes do not
+	// join is offered no replacement.
+	JoinFailureHold time.Duration
+	// nodeCost is what every node costs per hour beyond its instance (WithNodeCost).
+	nodeCost float64
 
 	pending  *command
 	inflight []*command
@@ -64,13 +71,27 @@ type Controller struct {
 // NodeClaims (DisruptionReason, replacements, deletion) and Node taints; the last check before
 // acting reads through kube until Register replaces that with the manager's uncached reader;
 // cloud gives the instance types and prices replacements are chosen from. Metrics go to reg.
-func NewController(kube client.Client, view *cluster.Cluster, cloud cloudprovider.CloudProvider, clk clock.WithTicker, recorder events.EventRecorder, reg prometheus.Registerer) (*Controller, error) {
+func NewController(kube client.Client, view *cluster.Cluster, cloud cloudprovider.CloudProvider, clk clock.WithTicker, recorder events.EventRecorder, reg prometheus.Registerer, opts ...Option) (*Controller, error) {
 	m, err := newMetrics(reg)
 	if err != nil {
 		return nil, err
 	}
-	return &Controller{kube: kube, apiReader: kube, cluster: view, cloud: cloud, clock: clk, recorder: recorder, metrics: m,
-		Interval: DefaultInterval, notes: map[string]string{}}, nil
+	c := &Controller{kube: kube, apiReader: kube, cluster: view, cloud: cloud, clock: clk, recorder: recorder, metrics: m,
+		Interval: DefaultInterval, JoinFailureHold: nodepoolstatus.DefaultJoinFailureHold, notes: map[string]string{}}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
+// Option is an optional setting of NewController.
+type Option func(*Controller)
+
+// WithNodeCost counts dollars per hour for every node beyond its instance and what the cloud
+// provider prices per node (the operator's --node-cost, as provisioning's WithNodeCost): a
+// deleted node saves it, a replacement costs it.
+func WithNodeCost(dollarsPerHour float64) Option {
+	return func(c *Controller) { c.nodeCost = dollarsPerHour }
 }
 
 // Name is the controller's name in logs and metrics.

@@ -45,7 +45,8 @@ type command struct {
 	method       method
 	candidates   []*candidate
 	replacements []scheduling.NodeClaim
-	// price is the replacements' summed launch price; current the candidates' (of those priced).
+	// price is the replacements' summed hourly cost (launch price and per-node cost); current
+	// the candidates' (of those priced, see priceOf).
 	price, current float64
 	// validateAt is when the command is checked again before it is carried out.
 	validateAt time.Time
@@ -94,7 +95,7 @@ func newCommand(m method, cands []*candidate, replacements []scheduling.NodeClai
 		}
 	}
 	for i := range replacements {
-		cmd.price += replacements[i].Launch.Price
+		cmd.price += replacements[i].Launch.Price + replacements[i].NodeCost
 	}
 	return cmd
 }
@@ -298,17 +299,17 @@ func (ps *pass) consolidate(cands []*candidate, m method) (*command, string, err
 	}
 	limit := current * (1 - MinReplacementSavings)
 	cheaper := slices.DeleteFunc(slices.Clone(options), func(o scheduling.Launch) bool {
-		return o.Price >= limit || len(cands) > 1 && slices.ContainsFunc(cands, func(c *candidate) bool { return c.instanceType() == o.InstanceType })
+		return o.Price+repl.NodeCost >= limit || len(cands) > 1 && slices.ContainsFunc(cands, func(c *candidate) bool { return c.instanceType() == o.InstanceType })
 	})
 	if len(cheaper) == 0 {
 		return nil, fmt.Sprintf("no cheaper option: the cheapest replacement, %s %s, costs $%.4f/h against $%.4f/h now (a replacement must save at least %.0f%%)",
-			options[0].InstanceType, options[0].CapacityType, options[0].Price, current, MinReplacementSavings*100), nil
+			options[0].InstanceType, options[0].CapacityType, options[0].Price+repl.NodeCost, current, MinReplacementSavings*100), nil
 	}
 	if allSpot && cheaper[0].CapacityType == v1.CapacityTypeSpot {
 		spot := slices.DeleteFunc(cheaper, func(o scheduling.Launch) bool { return o.CapacityType != v1.CapacityTypeSpot })
 		if len(spot) < MinSpotToSpotOptions {
 			return nil, fmt.Sprintf("spot-to-spot replacement needs at least %d cheaper instance types, found %d (cheapest %s at $%.4f/h against $%.4f/h now)",
-				MinSpotToSpotOptions, len(spot), spot[0].InstanceType, spot[0].Price, current), nil
+				MinSpotToSpotOptions, len(spot), spot[0].InstanceType, spot[0].Price+repl.NodeCost, current), nil
 		}
 		cheaper = spot[:MinSpotToSpotOptions]
 	}

@@ -41,10 +41,10 @@ func newController(t *testing.T) *harness {
 	return newHarness(t, env.Client, cluster.New(env.Client, false))
 }
 
-func newHarness(t *testing.T, kube client.Client, view *cluster.Cluster) *harness {
+func newHarness(t *testing.T, kube client.Client, view *cluster.Cluster, opts ...disruption.Option) *harness {
 	t.Helper()
 	h := &harness{events: &testenv.Recorder{}, reg: prometheus.NewRegistry(), clock: clocktesting.NewFakeClock(time.Now()), cloud: &fake.CloudProvider{}}
-	c, err := disruption.NewController(kube, view, h.cloud, h.clock, h.events, h.reg)
+	c, err := disruption.NewController(kube, view, h.cloud, h.clock, h.events, h.reg, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

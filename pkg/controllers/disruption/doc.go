@@ -5,12 +5,20 @@
 //
 // A pass builds its view (pass): every node sorted into its NodePool's counts and candidates,
 // the pending pods, the PodDisruptionBudgets, and provisioning's Snapshot (NodePools, instance
-// types and prices, nodes as the solver sees them). A node is a candidate when its NodeClaim is
+// types and prices, nodes as the solver sees them). The snapshot leaves out, as provisioning
+// does, the NodePools whose launches are held because their nodes do not join (no replacement
+// is planned there), and counts the per-node cost (the cloud provider's and the operator's
+// --node-cost, WithNodeCost) on every node: a node's cost is its offering's price plus it, so a
+// deleted node saves it and a replacement costs it, in savings, MinReplacementSavings and the
+// Balanced policy alike. A node is a candidate when its NodeClaim is
 // initialized, neither it nor its Node is being deleted, tainted karpenter.sh/disrupted or in a
 // command already, neither carries karpenter.sh/do-not-disrupt=true, no running pod on it does,
 // and no pod to move is covered by a PodDisruptionBudget allowing no disruption (or by more than
 // one: the Eviction API refuses both); and it is Drifted, or consolidation may take it (policy,
-// consolidateAfter not Never, Consolidatable).
+// consolidateAfter not Never, Consolidatable). As Karpenter's eventual disruption, the pods'
+// do-not-disrupt and PodDisruptionBudgets do not keep a Drifted node whose NodeClaim has a
+// terminationGracePeriod from drift (termination drains it within that time); they still keep
+// it from consolidation.
 //
 // Methods, in Karpenter's order, the first that finds something wins: Empty (every empty
 // consolidatable node the Empty budgets allow); Drifted (every empty drifted node the budgets

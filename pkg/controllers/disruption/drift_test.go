@@ -3,6 +3,7 @@ package disruption_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,13 +21,18 @@ func drifted(nc *v1.NodeClaim, n *corev1.Node) {
 
 // TestDrifted: a drifted node goes even where consolidation may not (consolidateAfter Never): at
 // once when its pods fit elsewhere, through a replacement when they need one (whatever it
-// costs), and not while a Drifted budget of 0 holds.
+// costs), and not while a Drifted budget of 0 holds. A pod with karpenter.sh/do-not-disrupt
+// keeps it, unless its NodeClaim has a terminationGracePeriod (as Karpenter's eventual
+// disruption: termination then holds the pod until the grace period ends); do-not-disrupt on the
+// Node keeps it whatever the grace period.
 func TestDrifted(t *testing.T) {
 	never := func(np *v1.NodePool) { np.Spec.Disruption.ConsolidateAfter = v1.MustParseNillableDuration(v1.Never) }
 	for _, tt := range []struct {
 		name        string
 		nodePool    func(*v1.NodePool)
 		receiver    bool
+		node        func(*v1.NodeClaim, *corev1.Node)
+		pod         func(*corev1.Pod)
 		wantDeleted bool
 		wantLaunch  bool
 	}{
@@ -36,6 +42,12 @@ func TestDrifted(t *testing.T) {
 			never(np)
 			np.Spec.Disruption.Budgets = []v1.Budget{{Nodes: "0", Reasons: []v1.DisruptionReason{v1.DisruptionReasonDrifted}}}
 		}, receiver: true},
+		{name: "do-not-disrupt-pod", nodePool: never, receiver: true, pod: doNotDisruptPod},
+		{name: "do-not-disrupt-pod-grace-period", nodePool: never, receiver: true, node: gracePeriod, pod: doNotDisruptPod, wantDeleted: true},
+		{name: "do-not-disrupt-node-grace-period", nodePool: never, receiver: true, node: func(nc *v1.NodeClaim, n *corev1.Node) {
+			gracePeriod(nc, n)
+			doNotDisrupt(n)
+		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newController(t)
@@ -43,8 +55,18 @@ func TestDrifted(t *testing.T) {
 			h.cloud.InstanceTypes = []*cloudprovider.InstanceType{instanceType("m7i.large", 0.10, v1.CapacityTypeSpot)}
 			pool := "drift-" + tt.name
 			newNodePool(t, pool, tt.nodePool)
-			nc, node := newNode(t, pool, pool, drifted)
-			newPod(t, pool, node.Name, requesting("500m", pool))
+			nc, node := newNode(t, pool, pool, func(nc *v1.NodeClaim, n *corev1.Node) {
+				drifted(nc, n)
+				if tt.node != nil {
+					tt.node(nc, n)
+				}
+			})
+			newPod(t, pool, node.Name, func(p *corev1.Pod) {
+				requesting("500m", pool)(p)
+				if tt.pod != nil {
+					tt.pod(p)
+				}
+			})
 			if tt.receiver {
 				_, receiver := newNode(t, pool, pool+"-receiver", func(nc *v1.NodeClaim, n *corev1.Node) { sized(nc, n); doNotDisrupt(n) })
 				ready(t, receiver)
@@ -70,4 +92,13 @@ func TestDrifted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gracePeriod gives the NodeClaim a terminationGracePeriod of a minute.
+func gracePeriod(nc *v1.NodeClaim, _ *corev1.Node) {
+	nc.Spec.TerminationGracePeriod = &metav1.Duration{Duration: time.Minute}
+}
+
+func doNotDisruptPod(p *corev1.Pod) {
+	p.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"}
 }

@@ -17,6 +17,7 @@ import (
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
+	nodepoolstatus "github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
 )
 
 // Explanation is a node's disruption state as a pass sees it now, with a dry run of removing it.
@@ -58,7 +59,7 @@ type DryRun struct {
 // at now, and explains the node named (a Node's name, or a NodeClaim's). It decides nothing and
 // writes nothing.
 func Explain(ctx context.Context, kube client.Client, cloud cloudprovider.CloudProvider, nodeName string, now time.Time) (*Explanation, error) {
-	c := &Controller{kube: kube, apiReader: kube, cluster: cluster.New(kube, false), cloud: cloud}
+	c := &Controller{kube: kube, apiReader: kube, cluster: cluster.New(kube, false), cloud: cloud, JoinFailureHold: nodepoolstatus.DefaultJoinFailureHold}
 	blocked := map[string]string{}
 	ps, err := c.newPass(ctx, now, nil, func(sn *cluster.StateNode, why string) { blocked[sn.NodeClaim.Name] = why })
 	if ps == nil {

@@ -62,7 +62,7 @@ type candidate struct {
 	node *cluster.StateNode
 	// pods would have to move if the node went.
 	pods []*corev1.Pod
-	// price is the node's hourly price, known when priced.
+	// price is the node's hourly cost (see priceOf), known when priced.
 	price  float64
 	priced bool
 	// drifted is the NodeClaim's Drifted condition; consolidatable says that consolidation may
@@ -116,7 +116,8 @@ func (c *Controller) newPass(ctx context.Context, now time.Time, busy map[string
 	if err := c.kube.List(ctx, &pdbs); err != nil {
 		return nil, fmt.Errorf("listing poddisruptionbudgets, %w", err)
 	}
-	snap, err := provisioning.NewSnapshot(ctx, c.cluster, c.cloud)
+	held := provisioning.JoinFailureHold(c.apiReader, c.cloud, func() time.Time { return now }, c.JoinFailureHold)
+	snap, err := provisioning.NewSnapshot(ctx, c.cluster, c.cloud, held, c.nodeCost)
 	if snap == nil {
 		return nil, err
 	}
@@ -165,12 +166,18 @@ func (ps *pass) classify(nodePools []*v1.NodePool, pdbs []policyv1.PodDisruption
 			blocked(sn, why)
 			continue
 		}
-		if why := blockingMove(sn.Pods, pdbs); why != "" {
-			blocked(sn, why)
+		drifted := isTrue(sn.NodeClaim, v1.ConditionTypeDrifted)
+		podsBlock := blockingMove(sn.Pods, pdbs)
+		if podsBlock != "" && (!drifted || !eventual(sn.NodeClaim)) {
+			blocked(sn, podsBlock)
 			continue
 		}
-		cand := &candidate{pool: p, node: sn, pods: reschedulable(sn.Pods), drifted: isTrue(sn.NodeClaim, v1.ConditionTypeDrifted)}
+		cand := &candidate{pool: p, node: sn, pods: reschedulable(sn.Pods), drifted: drifted}
 		cand.notConsolidatable = notConsolidatable(p.nodePool, sn, len(cand.pods) == 0, ps.now)
+		if podsBlock != "" {
+			// Drift only: consolidation never takes a node its pods keep.
+			cand.notConsolidatable = podsBlock
+		}
 		cand.consolidatable = cand.notConsolidatable == ""
 		cand.price, cand.priced = ps.priceOf(sn)
 		if !cand.drifted && !cand.consolidatable {
@@ -225,11 +232,17 @@ func disrupted(node *corev1.Node) bool {
 	return slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&taint) })
 }
 
-// priceOf returns the hourly price of the node's offering (instance type, zone, capacity type),
-// and whether it is known.
+// priceOf returns what the node costs per hour, and whether it is known: its offering's price
+// (instance type, zone, capacity type) plus its NodePool's per-node cost (the cloud provider's,
+// such as volumes, and the operator's --node-cost), as provisioning weighs a new node, so that
+// deleting a node saves its per-node cost and a replacement costs its own.
 func (ps *pass) priceOf(sn *cluster.StateNode) (float64, bool) {
-	return scheduling.OfferingPrice(ps.snapshot.Input.InstanceTypes, labelOf(sn, corev1.LabelInstanceTypeStable),
+	price, ok := scheduling.OfferingPrice(ps.snapshot.Input.InstanceTypes, labelOf(sn, corev1.LabelInstanceTypeStable),
 		labelOf(sn, corev1.LabelTopologyZone), labelOf(sn, v1.CapacityTypeLabelKey))
+	if !ok {
+		return 0, false
+	}
+	return price + ps.snapshot.NodeCost(sn.NodePool()), true
 }
 
 // evictionCost is what evicting the pod costs, as Karpenter weighs it: 1, plus its

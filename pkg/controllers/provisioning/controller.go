@@ -263,11 +263,25 @@ const heldPoll = 15 * time.Second
 // held excludes a NodePool whose nodes failed to join MaxLaunchesPerCause times for one certain
 // cause with unchanged inputs (nodepool/status.Held): launching again would fail the same way.
 func (c *Controller) held(ctx context.Context, np *v1.NodePool) (*scheduling.Reason, error) {
-	f, held, err := nodepoolstatus.Held(ctx, c.apiReader, c.cloud, np, c.clock.Now(), c.JoinFailureHold)
-	if err != nil || !held {
-		return nil, err
+	return JoinFailureHold(c.apiReader, c.cloud, c.clock.Now, c.JoinFailureHold)(ctx, np)
+}
+
+// HoldFunc says why a NodePool's launches are held, or nil when they are not; an error is
+// transient (the NodePool is then not held).
+type HoldFunc func(ctx context.Context, np *v1.NodePool) (*scheduling.Reason, error)
+
+// JoinFailureHold returns provisioning's hold: a NodePool whose nodes failed to join
+// MaxLaunchesPerCause times for one certain cause, with the inputs read through reader unchanged
+// since and recorded less than hold before now() (nodepool/status.Held), launches nothing. Disruption
+// holds the same NodePools, so that it never plans a replacement provisioning would not launch.
+func JoinFailureHold(reader client.Reader, cloud cloudprovider.CloudProvider, now func() time.Time, hold time.Duration) HoldFunc {
+	return func(ctx context.Context, np *v1.NodePool) (*scheduling.Reason, error) {
+		f, held, err := nodepoolstatus.Held(ctx, reader, cloud, np, now(), hold)
+		if err != nil || !held {
+			return nil, err
+		}
+		return &scheduling.Reason{NodePool: np.Name, Code: ReasonNodePoolNotJoining, Message: fmt.Sprintf(
+			"its nodes fail to join: %s: %s; launches are held until the NodePool, its node class or kube-system/aws-auth changes, or until %s",
+			f.Reason, f.Message, f.Time.Add(hold).UTC().Format(time.RFC3339))}, nil
 	}
-	return &scheduling.Reason{NodePool: np.Name, Code: ReasonNodePoolNotJoining, Message: fmt.Sprintf(
-		"its nodes fail to join: %s: %s; launches are held until the NodePool, its node class or kube-system/aws-auth changes, or until %s",
-		f.Reason, f.Message, f.Time.Add(c.JoinFailureHold).UTC().Format(time.RFC3339))}, nil
 }

@@ -80,13 +80,9 @@ func Input(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.Cloud
 	return &b.input, b.excluded, nil
 }
 
-// holdFunc says why a NodePool's launches are held, or nil when they are not; an error is
-// transient (the NodePool is then not held).
-type holdFunc func(ctx context.Context, np *v1.NodePool) (*scheduling.Reason, error)
-
 // isHeld reports whether held holds np's launches, recording the reason in b (a transient error
 // holds nothing).
-func (b *batch) isHeld(ctx context.Context, held holdFunc, np *v1.NodePool) bool {
+func (b *batch) isHeld(ctx context.Context, held HoldFunc, np *v1.NodePool) bool {
 	if held == nil {
 		return false
 	}
@@ -105,7 +101,7 @@ func (b *batch) isHeld(ctx context.Context, held holdFunc, np *v1.NodePool) bool
 // newBatch reads the cluster and the cloud into a scheduling input; every new node costs
 // nodeCost per hour more than the cloud provider prices it (cloudprovider.NodeCoster). held,
 // when not nil, excludes the NodePools whose launches are held.
-func newBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider, pods []*corev1.Pod, held holdFunc, nodeCost float64) (*batch, error) {
+func newBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider, pods []*corev1.Pod, held HoldFunc, nodeCost float64) (*batch, error) {
 	b := &batch{nodePools: map[string]*v1.NodePool{}, starting: map[string]*v1.NodeClaim{}}
 	b.input.Pods = pods
 	nodePools, err := view.NodePools(ctx)
@@ -117,6 +113,10 @@ func newBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.Cl
 	var order []string
 	for _, np := range nodePools {
 		if b.isHeld(ctx, held, np) {
+			// Its existing nodes still cost what its new ones would: disruption weighs them.
+			if cost, err := poolNodeCost(ctx, cloud, np); err == nil {
+				b.setNodeCost(np.Name, cost+nodeCost)
+			}
 			continue
 		}
 		types, reason, err := instanceTypes(ctx, cloud, np)
@@ -133,10 +133,7 @@ func newBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.Cl
 		if err != nil {
 			b.transient = append(b.transient, err)
 		}
-		if b.input.NodeCosts == nil {
-			b.input.NodeCosts = map[string]float64{}
-		}
-		b.input.NodeCosts[np.Name] = cost + nodeCost
+		b.setNodeCost(np.Name, cost+nodeCost)
 		for _, it := range types {
 			if _, ok := union[it.Name]; !ok {
 				union[it.Name] = SchedulingType(it)
@@ -178,6 +175,14 @@ func newBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.Cl
 		b.input.Nodes = append(b.input.Nodes, n)
 	}
 	return b, nil
+}
+
+// setNodeCost records what every node of the NodePool costs per hour beyond its instance.
+func (b *batch) setNodeCost(pool string, cost float64) {
+	if b.input.NodeCosts == nil {
+		b.input.NodeCosts = map[string]float64{}
+	}
+	b.input.NodeCosts[pool] = cost
 }
 
 // instanceTypes returns the NodePool's instance types, or why it cannot launch now, and an error

@@ -22,16 +22,31 @@ type Snapshot struct {
 	NodePools map[string]*v1.NodePool
 	// Excluded are the NodePools that cannot launch now, with the reason.
 	Excluded []scheduling.Reason
+	// nodeCost is the operator's per-node cost (see NodeCost).
+	nodeCost float64
 }
 
 // NewSnapshot reads the cluster through view and the instance types through cloud. A NodePool
 // whose instance types could not be read is left out (in Excluded) and its error returned
-// joined with the snapshot, which is still usable. Its node costs are the cloud provider's
-// (cloudprovider.NodeCoster), without the operator's --node-cost.
-func NewSnapshot(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider) (*Snapshot, error) {
-	b, err := newBatch(ctx, view, cloud, nil, nil, 0)
+// joined with the snapshot, which is still usable. held, when not nil, leaves out the NodePools
+// whose launches provisioning holds (pass JoinFailureHold with provisioning's settings, so that
+// no replacement is planned on a NodePool whose nodes do not join). Every node costs nodeCost
+// per hour (the operator's --node-cost) beyond its instance and what the cloud provider prices
+// per node (cloudprovider.NodeCoster), as provisioning weighs it.
+func NewSnapshot(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider, held HoldFunc, nodeCost float64) (*Snapshot, error) {
+	b, err := newBatch(ctx, view, cloud, nil, held, nodeCost)
 	if err != nil {
 		return nil, err
 	}
-	return &Snapshot{Input: b.input, NodePools: b.nodePools, Excluded: b.excluded}, errors.Join(b.transient...)
+	return &Snapshot{Input: b.input, NodePools: b.nodePools, Excluded: b.excluded, nodeCost: nodeCost}, errors.Join(b.transient...)
+}
+
+// NodeCost is what a node of the NodePool costs per hour beyond its instance: Input.NodeCosts
+// for a NodePool that can launch or is held, else the operator's per-node cost alone (the
+// cloud provider's part could not be read).
+func (s *Snapshot) NodeCost(pool string) float64 {
+	if cost, ok := s.Input.NodeCosts[pool]; ok {
+		return cost
+	}
+	return s.nodeCost
 }
