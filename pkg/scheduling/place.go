@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,18 +21,19 @@ type target struct {
 // pin is a chosen domain.
 type pin struct{ key, value string }
 
-// passes bounds how often unplaced pods are retried (a pod whose affinity target comes later in
-// the order needs a second pass).
-const passes = 3
-
+// run places the pods class by class, in passes: a pod that fails a pass (its affinity target
+// may come later in the order) is retried in the next one, as long as a pass places some pod.
+// When a pass places none, one last pass relaxes the preferences of pods that were waiting for an
+// affinity target before they are reported unschedulable. Every pass but the last places at
+// least one pod, so there are at most as many passes as pods plus one.
 func (s *solver) run() {
 	pending := make([][]*corev1.Pod, len(s.classes))
 	for i, c := range s.classes {
 		pending[i] = c.pods
 	}
-	for pass := range passes {
-		s.lastPass = pass == passes-1
-		progress, left := false, 0
+	for left := true; left; {
+		progress := false
+		left = false
 		for i, c := range s.classes {
 			if c.invalid != nil {
 				continue
@@ -45,10 +47,13 @@ func (s *solver) run() {
 				}
 			}
 			pending[i] = still
-			left += len(still)
+			left = left || len(still) > 0
 		}
-		if !progress || left == 0 {
-			break
+		if !progress {
+			if s.lastPass {
+				break
+			}
+			s.lastPass = true
 		}
 	}
 	s.repack()
@@ -111,9 +116,24 @@ func cursorKey(pins []pin) string {
 	return b.String()
 }
 
+// shapeMiss is a node that refused a pod only by the shape rule after the pod's requirements
+// narrowed it (see placeWith), with what taking the pod would make of it.
+type shapeMiss struct {
+	idx    int
+	cand   bitset
+	merged Requirements
+	extra  float64
+}
+
+// placeWith places pod on the first node that takes it, else on a new node. A node whose
+// instance types the pod's own requirements narrow (arm64 or amd64 pods joining a node that
+// allowed both) may fail the shape rule only because the narrowed types cost more; it still takes
+// the pod when the rise in its price is below what a node of the pod's own would cost, or when no
+// new node can be opened: merging compatible pods is then cheaper than keeping them apart.
 func (s *solver) placeWith(c *class, v *variant, pod *corev1.Pod, pins []pin) bool {
 	ck := cursorKey(pins)
 	advancing := true
+	var miss *shapeMiss
 	for i := v.cursors[ck]; i < len(s.nodes); i++ {
 		n := s.nodes[i]
 		ok, permanent, cand, merged := s.fits(c, v, n, pins)
@@ -121,18 +141,56 @@ func (s *solver) placeWith(c *class, v *variant, pod *corev1.Pod, pins []pin) bo
 			s.commit(c, v, n, pod, cand, merged)
 			return true
 		}
+		if cand != nil && merged != nil {
+			if extra := s.priceOf(n.pool, cand) - s.priceOf(n.pool, n.types); miss == nil || extra < miss.extra {
+				miss = &shapeMiss{idx: i, cand: cand, merged: merged, extra: extra}
+			}
+		}
 		if advancing && permanent {
 			v.cursors[ck] = i + 1
 		} else {
 			advancing = false
 		}
 	}
+	if miss != nil && miss.extra < s.aloneCost(v) {
+		s.commitMiss(c, v, pod, ck, miss)
+		return true
+	}
 	for _, p := range s.pools {
 		if s.newNode(c, v, p, pod, pins) {
 			return true
 		}
 	}
+	if miss != nil {
+		s.commitMiss(c, v, pod, ck, miss)
+		return true
+	}
 	return false
+}
+
+func (s *solver) commitMiss(c *class, v *variant, pod *corev1.Pod, ck string, miss *shapeMiss) {
+	s.commit(c, v, s.nodes[miss.idx], pod, miss.cand, miss.merged)
+	// The scan counted the node as closed to v; it is v's now.
+	v.cursors[ck] = min(v.cursors[ck], miss.idx)
+}
+
+// priceOf is the price, by p's own offerings, of the cheapest of types (p.types is sorted by it).
+func (s *solver) priceOf(p *pool, types bitset) float64 {
+	price := 0.0
+	types.each(func(i int) bool { price = p.price[i]; return false })
+	return price
+}
+
+// aloneCost is what the cheapest new node for one pod of v would cost, per-node cost included,
+// over the pools that may take it (+Inf when none).
+func (s *solver) aloneCost(v *variant) float64 {
+	best := math.Inf(1)
+	for _, p := range s.pools {
+		if cp := v.perPool[p.idx]; cp.reason == nil && !cp.types.empty() {
+			best = min(best, s.priceOf(p, cp.types)+p.nodeCost)
+		}
+	}
+	return best
 }
 
 // targetSet collects per-key allowed domains, keeping the first constraint's order.
@@ -173,10 +231,13 @@ func (s *solver) spreadTargets(_ *class, v *variant, ts *targetSet) string {
 			continue
 		}
 		u := s.universeOf(v, g.key)
+		// The skew is measured over every domain the constraint counts, reachable by this pod or
+		// not: an empty one keeps the minimum at zero.
+		domains := s.spreadDomains(g, u)
 		minCount := 0
-		if len(u) >= sp.minDomains && len(u) > 0 {
-			minCount = g.counts[u[0]]
-			for _, d := range u {
+		if len(domains) >= sp.minDomains && len(domains) > 0 {
+			minCount = g.counts[domains[0]]
+			for _, d := range domains {
 				minCount = min(minCount, g.counts[d])
 			}
 		}
@@ -235,6 +296,80 @@ func (s *solver) antiTargets(c *class, v *variant, ts *targetSet) string {
 		}
 	}
 	return ""
+}
+
+// spreadDomains returns the domains spread group g counts, as kube-scheduler and Karpenter do:
+// those of every NodePool and existing node that its node inclusion policies admit. With
+// nodeAffinityPolicy Honor (g.filter set) a NodePool counts with the instance types that satisfy
+// both its requirements and the filter, and an existing node when its labels match the filter;
+// with Ignore every NodePool and node counts. With nodeTaintsPolicy Honor only NodePools and
+// nodes whose taints the pod tolerates count; with Ignore (the default) taints do not matter.
+// reachable (the domains the pod itself may use) is always included. Computed once per group:
+// neither the NodePools nor the existing nodes change during a Solve.
+func (s *solver) spreadDomains(g *topoGroup, reachable []string) []string {
+	if g.domains != nil {
+		return g.domains
+	}
+	set := map[string]struct{}{}
+	for _, d := range reachable {
+		set[d] = struct{}{}
+	}
+	for _, p := range s.pools {
+		if p.err != nil {
+			continue
+		}
+		if _, ok := tolerates(g.tolerations, p.taints); g.honorTaints && !ok {
+			continue
+		}
+		reqs := p.reqs
+		if len(g.filter) > 0 {
+			if p.reqs.Intersects(g.filter) != nil {
+				continue
+			}
+			reqs = p.reqs.Merge(g.filter)
+		}
+		s.poolDomains(p, reqs, g.key, set)
+	}
+	for _, n := range s.nodes {
+		if n.existing == nil {
+			continue
+		}
+		if _, ok := tolerates(g.tolerations, n.existing.Taints); g.honorTaints && !ok {
+			continue
+		}
+		if v, ok := n.labels[g.key]; ok && (len(g.filter) == 0 || g.filter.Matches(n.labels)) {
+			set[v] = struct{}{}
+		}
+	}
+	g.domains = unionSorted(set)
+	return g.domains
+}
+
+// poolDomains adds to set the values of key that p's instance types offer under reqs.
+func (s *solver) poolDomains(p *pool, reqs Requirements, key string, set map[string]struct{}) {
+	f := s.offerFilter(reqs)
+	r := reqs[key]
+	for _, t := range p.types {
+		if !typeCompatible(reqs, f, p, t) {
+			continue
+		}
+		switch key {
+		case corev1.LabelTopologyZone, v1.CapacityTypeLabelKey:
+			for _, o := range t.offers {
+				if f.zone[o.zone] && f.ct[o.ct] {
+					if key == corev1.LabelTopologyZone {
+						set[s.zones[o.zone]] = struct{}{}
+					} else {
+						set[s.cts[o.ct]] = struct{}{}
+					}
+				}
+			}
+		default:
+			if val, ok := valueOf(t, p, key); ok && (r == nil || r.Has(val)) {
+				set[val] = struct{}{}
+			}
+		}
+	}
 }
 
 // universeOf returns the domains of key that variant v could land in: values offered by the
@@ -303,7 +438,7 @@ func (s *solver) fits(c *class, v *variant, n *node, pins []pin) (ok, permanent 
 		return true, false, nil, nil
 	}
 	cand, merged, ok = s.narrow(c, v, n)
-	return ok, !ok, cand, merged
+	return ok, !ok, cand, merged // on failure, cand is set when only the shape rule refused
 }
 
 // nodeAdmits checks what never changes in n's favour: pinned domains, requirements, taints and,
@@ -333,7 +468,8 @@ func (s *solver) nodeAdmits(c *class, v *variant, n *node, pins []pin) bool {
 }
 
 // narrow returns the instance types of new node n that still hold its pods plus one of c, and
-// the merged requirements when v is new on n.
+// the merged requirements when v is new on n. When only the shape rule refuses the pod, it
+// returns them with ok false.
 func (s *solver) narrow(c *class, v *variant, n *node) (bitset, Requirements, bool) {
 	if !fitsSum(n.used, c.req, n.maxAlloc) {
 		return nil, nil, false // no type is large enough in some resource: quick reject
@@ -359,7 +495,7 @@ func (s *solver) narrow(c *class, v *variant, n *node) (bitset, Requirements, bo
 	for w := range cand {
 		cand[w] = n.types[w] & cp.types[w]
 	}
-	if !checkOfferings && n.minAlloc != nil && fitsSum(n.used, c.req, n.minAlloc) && s.shapeOK(n, c, cand) {
+	if !checkOfferings && n.minAlloc != nil && fitsSum(n.used, c.req, n.minAlloc) && (v.together || s.shapeOK(n, c, cand)) {
 		// Every remaining type holds the new load: nothing to filter.
 		return cand, merged, !cand.empty() && s.minValuesOK(n.pool, reqs, cand)
 	}
@@ -376,8 +512,11 @@ func (s *solver) narrow(c *class, v *variant, n *node) (bitset, Requirements, bo
 		any = true
 		return true
 	})
-	if !any || !s.minValuesOK(n.pool, reqs, cand) || !s.shapeOK(n, c, cand) {
+	if !any || !s.minValuesOK(n.pool, reqs, cand) {
 		return nil, nil, false
+	}
+	if !v.together && !s.shapeOK(n, c, cand) {
+		return cand, merged, false // refused by the shape rule alone: see placeWith
 	}
 	return cand, merged, true
 }
