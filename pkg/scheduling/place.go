@@ -127,9 +127,10 @@ type shapeMiss struct {
 
 // placeWith places pod on the first node that takes it, else on a new node. A node whose
 // instance types the pod's own requirements narrow (arm64 or amd64 pods joining a node that
-// allowed both) may fail the shape rule only because the narrowed types cost more; it still takes
-// the pod when the rise in its price is below what a node of the pod's own would cost, or when no
-// new node can be opened: merging compatible pods is then cheaper than keeping them apart.
+// allowed both) may fail the shape rule only because the narrowed types cost more; the node that
+// would rise least in price still takes the pod when that rise is below what the pod costs apart
+// (aloneCost), or when no new node can be opened: merging compatible pods, narrowing the node's
+// requirements to their intersection, is then cheaper than keeping them apart.
 func (s *solver) placeWith(c *class, v *variant, pod *corev1.Pod, pins []pin) bool {
 	ck := cursorKey(pins)
 	advancing := true
@@ -152,7 +153,7 @@ func (s *solver) placeWith(c *class, v *variant, pod *corev1.Pod, pins []pin) bo
 			advancing = false
 		}
 	}
-	if miss != nil && miss.extra < s.aloneCost(v) {
+	if miss != nil && miss.extra < s.aloneCost(c, v) {
 		s.commitMiss(c, v, pod, ck, miss)
 		return true
 	}
@@ -181,14 +182,21 @@ func (s *solver) priceOf(p *pool, types bitset) float64 {
 	return price
 }
 
-// aloneCost is what the cheapest new node for one pod of v would cost, per-node cost included,
-// over the pools that may take it (+Inf when none).
-func (s *solver) aloneCost(v *variant) float64 {
+// aloneCost is what one pod of c (as v) would cost apart: on the instance type where its share
+// is cheapest (its price by the pool's own offerings, times the largest share of any allocatable
+// resource the pod takes), over the pools that may take it; +Inf when none. Apart, a pod shares a
+// node of its own kind, so it is charged its share of one, not a whole node.
+func (s *solver) aloneCost(c *class, v *variant) float64 {
 	best := math.Inf(1)
 	for _, p := range s.pools {
-		if cp := v.perPool[p.idx]; cp.reason == nil && !cp.types.empty() {
-			best = min(best, s.priceOf(p, cp.types)+p.nodeCost)
+		cp := v.perPool[p.idx]
+		if cp.reason != nil {
+			continue
 		}
+		cp.types.each(func(i int) bool {
+			best = min(best, fractionalCost(p, i, c.req))
+			return true
+		})
 	}
 	return best
 }
