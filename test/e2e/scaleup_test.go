@@ -31,7 +31,16 @@ func mixedWorkload(namespace string, n int) []client.Object {
 		}}
 	}
 	arm := func(spec *corev1.PodSpec) { spec.NodeSelector = map[string]string{corev1.LabelArchStable: "arm64"} }
+	// The web pods need the db pod's node (required pod affinity on the hostname), and both are
+	// created together: the plan places db first and sizes its node for the web pods too.
+	withDB := func(spec *corev1.PodSpec) {
+		spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+		}}}}
+	}
 	return []client.Object{
+		deployment(namespace, "db", 1, "250m", "512Mi"),
+		deployment(namespace, "web", 3, "250m", "256Mi", withDB),
 		deployment(namespace, "small", share(40), "250m", "256Mi"),
 		deployment(namespace, "medium", share(30), "1", "2Gi"),
 		deployment(namespace, "memory", share(15), "500m", "6Gi"),
@@ -60,7 +69,8 @@ func podsUnderTest(t *testing.T) (n int, measuring bool) {
 // TestMixedPodsRunWithinLimitsAtSimulatedCost: pending pods of mixed shapes become NodeClaims that
 // launch, register and initialize; every pod runs; no NodePool exceeds its limit; and what the
 // NodeClaims launched for the pending pods cost is within 5% of what `joiner simulate` plans for
-// the same pods, NodePools and instance types.
+// the same pods, NodePools and instance types. Among the pods, three web pods have a required
+// pod affinity on the hostname to a db pod created with them: they all run, on db's node.
 //
 // The time reported runs from the pods' creation.
 func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
