@@ -482,21 +482,13 @@ func (s *solver) narrow(c *class, v *variant, n *node) (bitset, Requirements, bo
 	if !fitsSum(n.used, c.req, n.maxAlloc) {
 		return nil, nil, false // no type is large enough in some resource: quick reject
 	}
-	reqs, merged := n.reqs, Requirements(nil)
-	needMerge := len(v.reqs) > 0 && !slices.Contains(n.merged, v)
-	checkOfferings := false
+	reqs, merged, checkOfferings, ok := s.mergeOnto(v, n)
+	if !ok {
+		return nil, nil, false
+	}
 	var f offerFilter
-	if needMerge {
-		if n.reqs.Intersects(v.reqs) != nil {
-			return nil, nil, false
-		}
-		merged = n.reqs.Merge(v.reqs)
-		reqs = merged
-		_, zone := v.reqs[corev1.LabelTopologyZone]
-		_, ct := v.reqs[v1.CapacityTypeLabelKey]
-		if checkOfferings = zone || ct; checkOfferings {
-			f = s.offerFilter(reqs)
-		}
+	if checkOfferings {
+		f = s.offerFilter(reqs)
 	}
 	cp := v.perPool[n.pool.idx]
 	cand := newBitset(len(n.pool.types))
@@ -505,7 +497,10 @@ func (s *solver) narrow(c *class, v *variant, n *node) (bitset, Requirements, bo
 	}
 	if !checkOfferings && n.minAlloc != nil && fitsSum(n.used, c.req, n.minAlloc) && (v.together || s.shapeOK(n, c, cand)) {
 		// Every remaining type holds the new load: nothing to filter.
-		return cand, merged, !cand.empty() && s.minValuesOK(n.pool, reqs, cand)
+		if cand.empty() || !s.minValuesOK(n.pool, reqs, cand) {
+			return nil, nil, false
+		}
+		return cand, merged, true
 	}
 	any := false
 	cand.each(func(i int) bool {
@@ -527,6 +522,23 @@ func (s *solver) narrow(c *class, v *variant, n *node) (bitset, Requirements, bo
 		return cand, merged, false // refused by the shape rule alone: see placeWith
 	}
 	return cand, merged, true
+}
+
+// mergeOnto returns the requirements new node n would have with a pod of v: its own, or when v
+// is new on n the merged ones (also returned as merged), and whether the merge narrows zone or
+// capacity type (the types' offerings must then be checked again); ok is false when the
+// requirements do not intersect.
+func (s *solver) mergeOnto(v *variant, n *node) (reqs, merged Requirements, checkOfferings, ok bool) {
+	if len(v.reqs) == 0 || slices.Contains(n.merged, v) {
+		return n.reqs, nil, false, true
+	}
+	if n.reqs.Intersects(v.reqs) != nil {
+		return nil, nil, false, false
+	}
+	merged = n.reqs.Merge(v.reqs)
+	_, zone := v.reqs[corev1.LabelTopologyZone]
+	_, ct := v.reqs[v1.CapacityTypeLabelKey]
+	return merged, merged, zone || ct, true
 }
 
 // hostnameFits checks the constraints whose domain is the node itself.
