@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -322,6 +323,27 @@ func (s *solver) spreadDomains(g *topoGroup, reachable []string) []string {
 	for _, d := range reachable {
 		set[d] = struct{}{}
 	}
+	// Groups that differ only in their selector count the same domains.
+	ck := fmt.Sprintf("%s|%v|%v|%v", g.key, g.filter.ToAPI(), g.honorTaints, g.tolerations)
+	if s.domainCache == nil {
+		s.domainCache = map[string]map[string]struct{}{}
+	}
+	if cached, ok := s.domainCache[ck]; ok {
+		maps.Copy(set, cached)
+		g.domains = unionSorted(set)
+		return g.domains
+	}
+	counted := map[string]struct{}{}
+	s.countedDomains(g, counted)
+	s.domainCache[ck] = counted
+	maps.Copy(set, counted)
+	g.domains = unionSorted(set)
+	return g.domains
+}
+
+// countedDomains adds to set the domains of the NodePools and existing nodes that g's node
+// inclusion policies admit (see spreadDomains).
+func (s *solver) countedDomains(g *topoGroup, set map[string]struct{}) {
 	for _, p := range s.pools {
 		if p.err != nil {
 			continue
@@ -349,8 +371,6 @@ func (s *solver) spreadDomains(g *topoGroup, reachable []string) []string {
 			set[v] = struct{}{}
 		}
 	}
-	g.domains = unionSorted(set)
-	return g.domains
 }
 
 // poolDomains adds to set the values of key that p's instance types offer under reqs.

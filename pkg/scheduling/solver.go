@@ -149,6 +149,9 @@ type solver struct {
 	poolCache    map[string]*classPool
 	cursorsByKey map[string]map[string]int
 	lastPass     bool
+	// domainCache holds the domains spread groups count, per key and node inclusion policies
+	// (see spreadDomains).
+	domainCache map[string]map[string]struct{}
 }
 
 // Solve simulates scheduling in.Pods onto in.Nodes and new NodeClaims of in.NodePools. It is
