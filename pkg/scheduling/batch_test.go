@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
@@ -146,12 +147,33 @@ func TestPodAffinityWithinBatchPlacesTargetsFirst(t *testing.T) {
 		}
 		chain = append(chain, pod(fmt.Sprintf("link-%d", i), fmt.Sprintf("%dm", 100*(i+1)), "128Mi", opts...))
 	}
+	busy := func() []*scheduling.Node {
+		return []*scheduling.Node{existingNode("existing-1", "1", "2Gi", map[string]string{corev1.LabelHostname: "existing-1", corev1.LabelTopologyZone: testZones[0]},
+			pod("filler", "600m", "128Mi"))}
+	}
 	tests := []struct {
 		name     string
 		pods     []*corev1.Pod
+		nodes    func() []*scheduling.Node
 		want     []string
 		sameZone bool
+		together []string // pods that must share a claim
+		limited  bool     // the pool has a (generous) cpu limit
 	}{{
+		name:  "the target skips a node with room for it alone: its followers must fit there too",
+		pods:  []*corev1.Pod{db, web(0, "250m", "256Mi", corev1.LabelHostname), web(1, "250m", "256Mi", corev1.LabelHostname), web(2, "250m", "256Mi", corev1.LabelHostname)},
+		nodes: busy,
+		want:  []string{"default:db-0,web-0,web-1,web-2"},
+	}, {
+		name: "pods of other classes do not take the room on the target's node that its followers need",
+		pods: append([]*corev1.Pod{pod("db-0", "250m", "512Mi", withLabels("app", "db")),
+			web(0, "250m", "256Mi", corev1.LabelHostname), web(1, "250m", "256Mi", corev1.LabelHostname), web(2, "250m", "256Mi", corev1.LabelHostname)},
+			podsN("filler", 40, "250m", "256Mi", withLabels("app", "a-filler"))...),
+		together: []string{"db-0", "web-0", "web-1", "web-2"},
+		// In a pool with limits a NodeClaim keeps only its cheapest options, so a node the
+		// fillers fill cannot grow for the followers afterwards.
+		limited: true,
+	}, {
 		name: "the issue's example: one db and three web pods with hostname affinity to it share one node",
 		pods: []*corev1.Pod{db, web(0, "500m", "512Mi", corev1.LabelHostname), web(1, "500m", "512Mi", corev1.LabelHostname), web(2, "500m", "512Mi", corev1.LabelHostname)},
 		want: []string{"default:db-0,web-0,web-1,web-2"},
@@ -171,13 +193,34 @@ func TestPodAffinityWithinBatchPlacesTargetsFirst(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for i, pods := range shuffled(tt.pods, 12) {
-				plan := solveChecked(t, &scheduling.Input{Pods: pods, NodePools: []*v1.NodePool{nodePool("default")}, InstanceTypes: generatedTypes(120)})
+				np := nodePool("default")
+				if tt.limited {
+					np.Spec.Limits = v1.Limits{corev1.ResourceCPU: resource.MustParse("1000")}
+				}
+				in := &scheduling.Input{Pods: pods, NodePools: []*v1.NodePool{np}, InstanceTypes: generatedTypes(120)}
+				if tt.nodes != nil {
+					in.Nodes = tt.nodes()
+				}
+				plan := solveChecked(t, in)
 				if len(plan.Unschedulable) > 0 {
 					t.Fatalf("order %d: %s unschedulable: %+v", i, plan.Unschedulable[0].Pod.Name, plan.Unschedulable[0].Reasons)
 				}
 				if tt.want != nil {
 					if diff := cmp.Diff(summary{Claims: tt.want}, summarize(plan)); diff != "" {
 						t.Fatalf("order %d: plan (-want +got):\n%s", i, diff)
+					}
+				}
+				if tt.together != nil {
+					claimOf := map[string]string{}
+					for _, nc := range plan.NodeClaims {
+						for _, p := range nc.Pods {
+							claimOf[p.Name] = nc.Name
+						}
+					}
+					for _, name := range tt.together[1:] {
+						if claimOf[name] != claimOf[tt.together[0]] {
+							t.Fatalf("order %d: %s on %q, %s on %q", i, name, claimOf[name], tt.together[0], claimOf[tt.together[0]])
+						}
 					}
 				}
 				if tt.sameZone {

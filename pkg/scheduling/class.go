@@ -30,6 +30,14 @@ type class struct {
 	waiting bool
 	// poolFail is the last reason each NodePool refused a pod of this class.
 	poolFail map[int]Reason
+	// followers are the other classes whose pod affinity on the hostname selects this class.
+	followers []follower
+}
+
+// follower is a class whose hostname pod affinity (group g) selects another class.
+type follower struct {
+	g *topoGroup
+	c *class
 }
 
 // variant is one set of constraints a class is tried with: a node-affinity alternative plus the

@@ -136,9 +136,13 @@ func (s *solver) placeWith(c *class, v *variant, pod *corev1.Pod, pins []pin) bo
 	ck := cursorKey(pins)
 	advancing := true
 	var miss *shapeMiss
+	need := s.targetLoad(c)
 	for i := v.cursors[ck]; i < len(s.nodes); i++ {
 		n := s.nodes[i]
 		ok, permanent, cand, merged := s.fits(c, v, n, pins)
+		if ok && need != nil && !s.holds(n, cand, need) {
+			ok, permanent = false, false // room for this pod, not for the pods that must follow it
+		}
 		if ok {
 			s.commit(c, v, n, pod, cand, merged)
 			return true
@@ -159,7 +163,7 @@ func (s *solver) placeWith(c *class, v *variant, pod *corev1.Pod, pins []pin) bo
 		return true
 	}
 	for _, p := range s.pools {
-		if s.newNode(c, v, p, pod, pins) {
+		if s.newNode(c, v, p, pod, pins, need) {
 			return true
 		}
 	}
@@ -168,6 +172,50 @@ func (s *solver) placeWith(c *class, v *variant, pod *corev1.Pod, pins []pin) bo
 		return true
 	}
 	return false
+}
+
+// targetLoad is, for a pod of c that pods of other classes in the batch must join (a required
+// pod affinity on the hostname selecting c) while none of c's pods is placed yet, the requests of
+// the pod plus all those followers: the first target is placed where they all fit, as Karpenter
+// sizes the target's node for its followers. nil when nothing follows.
+func (s *solver) targetLoad(c *class) []int64 {
+	var need []int64
+	for _, f := range c.followers {
+		if f.g.total > 0 || f.c.invalid != nil {
+			continue
+		}
+		if need == nil {
+			need = slices.Clone(c.req)
+		}
+		for range f.c.pods {
+			addVec(need, f.c.req)
+		}
+	}
+	return need
+}
+
+// holds reports whether node n can hold need on top of its load: an existing node by its
+// allocatable, a new one by some instance type of cand (its narrowed types; n.types when nil),
+// which is then narrowed to the types that do.
+func (s *solver) holds(n *node, cand bitset, need []int64) bool {
+	if n.existing != nil {
+		return fitsSum(n.used, need, n.alloc)
+	}
+	if cand == nil {
+		cand = n.types
+	}
+	big := newBitset(len(n.pool.types))
+	cand.each(func(i int) bool {
+		if fitsSum(n.used, need, n.pool.types[i].alloc) {
+			big.set(i)
+		}
+		return true
+	})
+	if big.empty() {
+		return false
+	}
+	copy(cand, big)
+	return true
 }
 
 func (s *solver) commitMiss(c *class, v *variant, pod *corev1.Pod, ck string, miss *shapeMiss) {
@@ -633,7 +681,9 @@ func (s *solver) withinLimits(p *pool, t *itInfo) bool {
 }
 
 // newNode opens a NodeClaim in pool p for one pod of c, pinning every topology key in use.
-func (s *solver) newNode(c *class, v *variant, p *pool, pod *corev1.Pod, pins []pin) bool {
+// need, when set, is the load of the pod and its followers (targetLoad): the node's types are
+// narrowed to those that hold it when some do.
+func (s *solver) newNode(c *class, v *variant, p *pool, pod *corev1.Pod, pins []pin, need []int64) bool {
 	cp := v.perPool[p.idx]
 	if cp.reason != nil {
 		return false
@@ -657,6 +707,9 @@ func (s *solver) newNode(c *class, v *variant, p *pool, pod *corev1.Pod, pins []
 		}
 	}
 	cand, limited := s.candidates(p, reqs, cp.types, len(pins) > 0)
+	if need != nil {
+		sizeFor(p, cand, need)
+	}
 	s.pinTopology(p, reqs, cand)
 	switch {
 	case cand.empty() && limited:
@@ -671,6 +724,21 @@ func (s *solver) newNode(c *class, v *variant, p *pool, pod *corev1.Pod, pins []
 	s.nodes = append(s.nodes, n)
 	s.commit(c, v, n, pod, nil, nil)
 	return true
+}
+
+// sizeFor narrows cand, types of p, to those that hold need plus p's daemonset overhead, when
+// some do (otherwise the followers cannot all fit on one node anyway, and cand is kept).
+func sizeFor(p *pool, cand bitset, need []int64) {
+	big := newBitset(len(p.types))
+	cand.each(func(i int) bool {
+		if fitsSum(p.daemon, need, p.types[i].alloc) {
+			big.set(i)
+		}
+		return true
+	})
+	if !big.empty() {
+		copy(cand, big)
+	}
 }
 
 // commit places pod on n and updates the node, the pool's limit usage and the topology counts.
