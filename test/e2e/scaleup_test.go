@@ -11,7 +11,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,18 +32,22 @@ func mixedWorkload(namespace string, n int) []client.Object {
 	}
 	arm := func(spec *corev1.PodSpec) { spec.NodeSelector = map[string]string{corev1.LabelArchStable: "arm64"} }
 	// The web pods need the db pod's node (required pod affinity on the hostname), and both are
-	// created together: the plan places db first and sizes its node for the web pods too.
-	// kube-scheduler binds pods to whichever node is Ready first, not to the node the plan meant,
-	// and a web pod stranded by others on db's node could never run: their priority class
-	// (higher, never preempting) has kube-scheduler bind db and web before the rest.
+	// created together: the plan places db first and sizes its node for the web pods too. They
+	// run on the tainted NodePool dedicated: kube-scheduler binds pods to whichever node is Ready
+	// first, not to the node the plan meant, and a web pod stranded by other pods on db's node
+	// could never run anywhere else.
+	dedicated := func(spec *corev1.PodSpec) {
+		spec.NodeSelector = map[string]string{v1.NodePoolLabelKey: "dedicated"}
+		spec.Tolerations = []corev1.Toleration{{Key: dedicatedTaint, Operator: corev1.TolerationOpExists}}
+	}
 	withDB := func(spec *corev1.PodSpec) {
-		spec.PriorityClassName = affinityPriority
+		dedicated(spec)
 		spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
 			TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
 		}}}}
 	}
 	return []client.Object{
-		deployment(namespace, "db", 1, "250m", "512Mi", func(spec *corev1.PodSpec) { spec.PriorityClassName = affinityPriority }),
+		deployment(namespace, "db", 1, "250m", "512Mi", dedicated),
 		deployment(namespace, "web", 3, "250m", "256Mi", withDB),
 		deployment(namespace, "small", share(40), "250m", "256Mi"),
 		deployment(namespace, "medium", share(30), "1", "2Gi"),
@@ -54,8 +57,8 @@ func mixedWorkload(namespace string, n int) []client.Object {
 	}
 }
 
-// affinityPriority is the priority class of the mixed workload's db and web pods.
-const affinityPriority = "affinity-first"
+// dedicatedTaint keeps the mixed workload's NodePool dedicated to its db and web pods.
+const dedicatedTaint = "example.com/dedicated"
 
 // podsUnderTest is JOINER_E2E_PODS, default 200. With it set the test measures: it reports the
 // time to Running, the controller's peak RSS and the costs, and checks no cost. With hundreds of
@@ -101,22 +104,21 @@ func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
 		nodePool("general", 10, fmt.Sprint(n*100),
 			v1.NodeSelectorRequirementWithMinValues{Key: corev1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64", "arm64"}}),
 	}
+	// dedicated holds only the db pod and the web pods that follow it (mixedWorkload).
+	ded := nodePool("dedicated", 1, "16",
+		v1.NodeSelectorRequirementWithMinValues{Key: corev1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64", "arm64"}})
+	ded.Spec.Template.Spec.Taints = []corev1.Taint{{Key: dedicatedTaint, Effect: corev1.TaintEffectNoSchedule}}
+	pools = append(pools, ded)
 
 	// Both NodePools are Ready before any pod exists, and the controller's batches wait 3s for
 	// more pods (startStack): the pods reach the controller as one batch, as joiner simulate
 	// sees them. (Pods first and NodePools after splits the batch when one NodePool turns Ready
 	// a batch window before the other.)
-	never := corev1.PreemptNever
-	priority := &schedulingv1.PriorityClass{TypeMeta: metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass"},
-		ObjectMeta: metav1.ObjectMeta{Name: affinityPriority}, Value: 1000, PreemptionPolicy: &never}
-	if err := stack.Apply(ctx, priority); err != nil {
-		t.Fatal(err)
-	}
 	if err := stack.Apply(ctx, pools...); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Minute, "both NodePools Ready", func(ctx context.Context) (bool, string, error) {
-		return nodePoolsReady(ctx, stack.Client, "compute", "general")
+	eventually(t, 2*time.Minute, "the NodePools Ready", func(ctx context.Context) (bool, string, error) {
+		return nodePoolsReady(ctx, stack.Client, "compute", "general", "dedicated")
 	})
 	created := time.Now()
 	if err := stack.Apply(ctx, workload...); err != nil {
