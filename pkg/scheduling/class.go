@@ -30,6 +30,14 @@ type class struct {
 	waiting bool
 	// poolFail is the last reason each NodePool refused a pod of this class.
 	poolFail map[int]Reason
+	// followers are the other classes whose pod affinity on the hostname selects this class.
+	followers []follower
+}
+
+// follower is a class whose hostname pod affinity (group g) selects another class.
+type follower struct {
+	g *topoGroup
+	c *class
 }
 
 // variant is one set of constraints a class is tried with: a node-affinity alternative plus the
@@ -44,6 +52,10 @@ type variant struct {
 	perPool  []*classPool
 	cursors  map[string]int
 	universe map[string][]string
+	// together is set when the variant has a pod affinity on the hostname: its pods must join the
+	// node of the pods they name, so the shape rule (which turns a pod away to a node of its own)
+	// does not apply to them; the node grows to hold them.
+	together bool
 }
 
 // classPool is what one NodePool can offer one variant, computed once.
@@ -132,6 +144,7 @@ func (s *solver) buildClass(c *class) {
 			for _, p := range prefs[drop:] {
 				p(v)
 			}
+			v.together = slices.ContainsFunc(v.affinities, func(g *topoGroup) bool { return g.key == corev1.LabelHostname })
 			c.variants = append(c.variants, v)
 		}
 	}

@@ -2,6 +2,8 @@ package scheduling
 
 import (
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,18 +22,19 @@ type target struct {
 // pin is a chosen domain.
 type pin struct{ key, value string }
 
-// passes bounds how often unplaced pods are retried (a pod whose affinity target comes later in
-// the order needs a second pass).
-const passes = 3
-
+// run places the pods class by class, in passes: a pod that fails a pass (its affinity target
+// may come later in the order) is retried in the next one, as long as a pass places some pod.
+// When a pass places none, one last pass relaxes the preferences of pods that were waiting for an
+// affinity target before they are reported unschedulable. Every pass but the last places at
+// least one pod, so there are at most as many passes as pods plus one.
 func (s *solver) run() {
 	pending := make([][]*corev1.Pod, len(s.classes))
 	for i, c := range s.classes {
 		pending[i] = c.pods
 	}
-	for pass := range passes {
-		s.lastPass = pass == passes-1
-		progress, left := false, 0
+	for left := true; left; {
+		progress := false
+		left = false
 		for i, c := range s.classes {
 			if c.invalid != nil {
 				continue
@@ -45,10 +48,13 @@ func (s *solver) run() {
 				}
 			}
 			pending[i] = still
-			left += len(still)
+			left = left || len(still) > 0
 		}
-		if !progress || left == 0 {
-			break
+		if !progress {
+			if s.lastPass {
+				break
+			}
+			s.lastPass = true
 		}
 	}
 	s.repack()
@@ -111,15 +117,40 @@ func cursorKey(pins []pin) string {
 	return b.String()
 }
 
+// shapeMiss is a node that refused a pod only by the shape rule after the pod's requirements
+// narrowed it (see placeWith), with what taking the pod would make of it.
+type shapeMiss struct {
+	idx    int
+	cand   bitset
+	merged Requirements
+	extra  float64
+}
+
+// placeWith places pod on the first node that takes it, else on a new node. A node whose
+// instance types the pod's own requirements narrow (arm64 or amd64 pods joining a node that
+// allowed both) may fail the shape rule only because the narrowed types cost more; the node that
+// would rise least in price still takes the pod when that rise is below what the pod costs apart
+// (aloneCost), or when no new node can be opened: merging compatible pods, narrowing the node's
+// requirements to their intersection, is then cheaper than keeping them apart.
 func (s *solver) placeWith(c *class, v *variant, pod *corev1.Pod, pins []pin) bool {
 	ck := cursorKey(pins)
 	advancing := true
+	var miss *shapeMiss
+	need := s.targetLoad(c)
 	for i := v.cursors[ck]; i < len(s.nodes); i++ {
 		n := s.nodes[i]
 		ok, permanent, cand, merged := s.fits(c, v, n, pins)
+		if ok && need != nil && !s.holds(n, cand, need) {
+			ok, permanent = false, false // room for this pod, not for the pods that must follow it
+		}
 		if ok {
 			s.commit(c, v, n, pod, cand, merged)
 			return true
+		}
+		if cand != nil && merged != nil {
+			if extra := s.priceOf(n.pool, cand) - s.priceOf(n.pool, n.types); miss == nil || extra < miss.extra {
+				miss = &shapeMiss{idx: i, cand: cand, merged: merged, extra: extra}
+			}
 		}
 		if advancing && permanent {
 			v.cursors[ck] = i + 1
@@ -127,12 +158,96 @@ func (s *solver) placeWith(c *class, v *variant, pod *corev1.Pod, pins []pin) bo
 			advancing = false
 		}
 	}
+	if miss != nil && miss.extra < s.aloneCost(c, v) {
+		s.commitMiss(c, v, pod, ck, miss)
+		return true
+	}
 	for _, p := range s.pools {
-		if s.newNode(c, v, p, pod, pins) {
+		if s.newNode(c, v, p, pod, pins, need) {
 			return true
 		}
 	}
+	if miss != nil {
+		s.commitMiss(c, v, pod, ck, miss)
+		return true
+	}
 	return false
+}
+
+// targetLoad is, for a pod of c that pods of other classes in the batch must join (a required
+// pod affinity on the hostname selecting c) while none of c's pods is placed yet, the requests of
+// the pod plus all those followers: the first target is placed where they all fit, as Karpenter
+// sizes the target's node for its followers. nil when nothing follows.
+func (s *solver) targetLoad(c *class) []int64 {
+	var need []int64
+	for _, f := range c.followers {
+		if f.g.total > 0 || f.c.invalid != nil {
+			continue
+		}
+		if need == nil {
+			need = slices.Clone(c.req)
+		}
+		for range f.c.pods {
+			addVec(need, f.c.req)
+		}
+	}
+	return need
+}
+
+// holds reports whether node n can hold need on top of its load: an existing node by its
+// allocatable, a new one by some instance type of cand (its narrowed types; n.types when nil),
+// which is then narrowed to the types that do.
+func (s *solver) holds(n *node, cand bitset, need []int64) bool {
+	if n.existing != nil {
+		return fitsSum(n.used, need, n.alloc)
+	}
+	if cand == nil {
+		cand = n.types
+	}
+	big := newBitset(len(n.pool.types))
+	cand.each(func(i int) bool {
+		if fitsSum(n.used, need, n.pool.types[i].alloc) {
+			big.set(i)
+		}
+		return true
+	})
+	if big.empty() {
+		return false
+	}
+	copy(cand, big)
+	return true
+}
+
+func (s *solver) commitMiss(c *class, v *variant, pod *corev1.Pod, ck string, miss *shapeMiss) {
+	s.commit(c, v, s.nodes[miss.idx], pod, miss.cand, miss.merged)
+	// The scan counted the node as closed to v; it is v's now.
+	v.cursors[ck] = min(v.cursors[ck], miss.idx)
+}
+
+// priceOf is the price, by p's own offerings, of the cheapest of types (p.types is sorted by it).
+func (s *solver) priceOf(p *pool, types bitset) float64 {
+	price := 0.0
+	types.each(func(i int) bool { price = p.price[i]; return false })
+	return price
+}
+
+// aloneCost is what one pod of c (as v) would cost apart: on the instance type where its share
+// is cheapest (its price by the pool's own offerings, times the largest share of any allocatable
+// resource the pod takes), over the pools that may take it; +Inf when none. Apart, a pod shares a
+// node of its own kind, so it is charged its share of one, not a whole node.
+func (s *solver) aloneCost(c *class, v *variant) float64 {
+	best := math.Inf(1)
+	for _, p := range s.pools {
+		cp := v.perPool[p.idx]
+		if cp.reason != nil {
+			continue
+		}
+		cp.types.each(func(i int) bool {
+			best = min(best, fractionalCost(p, i, c.req))
+			return true
+		})
+	}
+	return best
 }
 
 // targetSet collects per-key allowed domains, keeping the first constraint's order.
@@ -173,10 +288,13 @@ func (s *solver) spreadTargets(_ *class, v *variant, ts *targetSet) string {
 			continue
 		}
 		u := s.universeOf(v, g.key)
+		// The skew is measured over every domain the constraint counts, reachable by this pod or
+		// not: an empty one keeps the minimum at zero.
+		domains := s.spreadDomains(g, u)
 		minCount := 0
-		if len(u) >= sp.minDomains && len(u) > 0 {
-			minCount = g.counts[u[0]]
-			for _, d := range u {
+		if len(domains) >= sp.minDomains && len(domains) > 0 {
+			minCount = g.counts[domains[0]]
+			for _, d := range domains {
 				minCount = min(minCount, g.counts[d])
 			}
 		}
@@ -235,6 +353,99 @@ func (s *solver) antiTargets(c *class, v *variant, ts *targetSet) string {
 		}
 	}
 	return ""
+}
+
+// spreadDomains returns the domains spread group g counts, as kube-scheduler and Karpenter do:
+// those of every NodePool and existing node that its node inclusion policies admit. With
+// nodeAffinityPolicy Honor (g.filter set) a NodePool counts with the instance types that satisfy
+// both its requirements and the filter, and an existing node when its labels match the filter;
+// with Ignore every NodePool and node counts. With nodeTaintsPolicy Honor only NodePools and
+// nodes whose taints the pod tolerates count; with Ignore (the default) taints do not matter.
+// reachable (the domains the pod itself may use) is always included. Computed once per group:
+// neither the NodePools nor the existing nodes change during a Solve.
+func (s *solver) spreadDomains(g *topoGroup, reachable []string) []string {
+	if g.domains != nil {
+		return g.domains
+	}
+	set := map[string]struct{}{}
+	for _, d := range reachable {
+		set[d] = struct{}{}
+	}
+	// Groups that differ only in their selector count the same domains.
+	ck := fmt.Sprintf("%s|%v|%v|%v", g.key, g.filter.ToAPI(), g.honorTaints, g.tolerations)
+	if s.domainCache == nil {
+		s.domainCache = map[string]map[string]struct{}{}
+	}
+	if cached, ok := s.domainCache[ck]; ok {
+		maps.Copy(set, cached)
+		g.domains = unionSorted(set)
+		return g.domains
+	}
+	counted := map[string]struct{}{}
+	s.countedDomains(g, counted)
+	s.domainCache[ck] = counted
+	maps.Copy(set, counted)
+	g.domains = unionSorted(set)
+	return g.domains
+}
+
+// countedDomains adds to set the domains of the NodePools and existing nodes that g's node
+// inclusion policies admit (see spreadDomains).
+func (s *solver) countedDomains(g *topoGroup, set map[string]struct{}) {
+	for _, p := range s.pools {
+		if p.err != nil {
+			continue
+		}
+		if _, ok := tolerates(g.tolerations, p.taints); g.honorTaints && !ok {
+			continue
+		}
+		reqs := p.reqs
+		if len(g.filter) > 0 {
+			if p.reqs.Intersects(g.filter) != nil {
+				continue
+			}
+			reqs = p.reqs.Merge(g.filter)
+		}
+		s.poolDomains(p, reqs, g.key, set)
+	}
+	for _, n := range s.nodes {
+		if n.existing == nil {
+			continue
+		}
+		if _, ok := tolerates(g.tolerations, n.existing.Taints); g.honorTaints && !ok {
+			continue
+		}
+		if v, ok := n.labels[g.key]; ok && (len(g.filter) == 0 || g.filter.Matches(n.labels)) {
+			set[v] = struct{}{}
+		}
+	}
+}
+
+// poolDomains adds to set the values of key that p's instance types offer under reqs.
+func (s *solver) poolDomains(p *pool, reqs Requirements, key string, set map[string]struct{}) {
+	f := s.offerFilter(reqs)
+	r := reqs[key]
+	for _, t := range p.types {
+		if !typeCompatible(reqs, f, p, t) {
+			continue
+		}
+		switch key {
+		case corev1.LabelTopologyZone, v1.CapacityTypeLabelKey:
+			for _, o := range t.offers {
+				if f.zone[o.zone] && f.ct[o.ct] {
+					if key == corev1.LabelTopologyZone {
+						set[s.zones[o.zone]] = struct{}{}
+					} else {
+						set[s.cts[o.ct]] = struct{}{}
+					}
+				}
+			}
+		default:
+			if val, ok := valueOf(t, p, key); ok && (r == nil || r.Has(val)) {
+				set[val] = struct{}{}
+			}
+		}
+	}
 }
 
 // universeOf returns the domains of key that variant v could land in: values offered by the
@@ -303,7 +514,7 @@ func (s *solver) fits(c *class, v *variant, n *node, pins []pin) (ok, permanent 
 		return true, false, nil, nil
 	}
 	cand, merged, ok = s.narrow(c, v, n)
-	return ok, !ok, cand, merged
+	return ok, !ok, cand, merged // on failure, cand is set when only the shape rule refused
 }
 
 // nodeAdmits checks what never changes in n's favour: pinned domains, requirements, taints and,
@@ -333,35 +544,31 @@ func (s *solver) nodeAdmits(c *class, v *variant, n *node, pins []pin) bool {
 }
 
 // narrow returns the instance types of new node n that still hold its pods plus one of c, and
-// the merged requirements when v is new on n.
+// the merged requirements when v is new on n. When only the shape rule refuses the pod, it
+// returns them with ok false.
 func (s *solver) narrow(c *class, v *variant, n *node) (bitset, Requirements, bool) {
 	if !fitsSum(n.used, c.req, n.maxAlloc) {
 		return nil, nil, false // no type is large enough in some resource: quick reject
 	}
-	reqs, merged := n.reqs, Requirements(nil)
-	needMerge := len(v.reqs) > 0 && !slices.Contains(n.merged, v)
-	checkOfferings := false
+	reqs, merged, checkOfferings, ok := s.mergeOnto(v, n)
+	if !ok {
+		return nil, nil, false
+	}
 	var f offerFilter
-	if needMerge {
-		if n.reqs.Intersects(v.reqs) != nil {
-			return nil, nil, false
-		}
-		merged = n.reqs.Merge(v.reqs)
-		reqs = merged
-		_, zone := v.reqs[corev1.LabelTopologyZone]
-		_, ct := v.reqs[v1.CapacityTypeLabelKey]
-		if checkOfferings = zone || ct; checkOfferings {
-			f = s.offerFilter(reqs)
-		}
+	if checkOfferings {
+		f = s.offerFilter(reqs)
 	}
 	cp := v.perPool[n.pool.idx]
 	cand := newBitset(len(n.pool.types))
 	for w := range cand {
 		cand[w] = n.types[w] & cp.types[w]
 	}
-	if !checkOfferings && n.minAlloc != nil && fitsSum(n.used, c.req, n.minAlloc) && s.shapeOK(n, c, cand) {
+	if !checkOfferings && n.minAlloc != nil && fitsSum(n.used, c.req, n.minAlloc) && (v.together || s.shapeOK(n, c, cand)) {
 		// Every remaining type holds the new load: nothing to filter.
-		return cand, merged, !cand.empty() && s.minValuesOK(n.pool, reqs, cand)
+		if cand.empty() || !s.minValuesOK(n.pool, reqs, cand) {
+			return nil, nil, false
+		}
+		return cand, merged, true
 	}
 	any := false
 	cand.each(func(i int) bool {
@@ -376,10 +583,30 @@ func (s *solver) narrow(c *class, v *variant, n *node) (bitset, Requirements, bo
 		any = true
 		return true
 	})
-	if !any || !s.minValuesOK(n.pool, reqs, cand) || !s.shapeOK(n, c, cand) {
+	if !any || !s.minValuesOK(n.pool, reqs, cand) {
 		return nil, nil, false
 	}
+	if !v.together && !s.shapeOK(n, c, cand) {
+		return cand, merged, false // refused by the shape rule alone: see placeWith
+	}
 	return cand, merged, true
+}
+
+// mergeOnto returns the requirements new node n would have with a pod of v: its own, or when v
+// is new on n the merged ones (also returned as merged), and whether the merge narrows zone or
+// capacity type (the types' offerings must then be checked again); ok is false when the
+// requirements do not intersect.
+func (s *solver) mergeOnto(v *variant, n *node) (reqs, merged Requirements, checkOfferings, ok bool) {
+	if len(v.reqs) == 0 || slices.Contains(n.merged, v) {
+		return n.reqs, nil, false, true
+	}
+	if n.reqs.Intersects(v.reqs) != nil {
+		return nil, nil, false, false
+	}
+	merged = n.reqs.Merge(v.reqs)
+	_, zone := v.reqs[corev1.LabelTopologyZone]
+	_, ct := v.reqs[v1.CapacityTypeLabelKey]
+	return merged, merged, zone || ct, true
 }
 
 // hostnameFits checks the constraints whose domain is the node itself.
@@ -454,7 +681,9 @@ func (s *solver) withinLimits(p *pool, t *itInfo) bool {
 }
 
 // newNode opens a NodeClaim in pool p for one pod of c, pinning every topology key in use.
-func (s *solver) newNode(c *class, v *variant, p *pool, pod *corev1.Pod, pins []pin) bool {
+// need, when set, is the load of the pod and its followers (targetLoad): the node's types are
+// narrowed to those that hold it when some do.
+func (s *solver) newNode(c *class, v *variant, p *pool, pod *corev1.Pod, pins []pin, need []int64) bool {
 	cp := v.perPool[p.idx]
 	if cp.reason != nil {
 		return false
@@ -478,6 +707,9 @@ func (s *solver) newNode(c *class, v *variant, p *pool, pod *corev1.Pod, pins []
 		}
 	}
 	cand, limited := s.candidates(p, reqs, cp.types, len(pins) > 0)
+	if need != nil {
+		sizeFor(p, cand, need)
+	}
 	s.pinTopology(p, reqs, cand)
 	switch {
 	case cand.empty() && limited:
@@ -492,6 +724,21 @@ func (s *solver) newNode(c *class, v *variant, p *pool, pod *corev1.Pod, pins []
 	s.nodes = append(s.nodes, n)
 	s.commit(c, v, n, pod, nil, nil)
 	return true
+}
+
+// sizeFor narrows cand, types of p, to those that hold need plus p's daemonset overhead, when
+// some do (otherwise the followers cannot all fit on one node anyway, and cand is kept).
+func sizeFor(p *pool, cand bitset, need []int64) {
+	big := newBitset(len(p.types))
+	cand.each(func(i int) bool {
+		if fitsSum(p.daemon, need, p.types[i].alloc) {
+			big.set(i)
+		}
+		return true
+	})
+	if !big.empty() {
+		copy(cand, big)
+	}
 }
 
 // commit places pod on n and updates the node, the pool's limit usage and the topology counts.

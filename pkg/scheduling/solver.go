@@ -149,6 +149,9 @@ type solver struct {
 	poolCache    map[string]*classPool
 	cursorsByKey map[string]map[string]int
 	lastPass     bool
+	// domainCache holds the domains spread groups count, per key and node inclusion policies
+	// (see spreadDomains).
+	domainCache map[string]map[string]struct{}
 }
 
 // Solve simulates scheduling in.Pods onto in.Nodes and new NodeClaims of in.NodePools. It is
@@ -234,6 +237,74 @@ func (s *solver) setup() error {
 		}
 	}
 	s.topoKeys = slices.Sorted(maps.Keys(keys))
+	s.matchClasses()
+	s.linkFollowers()
+	s.followersAfterTargets()
+	return nil
+}
+
+// followersAfterTargets moves every class that follows another (a hostname pod affinity
+// selecting it) to just after that class, keeping the size order otherwise: the followers then
+// join the target's node, sized for them (targetLoad), before pods of other classes fill it. A
+// class following several is placed after the first of them; the passes retry it if it must
+// wait for the others.
+func (s *solver) followersAfterTargets() {
+	isFollower := map[*class]bool{}
+	for _, c := range s.classes {
+		for _, f := range c.followers {
+			isFollower[f.c] = true
+		}
+	}
+	if len(isFollower) == 0 {
+		return
+	}
+	added := map[*class]bool{}
+	out := make([]*class, 0, len(s.classes))
+	var add func(c *class)
+	add = func(c *class) {
+		if added[c] {
+			return
+		}
+		added[c] = true
+		out = append(out, c)
+		for _, f := range c.followers {
+			add(f.c)
+		}
+	}
+	for _, c := range s.classes {
+		if !isFollower[c] {
+			add(c)
+		}
+	}
+	for _, c := range s.classes {
+		add(c) // classes that only follow each other
+	}
+	s.classes = out
+}
+
+// linkFollowers records, on every class that a hostname pod affinity of another class selects,
+// that class and the group: its first pod is placed where those followers fit too (targetLoad).
+func (s *solver) linkFollowers() {
+	for _, f := range s.classes {
+		if f.invalid != nil {
+			continue
+		}
+		for _, g := range f.variants[0].affinities {
+			if g.key != corev1.LabelHostname {
+				continue
+			}
+			for _, c := range s.classes {
+				if c != f && c.selects(g) {
+					c.followers = append(c.followers, follower{g: g, c: f})
+				}
+			}
+		}
+	}
+}
+
+// matchClasses records the groups that select each class and computes what each NodePool
+// offers each variant.
+func (s *solver) matchClasses() {
 	for _, c := range s.classes {
 		for _, g := range s.groups.all {
 			if g.selects(c.namespace, c.labels) {
@@ -254,7 +325,6 @@ func (s *solver) setup() error {
 			v.cursors = s.sharedCursors(c, v)
 		}
 	}
-	return nil
 }
 
 func (s *solver) sortClasses() {

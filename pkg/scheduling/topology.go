@@ -32,6 +32,9 @@ type topoGroup struct {
 	// taints tolerations tolerates.
 	honorTaints bool
 	tolerations []corev1.Toleration
+	// domains, for spread groups, are the domains the group counts (see spreadDomains), once
+	// computed.
+	domains []string
 }
 
 func (g *topoGroup) selects(namespace string, podLabels map[string]string) bool {

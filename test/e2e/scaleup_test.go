@@ -31,7 +31,24 @@ func mixedWorkload(namespace string, n int) []client.Object {
 		}}
 	}
 	arm := func(spec *corev1.PodSpec) { spec.NodeSelector = map[string]string{corev1.LabelArchStable: "arm64"} }
+	// The web pods need the db pod's node (required pod affinity on the hostname), and both are
+	// created together: the plan places db first and sizes its node for the web pods too. They
+	// run on the tainted NodePool dedicated: kube-scheduler binds pods to whichever node is Ready
+	// first, not to the node the plan meant, and a web pod stranded by other pods on db's node
+	// could never run anywhere else.
+	dedicated := func(spec *corev1.PodSpec) {
+		spec.NodeSelector = map[string]string{v1.NodePoolLabelKey: "dedicated"}
+		spec.Tolerations = []corev1.Toleration{{Key: dedicatedTaint, Operator: corev1.TolerationOpExists}}
+	}
+	withDB := func(spec *corev1.PodSpec) {
+		dedicated(spec)
+		spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+		}}}}
+	}
 	return []client.Object{
+		deployment(namespace, "db", 1, "250m", "512Mi", dedicated),
+		deployment(namespace, "web", 3, "250m", "256Mi", withDB),
 		deployment(namespace, "small", share(40), "250m", "256Mi"),
 		deployment(namespace, "medium", share(30), "1", "2Gi"),
 		deployment(namespace, "memory", share(15), "500m", "6Gi"),
@@ -39,6 +56,9 @@ func mixedWorkload(namespace string, n int) []client.Object {
 		deployment(namespace, "spread", share(5), "500m", "512Mi", spread),
 	}
 }
+
+// dedicatedTaint keeps the mixed workload's NodePool dedicated to its db and web pods.
+const dedicatedTaint = "example.com/dedicated"
 
 // podsUnderTest is JOINER_E2E_PODS, default 200. With it set the test measures: it reports the
 // time to Running, the controller's peak RSS and the costs, and checks no cost. With hundreds of
@@ -60,7 +80,8 @@ func podsUnderTest(t *testing.T) (n int, measuring bool) {
 // TestMixedPodsRunWithinLimitsAtSimulatedCost: pending pods of mixed shapes become NodeClaims that
 // launch, register and initialize; every pod runs; no NodePool exceeds its limit; and what the
 // NodeClaims launched for the pending pods cost is within 5% of what `joiner simulate` plans for
-// the same pods, NodePools and instance types.
+// the same pods, NodePools and instance types. Among the pods, three web pods have a required
+// pod affinity on the hostname to a db pod created with them: they all run, on db's node.
 //
 // The time reported runs from the pods' creation.
 func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
@@ -83,6 +104,11 @@ func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
 		nodePool("general", 10, fmt.Sprint(n*100),
 			v1.NodeSelectorRequirementWithMinValues{Key: corev1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64", "arm64"}}),
 	}
+	// dedicated holds only the db pod and the web pods that follow it (mixedWorkload).
+	ded := nodePool("dedicated", 1, "16",
+		v1.NodeSelectorRequirementWithMinValues{Key: corev1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64", "arm64"}})
+	ded.Spec.Template.Spec.Taints = []corev1.Taint{{Key: dedicatedTaint, Effect: corev1.TaintEffectNoSchedule}}
+	pools = append(pools, ded)
 
 	// Both NodePools are Ready before any pod exists, and the controller's batches wait 3s for
 	// more pods (startStack): the pods reach the controller as one batch, as joiner simulate
@@ -91,8 +117,8 @@ func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
 	if err := stack.Apply(ctx, pools...); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Minute, "both NodePools Ready", func(ctx context.Context) (bool, string, error) {
-		return nodePoolsReady(ctx, stack.Client, "compute", "general")
+	eventually(t, 2*time.Minute, "the NodePools Ready", func(ctx context.Context) (bool, string, error) {
+		return nodePoolsReady(ctx, stack.Client, "compute", "general", "dedicated")
 	})
 	created := time.Now()
 	if err := stack.Apply(ctx, workload...); err != nil {
