@@ -64,9 +64,14 @@ func podsUnderTest(t *testing.T) (n int, measuring bool) {
 //
 // The time reported runs from the pods' creation.
 func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
-	stack := startStack(t)
-	ctx := t.Context()
 	n, measuring := podsUnderTest(t)
+	var args []string
+	if measuring {
+		// Profiles of the measured run: go tool pprof http://<metrics address>/debug/pprof/heap
+		args = append(args, "--enable-profiling")
+	}
+	stack := startStack(t, args...)
+	ctx := t.Context()
 	namespace(t, ctx, stack, "mixed")
 	workload := mixedWorkload("mixed", n)
 	want := 0
@@ -122,6 +127,9 @@ func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
 	})
 	toRunning := time.Since(created)
 	t.Logf("%d pods all Running %s after creation; controller peak RSS so far %.1f MiB", want, toRunning.Round(time.Second), float64(stack.Controller.PeakRSS())/(1<<20))
+	if measuring {
+		logPhases(t, ctx, stack, "mixed", created)
+	}
 	eventually(t, time.Minute, "every NodeClaim initialized", func(ctx context.Context) (bool, string, error) {
 		return allInitialized(ctx, stack.Client)
 	})
