@@ -63,3 +63,34 @@ func TestListReusedUntilAnInputChanges(t *testing.T) {
 		t.Error("prices were refreshed, but List served the instance types priced before")
 	}
 }
+
+// BenchmarkList is List as a launch, a drift check or a batch calls it, with nothing changed
+// since the last call (served from what it built), against building the region's types again
+// each time (what every call did before):
+//
+//	go test ./pkg/aws/instancetype -run '^$' -bench List -benchmem
+func BenchmarkList(b *testing.B) {
+	p, _, _ := newTestProvider(b)
+	nodeClass := &awsv1.EC2NodeClass{}
+	if _, err := p.List(b.Context(), nodeClass); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("reused", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := p.List(b.Context(), nodeClass); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("built", func(b *testing.B) {
+		described, zones, _, err := p.describe(b.Context())
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := build(described, zones, p.prices, p.unavailable, nodeClass, p.vmOverhead); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
