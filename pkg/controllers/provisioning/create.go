@@ -161,9 +161,9 @@ func (c *Controller) create(ctx context.Context, b *batch, p *scheduling.NodeCla
 
 // renominateAfter is how long a pod's nomination is not repeated. Every batch places the pods
 // still pending on in-flight NodeClaims again, not always on the same one of equal ones (the
-// solver takes them in name order); telling the pods again each batch was most of the
-// controller's API writes in a scale-up (thousands of event writes for 1,000 pods) while saying
-// nothing new: a node is on its way. Within the window a pod keeps its first nomination's event.
+// solver takes them in name order); telling the pods again each batch made Nominated the most
+// frequent of the thousands of events a 1,000-pod scale-up wrote, while saying nothing new: a
+// node is on its way. Within the window a pod keeps its first nomination's event.
 const renominateAfter = 2 * time.Minute
 
 // nominate records the Nominated event of pod on nc, unless the pod was nominated within
