@@ -206,10 +206,12 @@ func (c *Cluster) NodePools(ctx context.Context) ([]*v1.NodePool, error) {
 	return out, nil
 }
 
-// NodeClaimsOf returns the NodeClaims labelled with the NodePool's name.
+// NodeClaimsOf returns the NodeClaims labelled with the NodePool's name. They are the cache's
+// own objects, not copies (the NodePool status counts them on every NodeClaim change, and copying
+// them all was a fifth of a scale-up's allocations): callers must only read them.
 func (c *Cluster) NodeClaimsOf(ctx context.Context, nodePool string) ([]*v1.NodeClaim, error) {
 	var list v1.NodeClaimList
-	if err := c.reader.List(ctx, &list, client.MatchingLabels{v1.NodePoolLabelKey: nodePool}); err != nil {
+	if err := c.reader.List(ctx, &list, client.MatchingLabels{v1.NodePoolLabelKey: nodePool}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing nodeclaims of nodepool %s, %w", nodePool, err)
 	}
 	out := make([]*v1.NodeClaim, len(list.Items))

@@ -58,6 +58,10 @@ type Options struct {
 	// defaults (5 QPS, burst 10) would queue them for minutes.
 	KubeClientQPS   int
 	KubeClientBurst int
+	// EnableProfiling serves the Go runtime's profiles (net/http/pprof) under /debug/pprof/ on
+	// the metrics address. Off by default: a CPU profile or trace costs the process while it
+	// runs, and the profiles reveal the process's internals to whoever reaches the address.
+	EnableProfiling bool
 	// NodeCost is what every new node costs per hour beyond its instance and volumes, in
 	// dollars (per-host licences of the agents every node runs: $15 per host per month is
 	// 15/730 = 0.0205). Provisioning minimises it with the instance prices, so it prefers fewer,
@@ -103,6 +107,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.LeaderElectionRenewDeadline, "leader-election-renew-deadline", o.envDuration("LEADER_ELECTION_RENEW_DEADLINE", DefaultLeaderElectionRenewDeadline), "How long the leader retries renewing before it steps down [LEADER_ELECTION_RENEW_DEADLINE]")
 	fs.DurationVar(&o.LeaderElectionRetryPeriod, "leader-election-retry-period", o.envDuration("LEADER_ELECTION_RETRY_PERIOD", DefaultLeaderElectionRetryPeriod), "How often replicas try to acquire or renew the Lease [LEADER_ELECTION_RETRY_PERIOD]")
 	fs.DurationVar(&o.GracefulShutdownTimeout, "graceful-shutdown-timeout", o.envDuration("GRACEFUL_SHUTDOWN_TIMEOUT", DefaultGracefulShutdownTimeout), "How long in-flight work may run after SIGTERM before the process exits [GRACEFUL_SHUTDOWN_TIMEOUT]")
+	fs.BoolVar(&o.EnableProfiling, "enable-profiling", o.envBool("ENABLE_PROFILING", false), "Serve Go profiles (pprof) under /debug/pprof/ on the metrics address [ENABLE_PROFILING]")
 	fs.IntVar(&o.KubeClientQPS, "kube-client-qps", o.envInt("KUBE_CLIENT_QPS", DefaultKubeClientQPS), "Requests per second the controller may make of the API server [KUBE_CLIENT_QPS]")
 	fs.Float64Var(&o.NodeCost, "node-cost", o.envFloat("NODE_COST", 0), "Dollars per hour every new node costs beyond its instance and EBS volumes, such as per-host licences ($15/host/month is 0.0205) [NODE_COST]")
 	fs.IntVar(&o.KubeClientBurst, "kube-client-burst", o.envInt("KUBE_CLIENT_BURST", DefaultKubeClientBurst), "Requests the controller may make of the API server in a burst above --kube-client-qps [KUBE_CLIENT_BURST]")
@@ -158,6 +163,9 @@ func (o *Options) Validate() error {
 	}
 	if o.KubeClientQPS <= 0 {
 		errs = append(errs, fmt.Errorf("--kube-client-qps %d must be positive, for example %d", o.KubeClientQPS, DefaultKubeClientQPS))
+	}
+	if o.EnableProfiling && o.MetricsBindAddress == "0" {
+		errs = append(errs, errors.New("--enable-profiling serves the profiles on the metrics address: set --metrics-bind-address, or leave profiling off"))
 	}
 	if o.NodeCost < 0 {
 		errs = append(errs, fmt.Errorf("--node-cost %v is negative: give dollars per node per hour, 0 or more", o.NodeCost))

@@ -56,6 +56,16 @@ func TestOptions(t *testing.T) {
 		{name: "renew not below lease", args: []string{"--cluster-name=c", "--leader-election-lease-duration=10s", "--leader-election-renew-deadline=10s"}, wantErr: "--leader-election-lease-duration 10s must be longer than --leader-election-renew-deadline 10s"},
 		{name: "retry not below renew", args: []string{"--cluster-name=c", "--leader-election-retry-period=10s"}, wantErr: "--leader-election-renew-deadline 10s must be longer than --leader-election-retry-period 10s"},
 		{name: "negative shutdown", env: map[string]string{"CLUSTER_NAME": "c", "GRACEFUL_SHUTDOWN_TIMEOUT": "-1s"}, wantErr: "--graceful-shutdown-timeout -1s must be positive"},
+		{name: "profiling without metrics", args: []string{"--cluster-name=c", "--enable-profiling", "--metrics-bind-address=0"}, wantErr: "--enable-profiling serves the profiles on the metrics address"},
+		{
+			name: "profiling from environment",
+			env:  map[string]string{"CLUSTER_NAME": "c", "ENABLE_PROFILING": "true"},
+			check: func(t *testing.T, o *operator.Options) {
+				if !o.EnableProfiling {
+					t.Errorf("EnableProfiling = false with ENABLE_PROFILING=true")
+				}
+			},
+		},
 		{name: "zero qps", args: []string{"--cluster-name=c", "--kube-client-qps=0"}, wantErr: "--kube-client-qps 0 must be positive"},
 	}
 	for _, tt := range tests {
@@ -80,7 +90,7 @@ func TestOptions(t *testing.T) {
 // options read.
 func parseOptions(t *testing.T, env map[string]string, args []string) *operator.Options {
 	t.Helper()
-	for _, k := range []string{"CLUSTER_NAME", "BATCH_IDLE_DURATION", "BATCH_MAX_DURATION", "LOG_LEVEL", "INTERRUPTION_QUEUE", "KUBE_CLIENT_QPS", "GRACEFUL_SHUTDOWN_TIMEOUT"} {
+	for _, k := range []string{"CLUSTER_NAME", "BATCH_IDLE_DURATION", "BATCH_MAX_DURATION", "LOG_LEVEL", "INTERRUPTION_QUEUE", "KUBE_CLIENT_QPS", "GRACEFUL_SHUTDOWN_TIMEOUT", "ENABLE_PROFILING", "METRICS_BIND_ADDRESS"} {
 		t.Setenv(k, env[k])
 		if _, ok := env[k]; !ok {
 			unsetenv(t, k)

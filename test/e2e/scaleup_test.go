@@ -85,9 +85,14 @@ func podsUnderTest(t *testing.T) (n int, measuring bool) {
 //
 // The time reported runs from the pods' creation.
 func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
-	stack := startStack(t)
-	ctx := t.Context()
 	n, measuring := podsUnderTest(t)
+	var args []string
+	if measuring {
+		// Profiles of the measured run: go tool pprof http://<metrics address>/debug/pprof/heap
+		args = append(args, "--enable-profiling")
+	}
+	stack := startStack(t, args...)
+	ctx := t.Context()
 	namespace(t, ctx, stack, "mixed")
 	workload := mixedWorkload("mixed", n)
 	want := 0
@@ -121,6 +126,14 @@ func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
 		return nodePoolsReady(ctx, stack.Client, "compute", "general", "dedicated")
 	})
 	created := time.Now()
+	if measuring {
+		// Also when the pods do not all run in time: where the time went is the question then.
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			logPhases(t, ctx, stack, "mixed", created)
+		})
+	}
 	if err := stack.Apply(ctx, workload...); err != nil {
 		t.Fatal(err)
 	}

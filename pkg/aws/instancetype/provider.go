@@ -2,7 +2,9 @@ package instancetype
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,8 +41,15 @@ type EC2API interface {
 	DescribeInstanceTypeOfferings(ctx context.Context, in *ec2.DescribeInstanceTypeOfferingsInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstanceTypeOfferingsOutput, error)
 }
 
-// Prices are the hourly prices of the region (see pricing.Provider).
+// Prices are the hourly prices of the region (see pricing.Provider). SeqNum changes whenever a
+// price may have changed, so that what was computed from them can be reused until then.
 type Prices interface {
+	hourlyPrices
+	SeqNum() uint64
+}
+
+// hourlyPrices are the prices build reads.
+type hourlyPrices interface {
 	OnDemand(instanceType string) (float64, bool)
 	Spot(instanceType, zone string) (float64, bool)
 }
@@ -58,6 +67,19 @@ type Provider struct {
 	described []Described
 	zones     map[string][]string // instance type → zones offering it
 	readAt    time.Time
+
+	// listMu serialises List's builds, so that the launches of a scale-up that ask at once
+	// wait for one build instead of each making its own; it guards built.
+	listMu sync.Mutex
+	// built are List's results by the node class settings they were built under (listKey).
+	built map[string]*builtTypes
+}
+
+// builtTypes is one List result and the versions of its inputs: it is served while none changed.
+type builtTypes struct {
+	readAt           time.Time
+	prices, offering uint64
+	types            []*cloudprovider.InstanceType
 }
 
 // Described is one instance type as EC2 describes it: the Info capacity depends on, and the
@@ -85,17 +107,70 @@ func NewProvider(ec2API EC2API, prices Prices, unavailable *UnavailableOfferings
 // priced (on-demand falling back to pricing.Estimate, spot to the on-demand price) and marked
 // unavailable while UnavailableOfferings says so, and capacity and overhead under the node
 // class's AMI family, kubelet settings and root volume.
+//
+// The result is shared: callers must not change the instance types or their offerings (copy
+// one to narrow it). It is built again only when the node class's settings, EC2's descriptions,
+// the prices or the unavailable offerings changed since: building all of a region's types for
+// every launch was most of the controller's memory and CPU in a scale-up (hundreds of launches,
+// fifty at once).
 func (p *Provider) List(ctx context.Context, nodeClass *awsv1.EC2NodeClass) ([]*cloudprovider.InstanceType, error) {
-	described, zones, err := p.describe(ctx)
+	described, zones, readAt, err := p.describe(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return build(described, zones, p.prices, p.unavailable, nodeClass, p.vmOverhead)
+	key, err := listKey(nodeClass, p.vmOverhead)
+	if err != nil {
+		return nil, err
+	}
+	p.listMu.Lock()
+	defer p.listMu.Unlock()
+	prices, offering := p.prices.SeqNum(), uint64(0)
+	if p.unavailable != nil {
+		offering = p.unavailable.SeqNum()
+	}
+	if b, ok := p.built[key]; ok && b.readAt.Equal(readAt) && b.prices == prices && b.offering == offering {
+		return b.types, nil
+	}
+	types, err := build(described, zones, p.prices, p.unavailable, nodeClass, p.vmOverhead)
+	if err != nil {
+		return nil, err
+	}
+	if p.built == nil {
+		p.built = map[string]*builtTypes{}
+	}
+	// Results of older versions are never served again: drop them, so that only one per node
+	// class's settings stays.
+	maps.DeleteFunc(p.built, func(_ string, b *builtTypes) bool {
+		return !b.readAt.Equal(readAt) || b.prices != prices || b.offering != offering
+	})
+	p.built[key] = &builtTypes{readAt: readAt, prices: prices, offering: offering, types: types}
+	return types, nil
+}
+
+// listKey is what of a node class build reads, as a string: the AMI family, the kubelet
+// settings, the root volume size, the subnets' zones, and the VM memory overhead.
+func listKey(nodeClass *awsv1.EC2NodeClass, vmOverhead float64) (string, error) {
+	zones := make([]string, 0, len(nodeClass.Status.Subnets))
+	for _, s := range nodeClass.Status.Subnets {
+		zones = append(zones, s.Zone)
+	}
+	slices.Sort(zones)
+	size := rootVolumeSize(nodeClass)
+	raw, err := json.Marshal(struct {
+		Family, EphemeralStorage string
+		Kubelet                  *awsv1.KubeletConfiguration
+		Zones                    []string
+		VMOverhead               float64
+	}{userdata.FamilyOf(nodeClass), size.String(), nodeClass.Spec.Kubelet, slices.Compact(zones), vmOverhead})
+	if err != nil {
+		return "", fmt.Errorf("listing instance types of EC2NodeClass %s, %w", nodeClass.Name, err)
+	}
+	return string(raw), nil
 }
 
 // build makes the instance types of described, offered in zones, priced by prices, under the
 // node class's settings (List's contract). unavailable may be nil: every offering is available.
-func build(described []Described, zones map[string][]string, prices Prices, unavailable *UnavailableOfferings, nodeClass *awsv1.EC2NodeClass, vmOverhead float64) ([]*cloudprovider.InstanceType, error) {
+func build(described []Described, zones map[string][]string, prices hourlyPrices, unavailable *UnavailableOfferings, nodeClass *awsv1.EC2NodeClass, vmOverhead float64) ([]*cloudprovider.InstanceType, error) {
 	settings := Settings{
 		Family: userdata.FamilyOf(nodeClass), Kubelet: nodeClass.Spec.Kubelet,
 		VMMemoryOverheadPercent: vmOverhead, EphemeralStorage: rootVolumeSize(nodeClass),
@@ -151,7 +226,7 @@ func build(described []Described, zones map[string][]string, prices Prices, unav
 
 // Get returns the description of one instance type, read as List reads them.
 func (p *Provider) Get(ctx context.Context, name string) (Described, bool, error) {
-	described, _, err := p.describe(ctx)
+	described, _, _, err := p.describe(ctx)
 	if err != nil {
 		return Described{}, false, err
 	}
@@ -162,14 +237,14 @@ func (p *Provider) Get(ctx context.Context, name string) (Described, bool, error
 	return described[i], true, nil
 }
 
-// describe returns the cached descriptions, reading them again when DescribeRefreshInterval has
-// passed. A failed read with a cache keeps serving the cache.
-func (p *Provider) describe(ctx context.Context) ([]Described, map[string][]string, error) {
+// describe returns the cached descriptions and when they were read, reading them again when
+// DescribeRefreshInterval has passed. A failed read with a cache keeps serving the cache.
+func (p *Provider) describe(ctx context.Context) ([]Described, map[string][]string, time.Time, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clock.Now()
 	if p.described != nil && now.Sub(p.readAt) < DescribeRefreshInterval {
-		return p.described, p.zones, nil
+		return p.described, p.zones, p.readAt, nil
 	}
 	described, err := p.readTypes(ctx)
 	if err == nil {
@@ -179,9 +254,9 @@ func (p *Provider) describe(ctx context.Context) ([]Described, map[string][]stri
 		}
 	}
 	if err != nil && p.described == nil {
-		return nil, nil, err
+		return nil, nil, time.Time{}, err
 	}
-	return p.described, p.zones, nil
+	return p.described, p.zones, p.readAt, nil
 }
 
 func (p *Provider) readTypes(ctx context.Context) ([]Described, error) {

@@ -24,7 +24,7 @@ import (
 )
 
 // newTestProvider starts an emulator and returns a provider reading it, with prices refreshed.
-func newTestProvider(t *testing.T) (*Provider, *pricing.Provider, *clocktesting.FakeClock) {
+func newTestProvider(t testing.TB) (*Provider, *pricing.Provider, *clocktesting.FakeClock) {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	st, err := awsemu.NewState(clk, state.DefaultSeed())

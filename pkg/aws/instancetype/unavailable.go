@@ -58,9 +58,18 @@ func (u *UnavailableOfferings) IsUnavailable(instanceType, zone, capacityType st
 	return true
 }
 
-// SeqNum changes whenever an offering is marked or expires (as observed by IsUnavailable).
+// SeqNum changes whenever an offering is marked or expires: expired offerings are forgotten
+// here too, so that a caller that caches what it computed, and asks IsUnavailable no more, sees
+// them expire.
 func (u *UnavailableOfferings) SeqNum() uint64 {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	now := u.clock.Now()
+	for key, expires := range u.expires {
+		if !now.Before(expires) {
+			delete(u.expires, key)
+			u.seq++
+		}
+	}
 	return u.seq
 }

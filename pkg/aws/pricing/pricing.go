@@ -47,6 +47,8 @@ type Provider struct {
 	spot       map[string]map[string]float64 // instance type → zone → price
 	onDemandAt time.Time
 	spotAt     time.Time
+	// seq counts the refreshes that replaced prices (SeqNum).
+	seq uint64
 }
 
 // NewProvider returns a provider for region with no prices yet: call Refresh.
@@ -73,6 +75,7 @@ func (p *Provider) Refresh(ctx context.Context) error {
 		} else {
 			p.mu.Lock()
 			p.onDemand, p.onDemandAt = prices, now
+			p.seq++
 			p.mu.Unlock()
 		}
 	}
@@ -83,10 +86,19 @@ func (p *Provider) Refresh(ctx context.Context) error {
 		} else {
 			p.mu.Lock()
 			p.spot, p.spotAt = prices, now
+			p.seq++
 			p.mu.Unlock()
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// SeqNum changes whenever Refresh replaced prices, so that what was computed from them can be
+// cached until then.
+func (p *Provider) SeqNum() uint64 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.seq
 }
 
 // OnDemand returns the on-demand hourly price of the instance type, if known.

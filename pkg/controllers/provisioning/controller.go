@@ -68,6 +68,8 @@ type Controller struct {
 	// created are the NodeClaims created by earlier batches that the cache has not shown yet,
 	// with when they were created.
 	created map[string]time.Time
+	// nominated are the pods nominated recently (nominate), with when each was told.
+	nominated map[types.UID]time.Time
 }
 
 // NewController returns the provisioning controller. kube writes NodeClaims and reads them back
@@ -81,7 +83,7 @@ func NewController(kube client.Client, view *cluster.Cluster, cloud cloudprovide
 	}
 	c := &Controller{
 		kube: kube, cluster: view, cloud: cloud, clock: clk, recorder: recorder,
-		batcher: NewBatcher(clk, idle, max), metrics: m, created: map[string]time.Time{},
+		batcher: NewBatcher(clk, idle, max), metrics: m, created: map[string]time.Time{}, nominated: map[types.UID]time.Time{},
 		apiReader: kube, JoinFailureHold: nodepoolstatus.DefaultJoinFailureHold,
 	}
 	for _, o := range opts {
@@ -236,6 +238,7 @@ func (c *Controller) provision(ctx context.Context) error {
 		return fmt.Errorf("solving, %w", err)
 	}
 	c.metrics.unschedulable.WithLabelValues(controllerLabel).Set(float64(len(plan.Unschedulable)))
+	c.forgetNominations()
 	for _, p := range plan.Placements {
 		if nc, ok := b.starting[p.Node]; ok {
 			c.nominate(p.Pod, nc)

@@ -10,10 +10,14 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -104,37 +108,88 @@ func NewNodeClaim(np *v1.NodePool, planned *scheduling.NodeClaim) *v1.NodeClaim 
 	}
 }
 
-// createAll creates the plan's NodeClaims, nominating their pods, and returns every failure.
+// createWorkers is how many NodeClaims createAll creates at once. One at a time, the API
+// server's round trip (5-20 ms on a loaded control plane) made a plan of hundreds of NodeClaims
+// take seconds to create, every one of them seconds later at the cloud; the client's QPS and
+// burst still bound the rate.
+const createWorkers = 20
+
+// createAll creates the plan's NodeClaims, createWorkers at a time, nominating their pods, and
+// returns every failure.
 func (c *Controller) createAll(ctx context.Context, b *batch, planned []scheduling.NodeClaim) error {
-	var errs []error
-	for i := range planned {
-		p := &planned[i]
-		np, ok := b.nodePools[p.NodePool]
-		if !ok {
-			errs = append(errs, fmt.Errorf("plan names unknown nodepool %q", p.NodePool))
-			continue
+	var (
+		mu   sync.Mutex
+		errs []error
+	)
+	workqueue.ParallelizeUntil(ctx, createWorkers, len(planned), func(i int) {
+		if err := c.create(ctx, b, &planned[i]); err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
 		}
-		nc := NewNodeClaim(np, p)
-		log.FromContext(ctx).Info("Creating nodeclaim", "nodePool", np.Name, "pods", len(p.Pods),
-			"instanceTypes", len(p.InstanceTypes), "cheapest", p.Launch.InstanceType, "price", p.Launch.Price)
-		if err := c.kube.Create(ctx, nc); err != nil {
-			errs = append(errs, fmt.Errorf("creating nodeclaim for nodepool %s, %w", np.Name, err))
-			continue
-		}
-		c.mu.Lock()
-		c.created[nc.Name] = c.clock.Now()
-		c.mu.Unlock()
-		c.metrics.nodeClaimsCreated.WithLabelValues(np.Name, reasonLabel).Inc()
-		for _, pod := range p.Pods {
-			c.nominate(pod, nc)
-			c.waitingOn(pod, np, nil)
-		}
+	})
+	if err := ctx.Err(); err != nil {
+		// ParallelizeUntil stops handing out work when ctx ends; what was not created is
+		// left for the next batch.
+		errs = append(errs, fmt.Errorf("creating nodeclaims, %w", err))
 	}
 	return errors.Join(errs...)
 }
 
+// create creates the NodeClaim of one planned node and nominates its pods to it.
+func (c *Controller) create(ctx context.Context, b *batch, p *scheduling.NodeClaim) error {
+	np, ok := b.nodePools[p.NodePool]
+	if !ok {
+		return fmt.Errorf("plan names unknown nodepool %q", p.NodePool)
+	}
+	nc := NewNodeClaim(np, p)
+	log.FromContext(ctx).Info("Creating nodeclaim", "nodePool", np.Name, "pods", len(p.Pods),
+		"instanceTypes", len(p.InstanceTypes), "cheapest", p.Launch.InstanceType, "price", p.Launch.Price)
+	if err := c.kube.Create(ctx, nc); err != nil {
+		return fmt.Errorf("creating nodeclaim for nodepool %s, %w", np.Name, err)
+	}
+	c.mu.Lock()
+	c.created[nc.Name] = c.clock.Now()
+	c.mu.Unlock()
+	c.metrics.nodeClaimsCreated.WithLabelValues(np.Name, reasonLabel).Inc()
+	for _, pod := range p.Pods {
+		c.nominate(pod, nc)
+		c.waitingOn(pod, np, nil)
+	}
+	return nil
+}
+
+// renominateAfter is how long a pod's nomination is not repeated. Every batch places the pods
+// still pending on in-flight NodeClaims again, not always on the same one of equal ones (the
+// solver takes them in name order); telling the pods again each batch made Nominated the most
+// frequent of the thousands of events a 1,000-pod scale-up wrote, while saying nothing new: a
+// node is on its way. Within the window a pod keeps its first nomination's event.
+const renominateAfter = 2 * time.Minute
+
+// nominate records the Nominated event of pod on nc, unless the pod was nominated within
+// renominateAfter.
 func (c *Controller) nominate(pod *corev1.Pod, nc *v1.NodeClaim) {
+	now := c.clock.Now()
+	c.mu.Lock()
+	at, seen := c.nominated[pod.UID]
+	recent := seen && now.Sub(at) < renominateAfter
+	if !recent {
+		c.nominated[pod.UID] = now
+	}
+	c.mu.Unlock()
+	if recent {
+		return
+	}
 	c.recorder.Eventf(pod, nc, corev1.EventTypeNormal, ReasonNominated, "Nominate", "Pod should schedule on nodeclaim %s", nc.Name)
+}
+
+// forgetNominations drops the nominations older than renominateAfter, so that the set stays as
+// small as the pods recently nominated.
+func (c *Controller) forgetNominations() {
+	now := c.clock.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	maps.DeleteFunc(c.nominated, func(_ types.UID, at time.Time) bool { return now.Sub(at) >= renominateAfter })
 }
 
 // waitingOn warns a pod nominated to nodeClaim (nil for one being created) of np when the node

@@ -13,9 +13,11 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
@@ -46,7 +48,8 @@ func (c *Controller) Register(_ context.Context, mgr ctrl.Manager) error {
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		For(&v1.NodeClaim{}).
-		Watches(&v1.NodePool{}, handler.EnqueueRequestsFromMapFunc(c.nodeClaimsOf)).
+		// consolidateAfter is in the NodePool's spec; its status changes with every node.
+		Watches(&v1.NodePool{}, handler.EnqueueRequestsFromMapFunc(c.nodeClaimsOf), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Complete(reconcile.AsReconciler(mgr.GetClient(), c))
 	if err != nil {
 		return fmt.Errorf("registering %s, %w", name, err)
@@ -57,7 +60,8 @@ func (c *Controller) Register(_ context.Context, mgr ctrl.Manager) error {
 // nodeClaimsOf maps a NodePool to its NodeClaims.
 func (c *Controller) nodeClaimsOf(ctx context.Context, nodePool client.Object) []reconcile.Request {
 	var list v1.NodeClaimList
-	if err := c.kube.List(ctx, &list, client.MatchingLabels{v1.NodePoolLabelKey: nodePool.GetName()}); err != nil {
+	// Read only, for the names: the cache's objects themselves, not copies.
+	if err := c.kube.List(ctx, &list, client.MatchingLabels{v1.NodePoolLabelKey: nodePool.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
 		log.FromContext(ctx).Error(err, "Listing nodeclaims of a changed nodepool failed", "nodepool", nodePool.GetName())
 		return nil
 	}

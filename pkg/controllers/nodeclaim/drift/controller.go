@@ -16,9 +16,11 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
@@ -61,7 +63,10 @@ func (c *Controller) Register(_ context.Context, mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		For(&v1.NodeClaim{}).
-		Watches(&v1.NodePool{}, handler.EnqueueRequestsFromMapFunc(c.byNodePool))
+		// Drift reads the NodePool's spec only. Its status changes with every node launched or
+		// registered; looking again at every NodeClaim of the pool each time made a scale-up
+		// of n nodes read the cloud for n² drift checks.
+		Watches(&v1.NodePool{}, handler.EnqueueRequestsFromMapFunc(c.byNodePool), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	for _, nodeClass := range c.cloud.GetSupportedNodeClasses() {
 		b = b.Watches(nodeClass, handler.EnqueueRequestsFromMapFunc(c.byNodeClass))
 	}
@@ -83,7 +88,8 @@ func (c *Controller) byNodeClass(ctx context.Context, nodeClass client.Object) [
 
 func (c *Controller) requests(ctx context.Context, keep func(*v1.NodeClaim) bool) []reconcile.Request {
 	var list v1.NodeClaimList
-	if err := c.kube.List(ctx, &list); err != nil {
+	// Read only, for the names: the cache's objects themselves, not copies.
+	if err := c.kube.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		log.FromContext(ctx).Error(err, "Listing nodeclaims failed")
 		return nil
 	}

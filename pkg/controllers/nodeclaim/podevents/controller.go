@@ -137,12 +137,14 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // nodeClaimOf returns the NodeClaim whose status.nodeName is nodeName, or nil.
 func (c *Controller) nodeClaimOf(ctx context.Context, nodeName string) (*v1.NodeClaim, error) {
 	var list v1.NodeClaimList
-	if err := c.kube.List(ctx, &list); err != nil {
+	// The cache's objects themselves (a pod event of a scale-up copied every NodeClaim); only
+	// the one returned, which the caller changes, is copied.
+	if err := c.kube.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing nodeclaims, %w", err)
 	}
 	for i := range list.Items {
 		if list.Items[i].Status.NodeName == nodeName {
-			return &list.Items[i], nil
+			return list.Items[i].DeepCopy(), nil
 		}
 	}
 	return nil, nil

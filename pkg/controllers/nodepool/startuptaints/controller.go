@@ -75,7 +75,8 @@ func (c *Controller) Reconcile(ctx context.Context, np *v1.NodePool) (reconcile.
 		advice = append(advice, agenttaint.Advice(np.Name, "in its spec.template.spec.taints (move it to startupTaints)", ts))
 	}
 	nodes := &corev1.NodeList{}
-	if err := c.kube.List(ctx, nodes, client.MatchingLabels{v1.NodePoolLabelKey: np.Name}); err != nil {
+	// Read only: the cache's Nodes themselves, not copies of every Node on each Node event.
+	if err := c.kube.List(ctx, nodes, client.MatchingLabels{v1.NodePoolLabelKey: np.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing nodes of nodepool %s, %w", np.Name, err)
 	}
 	// Taints seen on Nodes that the template does not explain, grouped by taint with the first
