@@ -5,8 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/joinerhq/joiner/pkg/agenttaint"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/joinerhq/joiner/pkg/agenttaint"
 )
 
 // notReadyCause is a kubelet Ready condition operators meet on EKS, recognised by its reason or
