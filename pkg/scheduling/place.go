@@ -487,18 +487,23 @@ func (s *solver) universeOf(c *class, v *variant, key string) []string {
 		})
 	}
 	for _, n := range s.nodes {
-		if n.existing != nil && v.reqs.Matches(n.labels) {
-			if _, ok := tolerates(c.tolerations, n.existing.Taints); !ok {
-				continue
-			}
-			if val, ok := n.labels[key]; ok {
-				set[val] = struct{}{}
-			}
+		if val, ok := n.labels[key]; ok && c.mayUseExisting(v, n) {
+			set[val] = struct{}{}
 		}
 	}
 	u := unionSorted(set)
 	v.universe[key] = u
 	return u
+}
+
+// mayUseExisting reports whether variant v of c may land on n as far as its labels and taints
+// go: n is an existing node, its labels match v's requirements and c tolerates its taints.
+func (c *class) mayUseExisting(v *variant, n *node) bool {
+	if n.existing == nil || !v.reqs.Matches(n.labels) {
+		return false
+	}
+	_, ok := tolerates(c.tolerations, n.existing.Taints)
+	return ok
 }
 
 // fits reports whether one pod of c (as variant v, in the pinned domains) fits on n, and whether
