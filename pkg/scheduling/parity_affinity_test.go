@@ -11,9 +11,9 @@ import (
 )
 
 // TestParityPodAffinity: required and preferred pod affinity and anti-affinity (upstream
-// topology suite, "Pod Affinity/Anti-Affinity"). Affinity to pods pending in the same batch is
-// the solver branch's (TestPodAffinityWithinBatch*); the targets here are bound or the pods'
-// own kind.
+// topology suite, "Pod Affinity/Anti-Affinity"). The targets are bound, the pods' own kind, or
+// pending in the same batch (placed first whatever the input order: TestPodAffinityWithinBatchPlacesTargetsFirst
+// runs those cases over shuffled inputs).
 func TestParityPodAffinity(t *testing.T) {
 	zone, host, arch := corev1.LabelTopologyZone, corev1.LabelHostname, corev1.LabelArchStable
 	fivePods := []*scheduling.InstanceType{customType("five-pods", "16", "32Gi", 0.5, amd64Linux())}
@@ -30,6 +30,31 @@ func TestParityPodAffinity(t *testing.T) {
 			pods: one(pod("p", "1", "1Gi", withPodAffinityTo(host, false, matchApp("target")))), want: []parCheck{onNode("p", "n-t")}},
 		{name: "arch affinity to a bound pod picks its architecture", nodes: []*scheduling.Node{fullNode("n-t", zoneB, pod("target", "10m", "16Mi", withLabels("app", "target")))},
 			pods: one(pod("p", "1", "1Gi", withPodAffinityTo(arch, false, matchApp("target")))), want: []parCheck{onNewNode("p"), label(arch, is(v1.ArchitectureAmd64), "p")}},
+		{name: "hostname affinity to a pod pending in the same batch joins its node",
+			pods: []*corev1.Pod{pod("target", "100m", "128Mi", withLabels("app", "target")), pod("p", "1", "1Gi", withPodAffinityTo(host, false, matchApp("target")))},
+			want: []parCheck{allScheduled(), sameNode("target", "p")}},
+		{name: "arch affinity to a pod pending in the same batch picks its architecture",
+			pods: []*corev1.Pod{pod("target", "100m", "128Mi", withLabels("app", "target"), withNodeSelector(arch, v1.ArchitectureArm64)),
+				pod("p", "1", "1Gi", withPodAffinityTo(arch, false, matchApp("target")))},
+			want: []parCheck{allScheduled(), label(arch, is(v1.ArchitectureArm64), "target", "p")}},
+		{name: "zone affinity to an unconstrained pod pending in the same batch joins its zone",
+			pods: podList(one(pod("target", "100m", "128Mi", withLabels("app", "target"))), pods(3, "p", "4", "4Gi", withPodAffinityTo(zone, false, matchApp("target")))),
+			want: []parCheck{allScheduled(), custom(func(t *testing.T, r parResult) {
+				for _, p := range []string{"p-0", "p-1", "p-2"} {
+					if got, want := r.nodeLabels(p)[zone], r.nodeLabels("target")[zone]; got != want {
+						t.Errorf("%s in %s, target in %s", p, got, want)
+					}
+				}
+			})}},
+		{name: "zone affinity to a constrained pod pending in the same batch joins the target's zone",
+			pods: podList(one(pod("target", "100m", "128Mi", withLabels("app", "target"), withNodeSelector(zone, zoneC))), pods(3, "p", "4", "4Gi", withPodAffinityTo(zone, false, matchApp("target")))),
+			want: []parCheck{allScheduled(), label(zone, is(zoneC), "target", "p-0", "p-1", "p-2")}},
+		{name: "a chain of hostname affinities between pending pods lands on one node",
+			pods: []*corev1.Pod{pod("ui", "100m", "128Mi", withLabels("app", "ui"), withPodAffinityTo(host, false, matchApp("cache"))),
+				pod("cache", "100m", "128Mi", withLabels("app", "cache"), withPodAffinityTo(host, false, matchApp("web"))),
+				pod("web", "100m", "128Mi", withLabels("app", "web"), withPodAffinityTo(host, false, matchApp("db"))),
+				pod("db", "100m", "128Mi", withLabels("app", "db"))},
+			want: []parCheck{allScheduled(), sameNode("db", "web", "cache", "ui"), claims(1)}},
 		{name: "self hostname affinity puts the pods on one node",
 			pods: app(3, "s", "100m", withAffinity(host)), want: []parCheck{sameNode("s-0", "s-1", "s-2"), claims(1)}},
 		{name: "self hostname affinity fills the first node only", types: fivePods,
@@ -90,6 +115,8 @@ func TestParityPodAffinity(t *testing.T) {
 			pods: one(pod("x", "100m", "128Mi", withLabels("app", "x"))), want: []parCheck{scheduled("x")}},
 		{name: "a preferred affinity conflicting with a required spread is relaxed",
 			pods: app(3, "s", "100m", spreadBy(host, 1), withPreferredPodAffinityTo(host, false, matchApp("s"))), want: []parCheck{allScheduled(), claims(3)}},
+		{name: "a preferred affinity to a pod that does not exist is relaxed",
+			pods: app(3, "s", "100m", spreadBy(host, 1), withPreferredPodAffinityTo(host, false, matchApp("missing"))), want: []parCheck{allScheduled(), claims(3)}},
 		{name: "self zone anti-affinity: one pod per zone, the rest pending",
 			pods: app(5, "s", "100m", withAntiAffinity(zone)), want: []parCheck{skew(zone, "s", 1, 1, 1), unschedulableCount(2)}},
 		{name: "affinity to a pod that exists nowhere is unschedulable",

@@ -190,9 +190,73 @@ func TestParityTopologyCombined(t *testing.T) {
 			pods: app(6, "s", "100m", spreadBy(zone, 1)), want: []parCheck{skew(zone, "s", 3, 3)}},
 		{name: "required zone affinity limits the spread's domains",
 			pods: app(6, "s", "100m", spreadBy(zone, 1), withNodeAffinity(zone, opNotIn, zoneC)), want: []parCheck{skew(zone, "s", 3, 3)}},
+		{name: "a preferred zone affinity does not limit the spread's domains",
+			pods: app(6, "s", "100m", spreadBy(zone, 1), withPreferred(10, zone, opIn, zoneA)), want: []parCheck{allScheduled(), skew(zone, "s", 2, 2, 2)}},
 		{name: "a capacity-type node selector limits the spread's domains",
 			pods: app(4, "s", "100m", spreadBy(ct, 1), withNodeSelector(ct, v1.CapacityTypeSpot)), want: []parCheck{skew(ct, "s", 4)}},
 		{name: "capacity-type node affinity limits the spread's domains",
 			pods: app(4, "s", "100m", spreadBy(ct, 1), withNodeAffinity(ct, opIn, v1.CapacityTypeOnDemand)), want: []parCheck{skew(ct, "s", 4)}},
+	})
+}
+
+// TestParityTopologyInclusionPolicies: nodeTaintsPolicy and nodeAffinityPolicy with existing
+// nodes and NodePools that share domains (upstream topology suite, "NodeTaintsPolicy" and
+// "NodeAffinityPolicy"). Upstream spreads over a label of its own; these spread over zones,
+// the domains being the same kind (existing nodes' values and NodePools' values). The cases on
+// NodePools alone are in TestTopologyNodeAffinityPolicyIgnoreCountsEveryPoolsZones.
+func TestParityTopologyInclusionPolicies(t *testing.T) {
+	zone := corev1.LabelTopologyZone
+	ignore, honor := corev1.NodeInclusionPolicyIgnore, corev1.NodeInclusionPolicyHonor
+	policies := func(affinity, taints *corev1.NodeInclusionPolicy) podOpt {
+		return func(p *corev1.Pod) {
+			c := &p.Spec.TopologySpreadConstraints[len(p.Spec.TopologySpreadConstraints)-1]
+			c.NodeAffinityPolicy, c.NodeTaintsPolicy = affinity, taints
+		}
+	}
+	// taintedNodes are full existing nodes in zones a and b that the pods do not tolerate.
+	taintedNodes := func() []*scheduling.Node {
+		var out []*scheduling.Node
+		for _, z := range []string{zoneA, zoneB} {
+			n := fullNode("n-"+z, z)
+			n.Taints = []corev1.Taint{{Key: "taintname", Value: "taintvalue", Effect: corev1.TaintEffectNoSchedule}}
+			out = append(out, n)
+		}
+		return out
+	}
+	// mismatchedNodes are full existing nodes in zones a and b whose selector label the pods' nodeSelector rules out.
+	mismatchedNodes := func() []*scheduling.Node {
+		var out []*scheduling.Node
+		for _, z := range []string{zoneA, zoneB} {
+			n := fullNode("n-"+z, z)
+			n.Labels["selector"] = "mismatch"
+			out = append(out, n)
+		}
+		return out
+	}
+	poolC := func() []*v1.NodePool {
+		return []*v1.NodePool{anyPool("default", poolZones(zoneC), poolLabels("selector", "value"))}
+	}
+	exclusive := []*v1.NodePool{
+		anyPool("np-0", poolZones(zoneA, zoneB), poolTaint("taint-key", "nodepool-0", corev1.TaintEffectNoSchedule)),
+		anyPool("np-1", poolZones(zoneA, zoneC), poolTaint("taint-key", "nodepool-1", corev1.TaintEffectNoSchedule)),
+	}
+	runParity(t, []parCase{
+		{name: "nodeTaintsPolicy Ignore: tainted existing nodes' zones count, one pod in the pool's zone",
+			nodes: taintedNodes(), pools: poolC(),
+			pods: app(5, "s", "1", spreadBy(zone, 1), policies(nil, &ignore)), want: []parCheck{skew(zone, "s", 1), unschedulableCount(4)}},
+		{name: "nodeTaintsPolicy Honor: tainted existing nodes' zones do not count, every pod in the pool's zone",
+			nodes: taintedNodes(), pools: poolC(),
+			pods: app(5, "s", "1", spreadBy(zone, 1), policies(nil, &honor)), want: []parCheck{allScheduled(), skew(zone, "s", 5)}},
+		{name: "nodeTaintsPolicy Honor: NodePools exclusive by taints sharing a zone spread each workload over its own zones",
+			pools: exclusive,
+			pods: podList(app(2, "s", "1", spreadBy(zone, 1), policies(nil, &honor), withToleration("taint-key", "nodepool-0", corev1.TaintEffectNoSchedule)),
+				pods(4, "t", "1", "128Mi", withLabels("app", "s"), spreadBy(zone, 1), policies(nil, &honor), withToleration("taint-key", "nodepool-1", corev1.TaintEffectNoSchedule))),
+			want: []parCheck{allScheduled(), skew(zone, "s", 3, 2, 1)}},
+		{name: "nodeAffinityPolicy Ignore: existing nodes' zones the pod cannot reach count, one pod in the pool's zone",
+			nodes: mismatchedNodes(), pools: poolC(),
+			pods: app(5, "s", "1", withNodeSelector("selector", "value"), spreadBy(zone, 1), policies(&ignore, nil)), want: []parCheck{skew(zone, "s", 1), unschedulableCount(4)}},
+		{name: "nodeAffinityPolicy Honor: existing nodes' zones the pod cannot reach do not count, every pod in the pool's zone",
+			nodes: mismatchedNodes(), pools: poolC(),
+			pods: app(5, "s", "1", withNodeSelector("selector", "value"), spreadBy(zone, 1), policies(&honor, nil)), want: []parCheck{allScheduled(), skew(zone, "s", 5)}},
 	})
 }

@@ -281,13 +281,13 @@ func (s *solver) targets(c *class, v *variant) ([]target, string) {
 
 // spreadTargets allows the domains where one more pod keeps the skew within maxSkew, least
 // loaded first.
-func (s *solver) spreadTargets(_ *class, v *variant, ts *targetSet) string {
+func (s *solver) spreadTargets(c *class, v *variant, ts *targetSet) string {
 	for _, sp := range v.spreads {
 		g := sp.g
 		if g.key == corev1.LabelHostname {
 			continue
 		}
-		u := s.universeOf(v, g.key)
+		u := s.universeOf(c, v, g.key)
 		// The skew is measured over every domain the constraint counts, reachable by this pod or
 		// not: an empty one keeps the minimum at zero.
 		domains := s.spreadDomains(g, u)
@@ -313,7 +313,7 @@ func (s *solver) affinityTargets(c *class, v *variant, ts *targetSet) string {
 		if g.key == corev1.LabelHostname {
 			continue
 		}
-		u := s.universeOf(v, g.key)
+		u := s.universeOf(c, v, g.key)
 		var allowed []string
 		switch {
 		case g.total > 0:
@@ -338,7 +338,7 @@ func (s *solver) antiTargets(c *class, v *variant, ts *targetSet) string {
 		if g.key == corev1.LabelHostname {
 			continue
 		}
-		u := s.universeOf(v, g.key)
+		u := s.universeOf(c, v, g.key)
 		if !ts.constrain(g.key, sortedDomains(u, g.counts, func(d string) bool { return g.counts[d] == 0 }, false)) {
 			return fmt.Sprintf("pod anti-affinity on %s: every domain already holds a matching pod", g.key)
 		}
@@ -347,7 +347,7 @@ func (s *solver) antiTargets(c *class, v *variant, ts *targetSet) string {
 		if g.key == corev1.LabelHostname || len(g.owners) == 0 {
 			continue
 		}
-		u := s.universeOf(v, g.key)
+		u := s.universeOf(c, v, g.key)
 		if !ts.constrain(g.key, sortedDomains(u, g.owners, func(d string) bool { return g.owners[d] == 0 }, false)) {
 			return fmt.Sprintf("anti-affinity of placed pods on %s excludes every domain", g.key)
 		}
@@ -448,9 +448,12 @@ func (s *solver) poolDomains(p *pool, reqs Requirements, key string, set map[str
 	}
 }
 
-// universeOf returns the domains of key that variant v could land in: values offered by the
-// NodePools' compatible instance types and labels of the existing nodes it may use.
-func (s *solver) universeOf(v *variant, key string) []string {
+// universeOf returns the domains of key that variant v of class c could land in: values offered
+// by the NodePools' compatible instance types and labels of the existing nodes it may use (whose
+// labels match and whose taints c tolerates; an untolerated node's domain still counts for a
+// spread with nodeTaintsPolicy Ignore, through spreadDomains). v.universe caches it: a variant
+// belongs to one class.
+func (s *solver) universeOf(c *class, v *variant, key string) []string {
 	if u, ok := v.universe[key]; ok {
 		return u
 	}
@@ -484,15 +487,23 @@ func (s *solver) universeOf(v *variant, key string) []string {
 		})
 	}
 	for _, n := range s.nodes {
-		if n.existing != nil && v.reqs.Matches(n.labels) {
-			if val, ok := n.labels[key]; ok {
-				set[val] = struct{}{}
-			}
+		if val, ok := n.labels[key]; ok && c.mayUseExisting(v, n) {
+			set[val] = struct{}{}
 		}
 	}
 	u := unionSorted(set)
 	v.universe[key] = u
 	return u
+}
+
+// mayUseExisting reports whether variant v of c may land on n as far as its labels and taints
+// go: n is an existing node, its labels match v's requirements and c tolerates its taints.
+func (c *class) mayUseExisting(v *variant, n *node) bool {
+	if n.existing == nil || !v.reqs.Matches(n.labels) {
+		return false
+	}
+	_, ok := tolerates(c.tolerations, n.existing.Taints)
+	return ok
 }
 
 // fits reports whether one pod of c (as variant v, in the pinned domains) fits on n, and whether
