@@ -39,6 +39,7 @@ func operations() map[string]operation {
 		"DescribeSubnets":               (*Handler).describeSubnets,
 		"DescribeSecurityGroups":        (*Handler).describeSecurityGroups,
 		"DescribeImages":                (*Handler).describeImages,
+		"DeregisterImage":               (*Handler).deregisterImage,
 		"CreateLaunchTemplate":          (*Handler).createLaunchTemplate,
 		"DescribeLaunchTemplates":       (*Handler).describeLaunchTemplates,
 		"DeleteLaunchTemplate":          (*Handler).deleteLaunchTemplate,
