@@ -357,7 +357,7 @@ func hostileCases() []hostileCase {
 		{name: "budget-schedule", pool: `spec: {disruption: {budgets: [{nodes: "1", schedule: "@daily"}]}}`, refused: []string{"spec.disruption.budgets"}},
 		{name: "nodeclass-kind", pool: `spec: {template: {spec: {nodeClassRef: {kind: AKSNodeClass}}}}`, refused: []string{"spec.template.spec.nodeClassRef.kind"}},
 		{name: "expire-after", pool: `spec: {template: {spec: {expireAfter: "1 day"}}}`, refused: []string{"spec.template.spec.expireAfter"}},
-		{name: "balanced", pool: `spec: {disruption: {consolidationPolicy: Balanced}}`, refused: []string{"spec.disruption.consolidationPolicy", "Unsupported value"}},
+		{name: "budget-reason", pool: `spec: {disruption: {budgets: [{nodes: "1", reasons: [Whenever]}]}}`, refused: []string{"spec.disruption.budgets[0].reasons[0]", "Unsupported value"}},
 
 		// EC2NodeClasses the API server refuses.
 		{name: "no-role", class: `spec: {role: null}`, refused: []string{"spec", "role", "instanceProfile"}},
@@ -409,7 +409,13 @@ func hostileCases() []hostileCase {
 			want: classCondition("missing-profile", awsv1.ConditionTypeInstanceProfileReady, metav1.ConditionFalse, "spec.instanceProfile")},
 		{name: "missing-role", class: `spec: {role: NoSuchRole}`,
 			want: classCondition("missing-role", v1.ConditionTypeReady, metav1.ConditionFalse, "spec.role")},
-		{name: "bad-snapshot", class: `spec: {blockDeviceMappings: [{deviceName: /dev/xvda, rootVolume: true, ebs: {snapshotID: snap-0000000000}}]}`,
-			want: classCondition("bad-snapshot", v1.ConditionTypeReady, metav1.ConditionFalse, "spec.blockDeviceMappings")},
+		{name: "memory-limit", pool: `spec: {limits: {memory: 1Mi}}`, pods: hostilePods("memory-limit", "100m"),
+			want: podEvent("memory-limit", "FailedScheduling", "memory-limit", "limit")},
+		{name: "untolerated-taint", pool: `spec: {template: {spec: {taints: [{key: dedicated, value: gpu, effect: NoSchedule}]}}}`, pods: hostilePods("untolerated-taint", "100m"),
+			want: podEvent("untolerated-taint", "FailedScheduling", "untolerated-taint", "dedicated")},
+		{name: "zone-nowhere", pool: `spec: {template: {spec: {requirements: [{key: topology.kubernetes.io/zone, operator: In, values: [mars-1a]}]}}}`, pods: hostilePods("zone-nowhere", "100m"),
+			want: podEvent("zone-nowhere", "FailedScheduling", "zone-nowhere", "mars-1a")},
+		{name: "max-pods-one", class: `spec: {kubelet: {maxPods: 1}}`, pool: `spec: {template: {spec: {nodeClassRef: {name: max-pods-one}}}}`, pods: hostilePods("max-pods-one", "100m"),
+			want: podEvent("max-pods-one", "FailedScheduling", "max-pods-one", "pods")},
 	}
 }
