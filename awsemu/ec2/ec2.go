@@ -73,6 +73,10 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) 
 		wire.WriteEC2Error(w, call.RequestID, err)
 		return
 	}
+	_ = h.state.Update(func(w *state.World) error {
+		w.Calls[action]++
+		return nil
+	})
 	wire.WriteXML(w, resp)
 }
 
