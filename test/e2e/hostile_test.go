@@ -257,13 +257,15 @@ func podEvent(name, reason string, says ...string) check {
 		if err := c.List(ctx, &events, client.InNamespace("hostile")); err != nil {
 			return false, "", err
 		}
-		last := "no event " + reason
+		last := "no event " + reason + " from joiner"
 	next:
 		for _, e := range events.Items {
-			if e.InvolvedObject.Kind != "Pod" || !strings.HasPrefix(e.InvolvedObject.Name, name+"-") || e.Reason != reason {
+			// kube-scheduler reports FailedScheduling too; only Joiner's events are asserted.
+			if e.InvolvedObject.Kind != "Pod" || !strings.HasPrefix(e.InvolvedObject.Name, name+"-") || e.Reason != reason ||
+				e.ReportingController == "default-scheduler" || e.Source.Component == "default-scheduler" {
 				continue
 			}
-			last = e.Message
+			last = fmt.Sprintf("%s/%s: %s", e.ReportingController, e.Source.Component, e.Message)
 			for _, s := range says {
 				if !strings.Contains(e.Message, s) {
 					continue next
