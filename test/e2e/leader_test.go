@@ -24,8 +24,8 @@ import (
 
 // TestLeaderHandOver runs two controller replicas with leader election, as the chart does.
 // SIGKILLing the leader mid scale-up hands the Lease to the other replica within the Lease
-// duration plus one retry period (the successor must see the Lease unrenewed for a whole
-// duration, and looks every retry period); SIGTERM mid scale-up lets the leader finish its
+// duration and 2.4 retry periods (the successor must see the Lease unrenewed for a whole
+// duration, and looks every jittered retry period); SIGTERM mid scale-up lets the leader finish its
 // in-flight calls and exit within 10 s, releasing the Lease; SIGKILL during the deletion of
 // everything hands over again. Throughout, no launch or termination is done twice: every
 // instance ever launched carries a NodeClaim of its own, successful CreateFleet calls equal the
@@ -59,8 +59,12 @@ func TestLeaderHandOver(t *testing.T) {
 	holder = waitLeader(t, ctx, stack, holder)
 	handOver := time.Since(killed)
 	t.Logf("SIGKILL: the second replica leads %s after the kill (Lease %s, retry %s; load %s)", handOver.Round(100*time.Millisecond), lease, retry, loadAverage())
-	if limit := lease + retry + time.Second; handOver > limit {
-		t.Errorf("hand-over after SIGKILL took %s, more than the Lease duration %s plus a retry period %s (and 1s of polling)", handOver, lease, retry)
+	// The successor sees the last renewal up to one retry period late (client-go jitters it by up
+	// to 1.2x), must then see the Lease unrenewed for a whole duration, and tries once per retry
+	// period: at most the duration and 2.4 retry periods after the kill, and 1s for a loaded API
+	// server and this test's polling.
+	if limit := lease + retry*12/5 + time.Second; handOver > limit {
+		t.Errorf("hand-over after SIGKILL took %s, more than the Lease duration %s and 2.4 retry periods %s (and 1s)", handOver, lease, retry)
 	}
 	allRunning(t, stack, "leader", 8)
 	checkOnce(t, ctx, stack)
@@ -110,7 +114,9 @@ func TestLeaderHandOver(t *testing.T) {
 	if err := first.Kill(); err != nil {
 		t.Fatal(err)
 	}
+	killed = time.Now()
 	waitLeader(t, ctx, stack, holder)
+	t.Logf("SIGKILL during deletion: the second replica leads %s after the kill (load %s)", time.Since(killed).Round(100*time.Millisecond), loadAverage())
 	checkNothingLeft(t, stack)
 	all, err := stack.Instances(ctx)
 	if err != nil {
