@@ -61,10 +61,10 @@ func TestLeaderHandOver(t *testing.T) {
 	t.Logf("SIGKILL: the second replica leads %s after the kill (Lease %s, retry %s; load %s)", handOver.Round(100*time.Millisecond), lease, retry, loadAverage())
 	// The successor sees the last renewal up to one retry period late (client-go jitters it by up
 	// to 1.2x), must then see the Lease unrenewed for a whole duration, and tries once per retry
-	// period: at most the duration and 2.4 retry periods after the kill, and 1s for a loaded API
-	// server and this test's polling.
-	if limit := lease + retry*12/5 + time.Second; handOver > limit {
-		t.Errorf("hand-over after SIGKILL took %s, more than the Lease duration %s and 2.4 retry periods %s (and 1s)", handOver, lease, retry)
+	// period: at most the duration and 2.4 retry periods after the kill, and 3s for an API
+	// server loaded as CI's (20.6s was measured at load 42 on 2 cores) and this test's polling.
+	if limit := lease + retry*12/5 + 3*time.Second; handOver > limit {
+		t.Errorf("hand-over after SIGKILL took %s, more than the Lease duration %s and 2.4 retry periods %s (and 3s)", handOver, lease, retry)
 	}
 	allRunning(t, stack, "leader", 8)
 	checkOnce(t, ctx, stack)
