@@ -165,22 +165,25 @@ func (c *Controller) waitingOn(pod *corev1.Pod, np *v1.NodePool, nodeClaim *v1.N
 const maxEventNote = 1024
 
 // failedScheduling records why no NodePool can take the pod, one reason per NodePool. The
-// reasons that say something about the pod come first: a NodePool the pod does not ask for (its
-// karpenter.sh/nodepool selector names another) goes last. The note stays within the API
+// reasons that say something about the pod come first: the NodePool its karpenter.sh/nodepool
+// selector names, and a NodePool it does not ask for goes last. The note stays within the API
 // server's 1 KiB limit; the reasons left out are counted, and `joiner explain pod` lists them.
 func (c *Controller) failedScheduling(u scheduling.Unschedulable, excluded []scheduling.Reason) {
 	reasons := append(slices.Clone(u.Reasons), excluded...)
-	notAsked := func(r scheduling.Reason) bool { return strings.Contains(r.Message, v1.NodePoolLabelKey+" In [") }
-	slices.SortStableFunc(reasons, func(a, b scheduling.Reason) int {
-		switch na, nb := notAsked(a), notAsked(b); {
-		case na == nb:
+	asked := u.Pod.Spec.NodeSelector[v1.NodePoolLabelKey]
+	// rank orders the NodePool the pod's selector names first, then those it may land on, then
+	// those its requirements rule out by name.
+	rank := func(r scheduling.Reason) int {
+		switch {
+		case asked != "" && r.NodePool == asked:
 			return 0
-		case nb:
-			return -1
+		case asked != "" && r.NodePool != "", strings.Contains(r.Message, v1.NodePoolLabelKey+" In ["):
+			return 2
 		default:
 			return 1
 		}
-	})
+	}
+	slices.SortStableFunc(reasons, func(a, b scheduling.Reason) int { return rank(a) - rank(b) })
 	parts := make([]string, 0, len(reasons))
 	for _, r := range reasons {
 		if r.NodePool == "" {
