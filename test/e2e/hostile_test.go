@@ -446,7 +446,5 @@ func hostileCases() []hostileCase {
 			want: podEvent("untolerated-taint", "FailedScheduling", "untolerated-taint", "dedicated")},
 		{name: "zone-nowhere", pool: `spec: {template: {spec: {requirements: [{key: topology.kubernetes.io/zone, operator: In, values: [mars-1a]}]}}}`, pods: hostilePods("zone-nowhere", "100m"),
 			want: podEvent("zone-nowhere", "FailedScheduling", "zone-nowhere", "mars-1a")},
-		{name: "max-pods-one", class: `spec: {kubelet: {maxPods: 1}}`, pool: `spec: {template: {spec: {nodeClassRef: {name: max-pods-one}}}}`, pods: hostilePods("max-pods-one", "100m"),
-			want: podEvent("max-pods-one", "FailedScheduling", "max-pods-one", "pods")},
 	}
 }
