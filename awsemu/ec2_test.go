@@ -233,6 +233,41 @@ func TestDescribeImages(t *testing.T) {
 	}
 }
 
+// TestDeregisterImage: a deregistered image leaves DescribeImages at once, by filter and by id,
+// and deregistering it again is InvalidAMIID.NotFound, as in EC2.
+func TestDeregisterImage(t *testing.T) {
+	e := newEnv(t)
+	byName := &ec2.DescribeImagesInput{
+		Owners:  []string{"amazon"},
+		Filters: []ec2types.Filter{{Name: aws.String("name"), Values: []string{"amazon-eks-node-al2023-arm64-standard-1.33-*"}}},
+	}
+	out, err := e.ec2.DescribeImages(t.Context(), byName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Images) != 2 {
+		t.Fatalf("got %d images, want the 2 releases", len(out.Images))
+	}
+	gone := out.Images[0].ImageId
+	if _, err := e.ec2.DeregisterImage(t.Context(), &ec2.DeregisterImageInput{ImageId: gone}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err = e.ec2.DescribeImages(t.Context(), byName); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Images) != 1 || *out.Images[0].ImageId == *gone {
+		t.Errorf("after deregistering %s, DescribeImages lists %d images", *gone, len(out.Images))
+	}
+	_, err = e.ec2.DescribeImages(t.Context(), &ec2.DescribeImagesInput{ImageIds: []string{*gone}})
+	if code := errorCode(t, err); code != "InvalidAMIID.NotFound" {
+		t.Errorf("deregistered image by id: %s", code)
+	}
+	_, err = e.ec2.DeregisterImage(t.Context(), &ec2.DeregisterImageInput{ImageId: gone})
+	if code := errorCode(t, err); code != "InvalidAMIID.NotFound" {
+		t.Errorf("deregistering twice: %s", code)
+	}
+}
+
 func TestDescribeSpotPriceHistory(t *testing.T) {
 	e := newEnv(t)
 	e.clock.SetTime(t0.Add(30 * time.Minute))

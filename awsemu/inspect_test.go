@@ -48,6 +48,35 @@ func TestInspectionEndpoint(t *testing.T) {
 	}
 }
 
+// TestInspectionCalls: GET /_awsemu/calls counts the EC2 calls that succeeded, by action; a
+// refused call and a dry run are not counted.
+func TestInspectionCalls(t *testing.T) {
+	e := newEnv(t)
+	f := e.fixture(t)
+	run := func(dryRun bool, imageID string) error {
+		_, err := e.ec2.RunInstances(t.Context(), &ec2.RunInstancesInput{MinCount: aws.Int32(1), MaxCount: aws.Int32(1), DryRun: aws.Bool(dryRun),
+			ImageId: aws.String(imageID), InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets[e.zone("a")])})
+		return err
+	}
+	if err := run(false, f.amd64AMI); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, run(true, f.amd64AMI), "DryRunOperation", "dry run")
+	wantCode(t, run(false, "ami-0000000"), "InvalidAMIID.NotFound", "missing image")
+	resp, err := http.Get(e.url + "/_awsemu/calls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var calls map[string]int
+	if err := json.NewDecoder(resp.Body).Decode(&calls); err != nil {
+		t.Fatal(err)
+	}
+	if calls["RunInstances"] != 1 {
+		t.Errorf("RunInstances counted %d times, want the one that launched: %v", calls["RunInstances"], calls)
+	}
+}
+
 // TestInspectionInstancePrices checks that each instance reports what its pool costs: the Price
 // List's on-demand price (TestPricingGetProducts pins m5.large in us-west-2 at 0.096), or the
 // spot price DescribeSpotPriceHistory reports now for its zone.

@@ -39,6 +39,7 @@ func operations() map[string]operation {
 		"DescribeSubnets":               (*Handler).describeSubnets,
 		"DescribeSecurityGroups":        (*Handler).describeSecurityGroups,
 		"DescribeImages":                (*Handler).describeImages,
+		"DeregisterImage":               (*Handler).deregisterImage,
 		"CreateLaunchTemplate":          (*Handler).createLaunchTemplate,
 		"DescribeLaunchTemplates":       (*Handler).describeLaunchTemplates,
 		"DeleteLaunchTemplate":          (*Handler).deleteLaunchTemplate,
@@ -72,6 +73,10 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) 
 		wire.WriteEC2Error(w, call.RequestID, err)
 		return
 	}
+	_ = h.state.Update(func(w *state.World) error {
+		w.Calls[action]++
+		return nil
+	})
 	wire.WriteXML(w, resp)
 }
 

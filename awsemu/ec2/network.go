@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/joinerhq/joiner/awsemu/policy"
 	"github.com/joinerhq/joiner/awsemu/state"
 	"github.com/joinerhq/joiner/awsemu/wire"
 )
@@ -162,6 +163,35 @@ func (h *Handler) describeImages(req request) (any, error) {
 		return nil
 	})
 	return out, err
+}
+
+// deregisterImage removes an image, as EC2's DeregisterImage does: DescribeImages no longer
+// lists it and launches naming it fail with InvalidAMIID.NotFound. Instances already running
+// from it keep running. Tests use it (with the administrator's key) to take an AMI away from an
+// EC2NodeClass mid-run.
+func (h *Handler) deregisterImage(req request) (any, error) {
+	id := req.form.String("ImageId")
+	if id == "" {
+		return nil, wire.MissingParameter("ImageId")
+	}
+	err := h.state.Update(func(w *state.World) error {
+		r, err := region(w, req)
+		if err != nil {
+			return err
+		}
+		if err := authorize(w, req, policy.Request{Action: "ec2:DeregisterImage", Resource: arn(w, r.Name, "image", id)}); err != nil {
+			return err
+		}
+		if r.Images[id] == nil {
+			return wire.NewError(http.StatusBadRequest, "InvalidAMIID.NotFound", "The image id '[%s]' does not exist", id)
+		}
+		delete(r.Images, id)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return deregisterImageResponse{XMLNS: ns, RequestID: req.call.RequestID, Return: true}, nil
 }
 
 func imageXMLOf(img *state.Image) imageXML {

@@ -257,6 +257,13 @@ type describeLaunchTemplatesResponse struct {
 	NextToken       string              `xml:"nextToken,omitempty"`
 }
 
+type deregisterImageResponse struct {
+	XMLName   xml.Name `xml:"DeregisterImageResponse"`
+	XMLNS     string   `xml:"xmlns,attr"`
+	RequestID string   `xml:"requestId"`
+	Return    bool     `xml:"return"`
+}
+
 type deleteLaunchTemplateResponse struct {
 	XMLName        xml.Name          `xml:"DeleteLaunchTemplateResponse"`
 	XMLNS          string            `xml:"xmlns,attr"`

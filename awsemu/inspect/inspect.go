@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"maps"
 	"net/http"
 	"slices"
 	"time"
@@ -94,6 +95,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.faults(w)
 	case r.URL.Path == Prefix+"faults" && r.Method == http.MethodPut:
 		h.putFaults(w, r)
+	case r.URL.Path == Prefix+"calls" && r.Method == http.MethodGet:
+		h.calls(w)
 	case r.URL.Path == Prefix+"authorizations" && r.Method == http.MethodGet:
 		h.authorizations(w, r)
 	case r.URL.Path == Prefix+"events" && r.Method == http.MethodPost:
@@ -119,6 +122,16 @@ func (h *Handler) instances(w http.ResponseWriter) {
 				})
 			}
 		}
+	})
+	writeJSON(w, out)
+}
+
+// calls answers the EC2 calls that succeeded, by action (state.World.Calls), such as
+// {"CreateFleet": 3, "TerminateInstances": 1}.
+func (h *Handler) calls(w http.ResponseWriter) {
+	out := map[string]int{}
+	h.state.View(func(world *state.World) {
+		maps.Copy(out, world.Calls)
 	})
 	writeJSON(w, out)
 }

@@ -72,6 +72,10 @@ type World struct {
 	Regions   map[string]*Region
 	IAM       *IAM
 	Faults    *Faults
+	// Calls counts the EC2 calls that succeeded, by action: not dry runs, not refused ones, not
+	// failed ones. A test reads them (GET /_awsemu/calls) to check that a controller launched or
+	// terminated each thing once.
+	Calls map[string]int
 	// Timings drive the instances' lifecycles and boots; New sets DefaultTimings, Seed applies
 	// SeedOptions.Timings. Changing them affects instances already in flight.
 	Timings Timings
@@ -82,7 +86,7 @@ type World struct {
 // New returns a State over the catalogue with no resources beyond the catalogue's regions and
 // zones. Use Seed to add a ready-made VPC, subnets, security groups and images.
 func New(clk clock.PassiveClock, cat *catalog.Catalog, accountID string) *State {
-	w := &World{AccountID: accountID, Catalog: cat, Regions: map[string]*Region{}, IAM: newIAM(), Faults: newFaults(), Timings: DefaultTimings()}
+	w := &World{AccountID: accountID, Catalog: cat, Regions: map[string]*Region{}, IAM: newIAM(), Faults: newFaults(), Calls: map[string]int{}, Timings: DefaultTimings()}
 	for _, r := range cat.Regions {
 		w.Regions[r.Name] = newRegion(r)
 	}

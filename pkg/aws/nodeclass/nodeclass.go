@@ -140,15 +140,8 @@ func (r *Resolver) ResolveWithFindings(ctx context.Context, nodeClass *awsv1.EC2
 			set(awsv1.ConditionTypeNodeJoinReady, ok, reason, message)
 		}
 	}
-	var notReady []string
-	for _, c := range nodeClass.Status.Conditions {
-		if c.Type != awsv1.ConditionTypeReady && c.Status != metav1.ConditionTrue &&
-			(c.Type != awsv1.ConditionTypeNodeJoinReady || c.Status == metav1.ConditionFalse) {
-			notReady = append(notReady, c.Type)
-		}
-	}
-	if len(notReady) > 0 {
-		set(awsv1.ConditionTypeReady, false, ReasonNotReady, "not ready: "+strings.Join(notReady, ", "))
+	if message := notReadyMessage(nodeClass.Status.Conditions); message != "" {
+		set(awsv1.ConditionTypeReady, false, ReasonNotReady, message)
 	} else {
 		set(awsv1.ConditionTypeReady, true, ReasonReady, "")
 	}
@@ -156,6 +149,30 @@ func (r *Resolver) ResolveWithFindings(ctx context.Context, nodeClass *awsv1.EC2
 		return findings, fmt.Errorf("resolving EC2NodeClass %s, %s", nodeClass.Name, strings.Join(errs, "; "))
 	}
 	return findings, nil
+}
+
+// notReadyMessage is the Ready message of a class some of whose conditions hold it back, or ""
+// when none does: each such condition with its own message, which names the field and the fix.
+// The NodePools of the class copy this message into theirs, and provisioning into the events of
+// the pods that wait, so it must say what is wrong, not only which condition is. A deferred
+// validation only waits for the others and is named without its message.
+func notReadyMessage(conditions []metav1.Condition) string {
+	var parts []string
+	for _, c := range conditions {
+		if c.Type == awsv1.ConditionTypeReady || c.Status == metav1.ConditionTrue ||
+			(c.Type == awsv1.ConditionTypeNodeJoinReady && c.Status != metav1.ConditionFalse) {
+			continue
+		}
+		if c.Message == "" || c.Reason == ReasonValidationDeferred {
+			parts = append(parts, c.Type)
+			continue
+		}
+		parts = append(parts, c.Type+": "+c.Message)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "not ready: " + strings.Join(parts, "; ")
 }
 
 // JoinCondition is NodeJoinReady of ranked findings: False only with an Error about the class

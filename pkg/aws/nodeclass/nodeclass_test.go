@@ -3,6 +3,7 @@ package nodeclass
 import (
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -191,19 +192,22 @@ func TestResolveConditions(t *testing.T) {
 		name    string
 		mutate  func(*awsv1.EC2NodeClass)
 		notTrue []string
+		// readySays is what Ready's message must say: the holding condition's own message,
+		// naming the field, which the class's NodePools and waiting pods repeat.
+		readySays string
 	}{
 		{name: "no subnet matches", mutate: func(nc *awsv1.EC2NodeClass) {
 			nc.Spec.SubnetSelectorTerms = []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"karpenter.sh/discovery": "other"}}}
-		}, notTrue: []string{awsv1.ConditionTypeSubnetsReady, awsv1.ConditionTypeReady}},
+		}, notTrue: []string{awsv1.ConditionTypeSubnetsReady, awsv1.ConditionTypeReady}, readySays: "SubnetsReady: no subnet matches spec.subnetSelectorTerms"},
 		{name: "no security group matches", mutate: func(nc *awsv1.EC2NodeClass) {
 			nc.Spec.SecurityGroupSelectorTerms = []awsv1.SecurityGroupSelectorTerm{{ID: "sg-missing"}}
-		}, notTrue: []string{awsv1.ConditionTypeSecurityGroupsReady, awsv1.ConditionTypeReady}},
+		}, notTrue: []string{awsv1.ConditionTypeSecurityGroupsReady, awsv1.ConditionTypeReady}, readySays: "SecurityGroupsReady: no security group matches spec.securityGroupSelectorTerms"},
 		{name: "alias of a missing version", mutate: func(nc *awsv1.EC2NodeClass) {
 			nc.Spec.AMISelectorTerms = []awsv1.AMISelectorTerm{{Alias: "al2023@v19990101"}}
-		}, notTrue: []string{awsv1.ConditionTypeAMIsReady, awsv1.ConditionTypeReady}},
+		}, notTrue: []string{awsv1.ConditionTypeAMIsReady, awsv1.ConditionTypeReady}, readySays: "AMIsReady: no AMI matches spec.amiSelectorTerms"},
 		{name: "missing instance profile", mutate: func(nc *awsv1.EC2NodeClass) {
 			nc.Spec.Role, nc.Spec.InstanceProfile = "", aws.String("missing")
-		}, notTrue: []string{awsv1.ConditionTypeInstanceProfileReady, awsv1.ConditionTypeReady}},
+		}, notTrue: []string{awsv1.ConditionTypeInstanceProfileReady, awsv1.ConditionTypeReady}, readySays: "InstanceProfileReady: "},
 		{name: "existing instance profile", mutate: func(nc *awsv1.EC2NodeClass) {
 			nc.Spec.Role, nc.Spec.InstanceProfile = "", aws.String("KarpenterNodeRole-demo")
 		}},
@@ -222,6 +226,9 @@ func TestResolveConditions(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.notTrue, got); diff != "" {
 				t.Errorf("conditions not True (-want +got):\n%s\n%+v", diff, nc.Status.Conditions)
+			}
+			if ready := meta.FindStatusCondition(nc.Status.Conditions, awsv1.ConditionTypeReady); !strings.Contains(ready.Message, tt.readySays) {
+				t.Errorf("Ready's message %q does not say %q", ready.Message, tt.readySays)
 			}
 		})
 	}

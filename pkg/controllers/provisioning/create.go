@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -214,9 +215,30 @@ func (c *Controller) waitingOn(pod *corev1.Pod, np *v1.NodePool, nodeClaim *v1.N
 		"Pod waits on nodepool %s, whose nodes fail to join: %s: %s", np.Name, cond.Reason, cond.Message)
 }
 
-// failedScheduling records why no NodePool can take the pod, one reason per NodePool.
+// maxEventNote is the API server's limit on an event's note (events.k8s.io/v1): a longer note
+// is refused and the event never reaches the pod.
+const maxEventNote = 1024
+
+// failedScheduling records why no NodePool can take the pod, one reason per NodePool. The
+// reasons that say something about the pod come first: the NodePool its karpenter.sh/nodepool
+// selector names, and a NodePool it does not ask for goes last. The note stays within the API
+// server's 1 KiB limit; the reasons left out are counted, and `joiner explain pod` lists them.
 func (c *Controller) failedScheduling(u scheduling.Unschedulable, excluded []scheduling.Reason) {
 	reasons := append(slices.Clone(u.Reasons), excluded...)
+	asked := u.Pod.Spec.NodeSelector[v1.NodePoolLabelKey]
+	// rank orders the NodePool the pod's selector names first, then those it may land on, then
+	// those its requirements rule out by name.
+	rank := func(r scheduling.Reason) int {
+		switch {
+		case asked != "" && r.NodePool == asked:
+			return 0
+		case asked != "" && r.NodePool != "", strings.Contains(r.Message, v1.NodePoolLabelKey+" In ["):
+			return 2
+		default:
+			return 1
+		}
+	}
+	slices.SortStableFunc(reasons, func(a, b scheduling.Reason) int { return rank(a) - rank(b) })
 	parts := make([]string, 0, len(reasons))
 	for _, r := range reasons {
 		if r.NodePool == "" {
@@ -228,6 +250,43 @@ func (c *Controller) failedScheduling(u scheduling.Unschedulable, excluded []sch
 	if len(parts) == 0 {
 		parts = append(parts, "no NodePool exists")
 	}
-	c.recorder.Eventf(u.Pod, nil, corev1.EventTypeWarning, ReasonFailedScheduling, "Schedule",
-		"Failed to schedule pod %s, %s", klog.KObj(u.Pod), strings.Join(parts, "; "))
+	c.recorder.Eventf(u.Pod, nil, corev1.EventTypeWarning, ReasonFailedScheduling, "Schedule", "%s",
+		eventNote(fmt.Sprintf("Failed to schedule pod %s, ", klog.KObj(u.Pod)), parts))
+}
+
+// eventNote joins parts after prefix, as many as fit in maxEventNote with a count of the rest.
+func eventNote(prefix string, parts []string) string {
+	note := prefix
+	for i, p := range parts {
+		sep := ""
+		if i > 0 {
+			sep = "; "
+		}
+		rest := ""
+		if left := len(parts) - i - 1; left > 0 {
+			rest = fmt.Sprintf("; and %d more NodePools (joiner explain pod lists them)", left)
+		}
+		if len(note)+len(sep)+len(p)+len(rest) > maxEventNote {
+			more := fmt.Sprintf("%sand %d more NodePools (joiner explain pod lists them)", sep, len(parts)-i)
+			if i == 0 || len(note)+len(more) > maxEventNote {
+				// Even one reason does not fit: cut it, keeping the note valid.
+				return truncate(note+sep+p, maxEventNote)
+			}
+			return note + more
+		}
+		note += sep + p
+	}
+	return note
+}
+
+// truncate cuts s to at most n bytes on a rune boundary, ending with "...".
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

@@ -5,9 +5,8 @@ import (
 	"testing"
 )
 
-// fuzzMaxPods bounds the pods a fuzzed document may ask for: Input allocates every pod of a
-// group up front, so a count of 2^40 exhausts memory instead of returning an error (reported,
-// not fixed here: pkg/scheduling belongs to another piece of work).
+// fuzzMaxPods bounds the pods a fuzzed document may ask for, below MaxPods (which Input
+// refuses with an error), so that each execution stays fast.
 const fuzzMaxPods = 10_000
 
 // FuzzRead reads arbitrary workload documents: Read and Input never panic, every rejection is

@@ -116,6 +116,11 @@ func Load(path string) (*File, error) {
 
 const mib = 1 << 20
 
+// MaxPods caps the pods one document may ask for, the counts of all its groups together: Input
+// builds every pod up front, so an unbounded count (2^40) would exhaust memory before any error.
+// The shared benchmarks hold at most 2,000; a cluster's worth of pods is well under the cap.
+const MaxPods = 100_000
+
 // Catalogue returns the document's instance types, for files used only as a catalogue
 // (`joiner simulate --instance-types`).
 func (f *File) Catalogue() []*scheduling.InstanceType {
@@ -136,6 +141,9 @@ func (f *File) Input() (*scheduling.Input, error) {
 	for i := range pools {
 		in.NodePools = append(in.NodePools, pools[i].convert())
 	}
+	if err := f.checkCounts(); err != nil {
+		return nil, err
+	}
 	for i := range f.Pods {
 		pods, err := f.Pods[i].convert()
 		if err != nil {
@@ -144,6 +152,19 @@ func (f *File) Input() (*scheduling.Input, error) {
 		in.Pods = append(in.Pods, pods...)
 	}
 	return in, nil
+}
+
+// checkCounts refuses a document whose groups together ask for more than MaxPods pods, naming
+// the group whose count crosses the cap.
+func (f *File) checkCounts() error {
+	total := 0
+	for i, g := range f.Pods {
+		if max(g.Count, 1) > MaxPods-total {
+			return fmt.Errorf("pods[%d].count %d (group %q) brings the workload over %d pods: lower the count, or split the workload into several files", i, g.Count, g.Name, MaxPods)
+		}
+		total += max(g.Count, 1)
+	}
+	return nil
 }
 
 func (it *InstanceType) convert() *scheduling.InstanceType {

@@ -62,3 +62,33 @@ func TestInputDefaults(t *testing.T) {
 		t.Errorf("cpu request %s", q.String())
 	}
 }
+
+// TestInputCapsPodCount: a document asking for more than MaxPods pods, in one group or across
+// groups, is refused with an error naming the group's count and the fix, before any pod is
+// built; one at the cap is accepted.
+func TestInputCapsPodCount(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc, wantErr string
+	}{
+		{"huge count", `{"pods":[{"name":"web","count":1099511627776}]}`, `pods[0].count 1099511627776 (group "web") brings the workload over 100000 pods: lower the count, or split the workload`},
+		{"groups together", `{"pods":[{"name":"a","count":60000},{"name":"b","count":40001}]}`, `pods[1].count 40001 (group "b") brings the workload over 100000 pods`},
+		{"groups of one count too", `{"pods":[{"name":"a","count":100000},{"name":"solo"}]}`, `pods[1].count 0 (group "solo") brings the workload over 100000 pods`},
+		{"at the cap", `{"pods":[{"name":"a","count":99999},{"name":"solo"}]}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := Read(strings.NewReader(tc.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, err := f.Input()
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.wantErr == "" && len(in.Pods) != MaxPods:
+				t.Fatalf("%d pods, want %d", len(in.Pods), MaxPods)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
