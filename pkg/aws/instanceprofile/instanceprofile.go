@@ -81,7 +81,12 @@ func (p *Provider) Ensure(ctx context.Context, nodeClass *awsv1.EC2NodeClass) (s
 		}
 	}
 	if _, err := p.iam.AddRoleToInstanceProfile(ctx, &iam.AddRoleToInstanceProfileInput{InstanceProfileName: aws.String(name), RoleName: aws.String(nodeClass.Spec.Role)}); err != nil {
-		return "", fmt.Errorf("adding role %s to instance profile %s, %w", nodeClass.Spec.Role, name, err)
+		if notFound := (*iamtypes.NoSuchEntityException)(nil); errors.As(err, &notFound) {
+			return "", fmt.Errorf("role %s of spec.role does not exist: set spec.role to the name of the node role "+
+				"(the role with AmazonEKSWorkerNodePolicy, AmazonEKS_CNI_Policy and AmazonEC2ContainerRegistryReadOnly that the cluster maps for nodes), "+
+				"or create it; adding it to instance profile %s, %w", nodeClass.Spec.Role, name, err)
+		}
+		return "", fmt.Errorf("adding role %s of spec.role to instance profile %s, %w", nodeClass.Spec.Role, name, err)
 	}
 	return name, nil
 }

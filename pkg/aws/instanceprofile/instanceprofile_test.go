@@ -142,3 +142,19 @@ func TestName(t *testing.T) {
 		t.Error("the name depends on the role")
 	}
 }
+
+// A spec.role that names no role is reported naming the field and the fix, not only IAM's
+// NoSuchEntity.
+func TestEnsureMissingRole(t *testing.T) {
+	api := startEmulator(t)
+	p := NewProvider(api, "demo", "us-west-2")
+	_, err := p.Ensure(t.Context(), roleClass("NoSuchRole"))
+	if err == nil {
+		t.Fatal("Ensure with a role that does not exist succeeded")
+	}
+	for _, want := range []string{"role NoSuchRole of spec.role does not exist", "set spec.role", "NoSuchEntity"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Ensure: %v, want it to contain %q", err, want)
+		}
+	}
+}
