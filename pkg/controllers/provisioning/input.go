@@ -194,6 +194,9 @@ func instanceTypes(ctx context.Context, cloud cloudprovider.CloudProvider, np *v
 	if cond := meta.FindStatusCondition(np.Status.Conditions, v1.ConditionTypeNodeClassReady); cond != nil && cond.Status == metav1.ConditionFalse {
 		return nil, &scheduling.Reason{NodePool: np.Name, Code: "NodeClassNotReady", Message: fmt.Sprintf("its node class is not ready: %s", cond.Message)}, nil
 	}
+	if reason := tooManyRequirements(np); reason != nil {
+		return nil, reason, nil
+	}
 	types, err := cloud.GetInstanceTypes(ctx, np)
 	if cloudprovider.IsNodeClassNotReadyError(err) {
 		return nil, &scheduling.Reason{NodePool: np.Name, Code: "NodeClassNotReady", Message: err.Error()}, nil
@@ -206,6 +209,30 @@ func instanceTypes(ctx context.Context, cloud cloudprovider.CloudProvider, np *v
 		return nil, &scheduling.Reason{NodePool: np.Name, Code: scheduling.ReasonNoFit, Message: "the cloud provider offers no instance types for it"}, nil
 	}
 	return types, nil, nil
+}
+
+// maxNodeClaimRequirements is the NodeClaim API's limit on spec.requirements (the CRD's
+// maxItems), the same as the NodePool template's.
+const maxNodeClaimRequirements = 100
+
+// tooManyRequirements refuses a NodePool whose NodeClaims could not be created: every NodeClaim
+// carries one requirement per key of the template, plus karpenter.sh/nodepool and
+// node.kubernetes.io/instance-type, which Joiner adds when the template lacks them, so a template
+// with 99 or 100 keys is valid as a NodePool and yet makes NodeClaims the API server refuses.
+func tooManyRequirements(np *v1.NodePool) *scheduling.Reason {
+	template := map[string]bool{}
+	for _, r := range np.Spec.Template.Spec.Requirements {
+		template[r.Key] = true
+	}
+	keys := maps.Clone(template)
+	keys[v1.NodePoolLabelKey], keys[corev1.LabelInstanceTypeStable] = true, true
+	if len(keys) <= maxNodeClaimRequirements {
+		return nil
+	}
+	return &scheduling.Reason{NodePool: np.Name, Code: "TooManyRequirements", Message: fmt.Sprintf(
+		"spec.template.spec.requirements names %d keys; with %s and %s, which every NodeClaim also carries, its NodeClaims would have %d requirements, "+
+			"over the NodeClaim API's limit of %d: remove or merge requirements (one per key) so that at most %d keys remain besides those two",
+		len(template), v1.NodePoolLabelKey, corev1.LabelInstanceTypeStable, len(keys), maxNodeClaimRequirements, maxNodeClaimRequirements-2)}
 }
 
 // poolNodeCost is what the cloud provider prices a node of np at beyond its instance, 0 when it
