@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/joinerhq/joiner/internal/e2estack"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/sdk"
@@ -74,7 +75,9 @@ type check func(ctx context.Context, c client.Client) (bool, string, error)
 // must each get a condition or event naming the field and the fix; an AMI is deregistered
 // mid-run; and throughout, a healthy NodePool's pods keep getting nodes.
 func TestHostileInputs(t *testing.T) {
-	stack := startStack(t)
+	// missing-role's spec.role names a role no policy generated for the cluster grants: the join
+	// check's iam:GetRole of it is refused, as it would be in an account set up with least privilege.
+	stack := e2estack.StartExpectingDenials(t, bins, []string{"iam:GetRole arn:aws:iam::111122223333:role/NoSuchRole"})
 	ctx := t.Context()
 	namespace(t, ctx, stack, "healthy")
 	namespace(t, ctx, stack, "hostile")
