@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
+	"github.com/joinerhq/joiner/internal/e2estack"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/localstack"
 )
@@ -163,27 +163,5 @@ func checkPodsOn(t *testing.T, ctx context.Context, c client.Client, namespace, 
 // the test if any instance the emulator ever ran was not launched for a NodeClaim.
 func checkNothingLeft(t *testing.T, stack *localstack.Stack) {
 	t.Helper()
-	ctx := t.Context()
-	eventually(t, 3*time.Minute, "nothing left in the cluster or the emulator", func(ctx context.Context) (bool, string, error) {
-		var claims v1.NodeClaimList
-		var nodes corev1.NodeList
-		var pools v1.NodePoolList
-		for _, list := range []client.ObjectList{&claims, &nodes, &pools} {
-			if err := stack.Client.List(ctx, list); err != nil {
-				return false, "", err
-			}
-		}
-		instances, err := liveInstances(ctx, stack)
-		return len(claims.Items)+len(nodes.Items)+len(pools.Items)+len(instances) == 0,
-			fmt.Sprintf("%d nodeclaims, %d nodes, %d nodepools, %d live instances", len(claims.Items), len(nodes.Items), len(pools.Items), len(instances)), err
-	})
-	instances, err := stack.Instances(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, i := range instances {
-		if i.Tags[awsv1.TagKeyNodeClaim] == "" {
-			t.Errorf("instance %s was not launched for a NodeClaim", i.ID)
-		}
-	}
+	e2estack.CheckNothingLeft(t, stack, 3*time.Minute)
 }
