@@ -20,6 +20,7 @@ import (
 
 func newExplainNodeCommand() *cobra.Command {
 	var catalogue, region, output string
+	var nodeCost float64
 	cmd := &cobra.Command{
 		Use:   "node NAME",
 		Short: "Print a node's disruption state, why it is kept, and a dry run of removing it",
@@ -34,7 +35,9 @@ does, and prints for the node (a Node's or a NodeClaim's name):
 - a dry run: where each of its pods would go if it were removed now, and the savings per hour.
 
 Instance types come from AWS (--aws-region, the default credential chain; AWS_ENDPOINT_URL
-overrides the endpoints), or from --instance-types, a file in the shared/bench schema.`,
+overrides the endpoints), or from --instance-types, a file in the shared/bench schema.
+Give --node-cost the value the controller runs with (its --node-cost or NODE_COST): prices and
+savings count it on every node, as the controller's decisions do.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "text" && output != "json" {
@@ -42,6 +45,9 @@ overrides the endpoints), or from --instance-types, a file in the shared/bench s
 			}
 			if catalogue == "" && region == "" {
 				return errors.New("explain node needs the instance types: pass --aws-region (or set AWS_REGION) to read them from AWS, or --instance-types FILE")
+			}
+			if nodeCost < 0 {
+				return fmt.Errorf("--node-cost %v is negative: give dollars per node per hour, 0 or more (the controller's --node-cost)", nodeCost)
 			}
 			kubeconfig := ""
 			if f := cmd.Flag("kubeconfig"); f != nil {
@@ -71,7 +77,7 @@ overrides the endpoints), or from --instance-types, a file in the shared/bench s
 				}
 				cloud = provider.Build(kube, sdk.NewClients(awsCfg), provider.Options{Region: region}, clock.RealClock{}).CloudProvider
 			}
-			report, err := disruption.Explain(cmd.Context(), kube, cloud, args[0], time.Now())
+			report, err := disruption.Explain(cmd.Context(), kube, cloud, args[0], time.Now(), disruption.WithNodeCost(nodeCost))
 			if report == nil {
 				return err
 			}
@@ -89,5 +95,6 @@ overrides the endpoints), or from --instance-types, a file in the shared/bench s
 	cmd.Flags().StringVar(&catalogue, "instance-types", "", "Instance types from this file (shared/bench schema) instead of AWS")
 	cmd.Flags().StringVar(&region, "aws-region", os.Getenv("AWS_REGION"), "Without --instance-types: the cluster's AWS region [AWS_REGION]")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "Output format: text or json")
+	cmd.Flags().Float64Var(&nodeCost, "node-cost", 0, "Dollars per hour every node costs beyond its instance and volumes: the controller's --node-cost (or NODE_COST)")
 	return cmd
 }

@@ -23,4 +23,8 @@ func TestExplainNodeRefusesWithoutInstanceTypes(t *testing.T) {
 	if err := root.ExecuteContext(t.Context()); err == nil || !strings.Contains(err.Error(), "-o yaml is not an output format") {
 		t.Fatalf("error = %v, want the output format refused", err)
 	}
+	root.SetArgs([]string{"explain", "node", "n1", "--instance-types=x", "-o", "text", "--node-cost=-1"})
+	if err := root.ExecuteContext(t.Context()); err == nil || !strings.Contains(err.Error(), "--node-cost -1 is negative") {
+		t.Fatalf("error = %v, want the negative node cost refused", err)
+	}
 }

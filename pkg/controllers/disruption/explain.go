@@ -57,9 +57,13 @@ type DryRun struct {
 
 // Explain reads the cluster through kube and the instance types through cloud, as a pass would
 // at now, and explains the node named (a Node's name, or a NodeClaim's). It decides nothing and
-// writes nothing.
-func Explain(ctx context.Context, kube client.Client, cloud cloudprovider.CloudProvider, nodeName string, now time.Time) (*Explanation, error) {
+// writes nothing. opts are the controller's (WithNodeCost): give the ones the controller runs
+// with, or prices and savings differ from its decisions.
+func Explain(ctx context.Context, kube client.Client, cloud cloudprovider.CloudProvider, nodeName string, now time.Time, opts ...Option) (*Explanation, error) {
 	c := &Controller{kube: kube, apiReader: kube, cluster: cluster.New(kube, false), cloud: cloud, JoinFailureHold: nodepoolstatus.DefaultJoinFailureHold}
+	for _, o := range opts {
+		o(c)
+	}
 	blocked := map[string]string{}
 	ps, err := c.newPass(ctx, now, nil, func(sn *cluster.StateNode, why string) { blocked[sn.NodeClaim.Name] = why })
 	if ps == nil {

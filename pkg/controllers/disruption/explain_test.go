@@ -2,6 +2,7 @@ package disruption_test
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -45,5 +46,17 @@ func TestExplain(t *testing.T) {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
+	}
+
+	// With the controller's --node-cost, the node's price and the savings of removing it count it.
+	withCost, err := disruption.Explain(t.Context(), env.Client, cloud, node.Name, time.Now(), disruption.WithNodeCost(0.02))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if withCost.Price == nil || math.Abs(*withCost.Price-0.12) > 1e-9 {
+		t.Errorf("price %v with a $0.02 node cost, want $0.12/h", withCost.Price)
+	}
+	if withCost.DryRun == nil || withCost.DryRun.Savings == nil || math.Abs(*withCost.DryRun.Savings-0.12) > 1e-9 {
+		t.Errorf("dry run %+v with a $0.02 node cost, want savings of $0.12/h", withCost.DryRun)
 	}
 }
