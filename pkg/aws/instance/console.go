@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/joinerhq/joiner/pkg/aws/nodejoin"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 )
 
@@ -36,6 +37,18 @@ var (
 // of the kubelet's drop-in) is reported as uncertain, with the line; nothing recognised gives an
 // empty uncertain Diagnosis.
 func ReadConsole(output string) cloudprovider.Diagnosis {
+	return ReadConsoleOf(output, Identity{})
+}
+
+// Identity is what is known of the instance whose console is read: its node role's ARN as IAM
+// returns it (path included) and the cluster's name. What is known replaces the placeholders of a
+// refused registration's fix, so that the operator can run it as printed; either may be empty.
+type Identity struct {
+	RoleARN, ClusterName string
+}
+
+// ReadConsoleOf is ReadConsole for an instance of known identity.
+func ReadConsoleOf(output string, id Identity) cloudprovider.Diagnosis {
 	var (
 		certain   *cloudprovider.Diagnosis
 		uncertain cloudprovider.Diagnosis
@@ -46,7 +59,7 @@ func ReadConsole(output string) cloudprovider.Diagnosis {
 			certain, uncertain = nil, cloudprovider.Diagnosis{}
 			continue
 		}
-		d, ok := readLine(line)
+		d, ok := readLine(line, id)
 		if !ok {
 			continue
 		}
@@ -64,12 +77,12 @@ func ReadConsole(output string) cloudprovider.Diagnosis {
 }
 
 // readLine classifies one console line; ok is false when the line says nothing about joining.
-func readLine(line string) (cloudprovider.Diagnosis, bool) {
+func readLine(line string, id Identity) (cloudprovider.Diagnosis, bool) {
 	if m := registerFailed.FindStringSubmatch(line); m != nil {
-		return registrationError(unquote(m[1])), true
+		return registrationError(unquote(m[1]), id), true
 	}
 	if m := registerFailedV1.FindStringSubmatch(line); m != nil {
-		return registrationError(strings.TrimSpace(m[1])), true
+		return registrationError(strings.TrimSpace(m[1]), id), true
 	}
 	if m := commandFailed.FindStringSubmatch(line); m != nil {
 		return kubeletStartError(unquote(m[1])), true
@@ -93,25 +106,36 @@ func readLine(line string) (cloudprovider.Diagnosis, bool) {
 }
 
 // registrationError classifies the API server's answer to the kubelet's registration.
-func registrationError(msg string) cloudprovider.Diagnosis {
+func registrationError(msg string, id Identity) cloudprovider.Diagnosis {
+	role, mapped, cluster := "the instance's IAM role", "arn:aws:iam::<account>:role/<node role, without its path>", "<cluster>"
+	principal := "<role ARN>"
+	if id.RoleARN != "" {
+		// aws-auth matches the role without its IAM path (aws-iam-authenticator canonicalises the
+		// assumed role); an access entry takes the ARN as IAM gives it.
+		role, mapped, principal = "the instance's IAM role "+id.RoleARN, nodejoin.CanonicalRoleARN(id.RoleARN), id.RoleARN
+	}
+	if id.ClusterName != "" {
+		cluster = id.ClusterName
+	}
 	switch {
 	case msg == "Unauthorized":
 		return cloudprovider.Diagnosis{Certain: true, Reason: cloudprovider.ReasonNodeRoleNotAuthorized,
-			Message: "The API server answers the kubelet 401 Unauthorized: the instance's IAM role maps to no Kubernetes identity. " +
-				"Map the EC2NodeClass's node role in kube-system/aws-auth (mapRoles: rolearn: arn:aws:iam::<account>:role/<node role, without its path>, " +
-				"username: system:node:{{EC2PrivateDNSName}}, groups: [system:bootstrappers, system:nodes]) " +
-				"or create an EKS access entry of type EC2_LINUX for it (aws eks create-access-entry --cluster-name <cluster> --principal-arn <role ARN> --type EC2_LINUX)"}
+			Message: fmt.Sprintf("The API server answers the kubelet 401 Unauthorized: %s maps to no Kubernetes identity. "+
+				"Map it in kube-system/aws-auth (mapRoles: rolearn: %s, "+
+				"username: system:node:{{EC2PrivateDNSName}}, groups: [system:bootstrappers, system:nodes]) "+
+				"or create an EKS access entry of type EC2_LINUX for it (aws eks create-access-entry --cluster-name %s --principal-arn %s --type EC2_LINUX)",
+				role, mapped, cluster, principal)}
 	case forbiddenUser.MatchString(msg):
 		user := forbiddenUser.FindStringSubmatch(msg)[1]
 		return cloudprovider.Diagnosis{Certain: true, Reason: cloudprovider.ReasonNodeRoleNotAuthorized,
-			Message: fmt.Sprintf("The API server answers the kubelet 403 Forbidden: the instance's IAM role is mapped to %q, which may not register nodes. "+
-				"In its kube-system/aws-auth mapRoles entry set username: system:node:{{EC2PrivateDNSName}} and groups: [system:bootstrappers, system:nodes] "+
-				"(or replace its access entry by one of type EC2_LINUX)", user)}
+			Message: fmt.Sprintf("The API server answers the kubelet 403 Forbidden: %s is mapped to %q, which may not register nodes. "+
+				"In its kube-system/aws-auth mapRoles entry (rolearn: %s) set username: system:node:{{EC2PrivateDNSName}} and groups: [system:bootstrappers, system:nodes] "+
+				"(or replace its access entry by one of type EC2_LINUX)", role, user, mapped)}
 	case forbiddenNode.MatchString(msg):
 		m := forbiddenNode.FindStringSubmatch(msg)
 		return cloudprovider.Diagnosis{Certain: true, Reason: cloudprovider.ReasonNodeRoleNotAuthorized,
 			Message: fmt.Sprintf("The API server answers the kubelet 403 Forbidden: it authenticates as node %q but registers node %q. "+
-				"In the node role's kube-system/aws-auth mapRoles entry set username: system:node:{{EC2PrivateDNSName}}", m[1], m[2])}
+				"In the node role's kube-system/aws-auth mapRoles entry (rolearn: %s) set username: system:node:{{EC2PrivateDNSName}}", m[1], m[2], mapped)}
 	case strings.Contains(msg, "x509: certificate signed by unknown authority"):
 		return cloudprovider.Diagnosis{Certain: true, Reason: cloudprovider.ReasonClusterCertificateMismatch,
 			Message: "The kubelet does not trust the API server's certificate: the CA it was given is not the cluster's. " +

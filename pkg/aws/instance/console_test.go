@@ -96,3 +96,39 @@ func TestReadConsole(t *testing.T) {
 		})
 	}
 }
+
+// TestReadConsoleOfNamesTheRole: with the node role known, a refused registration's fix names it:
+// aws-auth's rolearn without the role's IAM path (aws-iam-authenticator matches it so), the access
+// entry's principal as IAM gives it, and the cluster.
+func TestReadConsoleOfNamesTheRole(t *testing.T) {
+	id := instance.Identity{RoleARN: "arn:aws:iam::111122223333:role/nodes/eks/NodeRole", ClusterName: "prod"}
+	tests := []struct {
+		name, console string
+		want          []string
+	}{
+		{name: "401", console: header + unauthorized, want: []string{
+			"the instance's IAM role arn:aws:iam::111122223333:role/nodes/eks/NodeRole maps to no Kubernetes identity",
+			"rolearn: arn:aws:iam::111122223333:role/NodeRole,",
+			"--cluster-name prod --principal-arn arn:aws:iam::111122223333:role/nodes/eks/NodeRole --type EC2_LINUX",
+		}},
+		{name: "403 not in system:nodes", console: header +
+			`[   31.210000] kubelet[3127]: E1125 13:50:31.210000    3127 kubelet_node_status.go:95] "Unable to register node with API server" err="nodes is forbidden: User \"node\" cannot create resource \"nodes\" in API group \"\" at the cluster scope" node="ip-10-0-1-5"` + "\n",
+			want: []string{`is mapped to "node"`, "(rolearn: arn:aws:iam::111122223333:role/NodeRole)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := instance.ReadConsoleOf(tt.console, id)
+			if d.Reason != cloudprovider.ReasonNodeRoleNotAuthorized {
+				t.Fatalf("reason %q, want %q (message %q)", d.Reason, cloudprovider.ReasonNodeRoleNotAuthorized, d.Message)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(d.Message, w) {
+					t.Errorf("message %q lacks %q", d.Message, w)
+				}
+			}
+			if strings.Contains(d.Message, "<") {
+				t.Errorf("message %q still has a placeholder", d.Message)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/smithy-go"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 )
@@ -63,11 +64,34 @@ func (p *Provider) Diagnose(ctx context.Context, id string) (cloudprovider.Diagn
 	if err != nil {
 		return cloudprovider.Diagnosis{}, fmt.Errorf("decoding the console of instance %s, %w", id, err)
 	}
-	d := ReadConsole(string(text))
+	d := ReadConsoleOf(string(text), Identity{ClusterName: p.clusterName})
+	if d.Reason == cloudprovider.ReasonNodeRoleNotAuthorized && p.roles != nil && i.IamInstanceProfile != nil {
+		// Only a refused registration is worth an IAM call: its fix names the role to map.
+		role, err := p.roles.RoleOfInstanceProfile(ctx, aws.ToString(i.IamInstanceProfile.Arn))
+		if err != nil {
+			log.FromContext(ctx).V(1).Info("Reading the instance's node role for its diagnosis", "instance", id, "error", err.Error())
+		} else if role != "" {
+			d = ReadConsoleOf(string(text), Identity{RoleARN: role, ClusterName: p.clusterName})
+		}
+	}
 	if d.Message == "" {
 		d.Message = fmt.Sprintf("Instance %s is running; its console shows no error", id)
 	}
 	return d, nil
+}
+
+// RoleReader reads the role in an instance profile.
+type RoleReader interface {
+	// RoleOfInstanceProfile returns the ARN (as IAM gives it, path included) of the role in the
+	// instance profile of that ARN, or "" when it holds none.
+	RoleOfInstanceProfile(ctx context.Context, profileARN string) (string, error)
+}
+
+// WithRoleReader makes Diagnose name the instance's node role, read through roles, when its
+// kubelet is refused for that role: the fix then names the ARN to map rather than a template.
+func (p *Provider) WithRoleReader(roles RoleReader) *Provider {
+	p.roles = roles
+	return p
 }
 
 // gone is the certain diagnosis of an instance that stopped or terminated before joining.

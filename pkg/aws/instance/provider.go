@@ -60,6 +60,8 @@ type Provider struct {
 	unavailable Unavailable
 	denials     Denials
 	clusterName string
+	// roles, when set, names the node role in a refused registration's diagnosis.
+	roles RoleReader
 }
 
 // NewProvider returns a provider for the cluster's instances; denials may be nil (denied

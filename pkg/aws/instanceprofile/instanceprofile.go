@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
@@ -145,4 +146,23 @@ func (p *Provider) Delete(ctx context.Context, nodeClass *awsv1.EC2NodeClass) er
 		return fmt.Errorf("deleting instance profile %s, %w", name, err)
 	}
 	return nil
+}
+
+// RoleOfInstanceProfile returns the ARN of the role in the instance profile of that ARN (the name
+// is its last path segment, which GetInstanceProfile takes), or "" when it holds no role. It
+// needs iam:GetInstanceProfile, which the controller's policy grants.
+func (p *Provider) RoleOfInstanceProfile(ctx context.Context, profileARN string) (string, error) {
+	_, resource, ok := strings.Cut(profileARN, ":instance-profile/")
+	if !ok || resource == "" {
+		return "", fmt.Errorf("reading instance profile %q, not an instance profile ARN", profileARN)
+	}
+	name := resource[strings.LastIndex(resource, "/")+1:]
+	out, err := p.iam.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(name)})
+	if err != nil {
+		return "", fmt.Errorf("getting instance profile %s, %w", name, err)
+	}
+	if out.InstanceProfile == nil || len(out.InstanceProfile.Roles) == 0 {
+		return "", nil
+	}
+	return aws.ToString(out.InstanceProfile.Roles[0].Arn), nil
 }

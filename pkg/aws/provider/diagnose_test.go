@@ -36,8 +36,11 @@ func TestDiagnoseJoin(t *testing.T) {
 		message         string
 		evidence        string
 	}{
+		// The fix names the role read from the instance's profile and the cluster, ready to run.
 		{name: "node role mapped nowhere", unmap: true, reason: cloudprovider.ReasonNodeRoleNotAuthorized,
-			message: "system:node:{{EC2PrivateDNSName}}", evidence: `err="Unauthorized"`},
+			message: "rolearn: arn:aws:iam::111122223333:role/KarpenterNodeRole-demo, username: system:node:{{EC2PrivateDNSName}}", evidence: `err="Unauthorized"`},
+		{name: "node role mapped nowhere, the EC2_LINUX access entry to create", unmap: true, reason: cloudprovider.ReasonNodeRoleNotAuthorized,
+			message: "--cluster-name demo --principal-arn arn:aws:iam::111122223333:role/KarpenterNodeRole-demo --type EC2_LINUX", evidence: `err="Unauthorized"`},
 		{name: "joined", message: "shows no error"},
 		{name: "node role mapped without system:nodes", unmap: true,
 			mapRoles: "- rolearn: arn:aws:iam::111122223333:role/KarpenterNodeRole-demo\n  username: node\n  groups: [system:bootstrappers]\n",
