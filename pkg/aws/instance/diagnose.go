@@ -48,8 +48,15 @@ func (p *Provider) Diagnose(ctx context.Context, id string) (cloudprovider.Diagn
 			return cloudprovider.Diagnosis{Message: fmt.Sprintf("Instance %s is still pending", id)}, nil
 		}
 	}
+	return p.diagnoseRunning(ctx, i)
+}
+
+// diagnoseRunning reads the console of a running instance.
+func (p *Provider) diagnoseRunning(ctx context.Context, i ec2types.Instance) (cloudprovider.Diagnosis, error) {
+	id := aws.ToString(i.InstanceId)
 	console, err := p.ec2.GetConsoleOutput(ctx, &ec2.GetConsoleOutputInput{InstanceId: aws.String(id)})
 	if err != nil {
+		var ae smithy.APIError
 		if errors.As(err, &ae) && ae.ErrorCode() == "UnauthorizedOperation" {
 			return cloudprovider.Diagnosis{Message: fmt.Sprintf("Instance %s is running; its console output cannot be read "+
 				"(add ec2:GetConsoleOutput to the controller's policy so that Joiner can say why its Node does not join)", id)}, nil
