@@ -3,6 +3,7 @@ package explain
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +13,7 @@ import (
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
+	nodepoolstatus "github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
 	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
 )
 
@@ -27,7 +29,7 @@ func ReadPod(ctx context.Context, kube client.Reader, cloud cloudprovider.CloudP
 		return nil, fmt.Errorf("reading pod %s, %w", key, err)
 	}
 	view := cluster.New(kube, false)
-	in, excluded, err := provisioning.Input(ctx, view, cloud, []*corev1.Pod{pod})
+	in, excluded, err := provisioning.Input(ctx, view, cloud, []*corev1.Pod{pod}, provisioning.JoinFailureHold(kube, cloud, time.Now, nodepoolstatus.DefaultJoinFailureHold))
 	if err != nil {
 		return nil, fmt.Errorf("reading the cluster, %w", err)
 	}

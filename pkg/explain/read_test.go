@@ -17,6 +17,7 @@ import (
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
+	"github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
 	"github.com/joinerhq/joiner/pkg/explain"
 )
 
@@ -168,5 +169,53 @@ func TestReadNodeClaimFromTheAPIServer(t *testing.T) {
 	}
 	if _, err := explain.ReadNodeClaim(ctx, env.Client, "never-existed"); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("an unknown NodeClaim should be an error, got %v", err)
+	}
+}
+
+// TestReadPodHeldNodePool: a NodePool whose nodes failed to join for one certain cause, with its
+// inputs unchanged since, is held by the controller: explain says the NodePool cannot launch now
+// and why, rather than planning a node the controller will not launch.
+func TestReadPodHeldNodePool(t *testing.T) {
+	ctx := t.Context()
+	cloud := &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{fakeType("t3.small", "amd64", 0.0208)}}
+	np := nodePool("not-joining", map[string]string{"team": "held"}, requirement(corev1.LabelArchStable, v1.NodeSelectorOpIn, "amd64"))
+	if err := env.Client.Create(ctx, np); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, np) })
+	fp, err := status.JoinInputs(ctx, env.Client, cloud, np)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw string
+	var f *status.JoinFailure
+	for _, nc := range []string{"held-a", "held-b"} {
+		raw, f = status.Record(f, nc, "NodeRoleNotAuthorized", "the kubelet is refused 401 Unauthorized", fp, time.Now())
+	}
+	patch := client.MergeFrom(np.DeepCopy())
+	np.Annotations = map[string]string{status.JoinFailureAnnotationKey: raw}
+	if err := env.Client.Patch(ctx, np, patch); err != nil {
+		t.Fatal(err)
+	}
+	p := pod("500m", selector("team", "held"))
+	p.Name = "waits-on-held"
+	p.Spec.Containers[0].Image = "busybox"
+	if err := env.Client.Create(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, p) })
+
+	r, err := explain.ReadPod(ctx, env.Client, cloud, types.NamespacedName{Namespace: "default", Name: p.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"outcome:  unschedulable", "the NodePool cannot launch now (NodePoolNodesNotJoining)", "NodeRoleNotAuthorized"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report does not contain %q:\n%s", want, b.String())
+		}
 	}
 }

@@ -107,7 +107,7 @@ func (s *solver) reasons(c *class) []Reason {
 		}
 	}
 	if len(s.pools) == 0 {
-		out = append(out, Reason{Code: ReasonNoFit, Message: "no existing node fits and there is no NodePool"})
+		out = append(out, Reason{Code: ReasonNoFit, Message: "no existing node fits and no NodePool can launch now (none exists, or each is held or not ready)"})
 	}
 	return out
 }

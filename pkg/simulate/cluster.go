@@ -3,12 +3,14 @@ package simulate
 import (
 	"context"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
+	nodepoolstatus "github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
 	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
 	"github.com/joinerhq/joiner/pkg/scheduling"
 )
@@ -25,7 +27,7 @@ func FromCluster(ctx context.Context, kube client.Reader, cloud cloudprovider.Cl
 		return nil, nil, nil, err
 	}
 	pods := slices.DeleteFunc(slices.Clone(unbound), func(p *corev1.Pod) bool { return !provisioning.Provisionable(p) })
-	in, excluded, err = provisioning.Input(ctx, view, cloud, pods)
+	in, excluded, err = provisioning.Input(ctx, view, cloud, pods, provisioning.JoinFailureHold(kube, cloud, time.Now, nodepoolstatus.DefaultJoinFailureHold))
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -70,10 +70,12 @@ func Provisionable(pod *corev1.Pod) bool {
 // Input is the scheduling input provisioning would solve for pods now: the NodePools that can
 // launch (each restricted to its own instance types), their instance types, the nodes and
 // in-flight NodeClaims, and the DaemonSet overhead, read from view and cloud. excluded are the
-// NodePools that cannot launch now, with the reason. Operator tools (joiner explain) call it so
-// that what they explain is what the controller decides.
-func Input(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider, pods []*corev1.Pod) (in *scheduling.Input, excluded []scheduling.Reason, err error) {
-	b, err := newBatch(ctx, view, cloud, pods, nil, 0)
+// NodePools that cannot launch now, with the reason; held, when not nil, is the controller's
+// hold (JoinFailureHold), so that a NodePool whose nodes fail to join is excluded as the
+// controller excludes it. Operator tools (joiner explain, the console) call it so that what they
+// explain is what the controller decides.
+func Input(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider, pods []*corev1.Pod, held HoldFunc) (in *scheduling.Input, excluded []scheduling.Reason, err error) {
+	b, err := newBatch(ctx, view, cloud, pods, held, 0)
 	if err != nil {
 		return nil, nil, err
 	}
