@@ -536,6 +536,10 @@ func limitProblem(in *scheduling.Input, np *v1.NodePool, types []TypeFit) *Probl
 		var smallest *resource.Quantity
 		for _, tf := range types {
 			c, ok := byName[tf.Name].Capacity[name]
+			if name == scheduling.ResourceNodes {
+				c, ok = *resource.NewQuantity(1, resource.DecimalSI), true // each node counts one
+				used[name] = *resource.NewQuantity(int64(nodes), resource.DecimalSI)
+			}
 			if !ok {
 				room = true
 				break

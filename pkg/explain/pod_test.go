@@ -102,6 +102,7 @@ func TestPod(t *testing.T) {
 	dedicated := corev1.Taint{Key: "dedicated", Value: "ci", Effect: corev1.TaintEffectNoSchedule}
 	cilium := corev1.Taint{Key: "node.cilium.io/agent-not-ready", Value: "true", Effect: corev1.TaintEffectNoExecute}
 	limited := nodePool("limited", nil, func(np *v1.NodePool) { np.Spec.Limits = v1.Limits{corev1.ResourceCPU: resource.MustParse("4")} })
+	nodeLimited := nodePool("node-limited", nil, func(np *v1.NodePool) { np.Spec.Limits = v1.Limits{scheduling.ResourceNodes: resource.MustParse("1")} })
 	fullNode := &scheduling.Node{Name: "limited-1", NodePool: "limited", Labels: map[string]string{"other": "x"},
 		Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}, Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}}
 	for _, tc := range []struct {
@@ -174,6 +175,14 @@ func TestPod(t *testing.T) {
 			pod:  pod("1"),
 			want: []string{"limited: LimitExceeded"},
 			text: []string{"cpu limit 4: 4 in use by 1 nodes, and the smallest fitting instance type adds 2"},
+		},
+		{
+			name: "a nodes limit reached", pools: []*v1.NodePool{nodeLimited},
+			nodes: []*scheduling.Node{{Name: "node-limited-1", NodePool: "node-limited", Labels: map[string]string{"other": "x"},
+				Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}, Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}}},
+			pod:  pod("1"),
+			want: []string{"node-limited: LimitExceeded"},
+			text: []string{"nodes limit 1: 1 in use by 1 nodes, and the smallest fitting instance type adds 1"},
 		},
 		{
 			name: "a NodePool that cannot launch still has its labels checked", pools: []*v1.NodePool{defaultPool}, excluded: []*v1.NodePool{armPool},

@@ -205,6 +205,18 @@ func TestParityLimits(t *testing.T) {
 		{name: "capacity already launched counts against the limit", types: sized, pools: limited("cpu", "3"),
 			nodes: []*scheduling.Node{inflight("n", zoneA, "2", "4Gi", pod("bound", "1750m", "128Mi"))},
 			pods:  one(pod("p", "1750m", "128Mi")), want: []parCheck{notScheduled("p"), reason("p", "default", scheduling.ReasonLimits)}},
+		// Upstream #378: a limit on nodes counts each node once, whatever its size.
+		{name: "a nodes limit caps the NodeClaims", types: sized, pools: limited("nodes", "2"),
+			pods: pods(3, "p", "1", "1Gi", apart), want: []parCheck{unschedulableCount(1), claims(2)}},
+		{name: "nodes already launched count against a nodes limit", types: sized, pools: limited("nodes", "1"),
+			nodes: []*scheduling.Node{func() *scheduling.Node {
+				n := inflight("n", zoneA, "2", "4Gi")
+				n.Taints = []corev1.Taint{{Key: "x", Effect: corev1.TaintEffectNoSchedule}}
+				return n
+			}()},
+			pods: one(pod("p", "1", "1Gi")), want: []parCheck{notScheduled("p"), reason("p", "default", scheduling.ReasonLimits)}},
+		{name: "a nodes limit lets pods share the nodes it allows", types: sized, pools: limited("nodes", "1"),
+			pods: pods(3, "p", "1", "1Gi"), want: []parCheck{claims(1), unschedulableCount(0)}},
 	})
 }
 

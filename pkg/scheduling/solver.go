@@ -358,6 +358,9 @@ func (s *solver) indexTypes() {
 	}
 	for _, it := range s.in.InstanceTypes {
 		info := &itInfo{it: it, labels: maps.Clone(it.Labels), alloc: s.dims.vec(it.Allocatable), capacity: s.dims.vec(it.Capacity)}
+		if d, ok := s.dims.index[ResourceNodes]; ok {
+			info.capacity[d] = 1 // every node counts once against a NodePool's `nodes` limit
+		}
 		if info.labels == nil {
 			info.labels = map[string]string{}
 		}
@@ -522,6 +525,9 @@ func (s *solver) buildNodes() error {
 		for _, p := range s.pools {
 			if p.name == en.NodePool && p.limits != nil {
 				addVec(p.used, s.dims.vec(en.Capacity))
+				if d, ok := s.dims.index[ResourceNodes]; ok {
+					p.used[d]++
+				}
 			}
 		}
 		for _, pod := range en.Pods {

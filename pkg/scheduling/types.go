@@ -35,6 +35,10 @@ type InstanceType struct {
 	Offerings []Offering
 }
 
+// ResourceNodes is the NodePool limit on its number of nodes (`limits: {nodes: "10"}`, as
+// Karpenter counts it): each node, existing, in flight or new, counts one.
+const ResourceNodes corev1.ResourceName = "nodes"
+
 // Node is an existing or in-flight node that pods may be placed on.
 type Node struct {
 	Name string
