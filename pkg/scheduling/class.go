@@ -56,6 +56,25 @@ type variant struct {
 	// node of the pods they name, so the shape rule (which turns a pod away to a node of its own)
 	// does not apply to them; the node grows to hold them.
 	together bool
+	// preferNoSchedule is set on the last variant of a term only: its pods tolerate
+	// PreferNoSchedule taints. Every other variant keeps off them as off NoSchedule ones, so that
+	// such a taint steers pods elsewhere while anything else fits (Karpenter's relaxation order).
+	preferNoSchedule bool
+}
+
+// tolerates reports whether pods of this variant with tols tolerate taints, and if not the first
+// taint they do not: PreferNoSchedule taints count unless the variant tolerates them.
+func (v *variant) tolerates(tols []corev1.Toleration, taints []corev1.Taint) (corev1.Taint, bool) {
+	for i := range taints {
+		t := &taints[i]
+		if t.Effect == corev1.TaintEffectPreferNoSchedule && v.preferNoSchedule {
+			continue
+		}
+		if !slices.ContainsFunc(tols, func(tol corev1.Toleration) bool { return toleratesTaint(&tol, t) }) {
+			return *t, false
+		}
+	}
+	return corev1.Taint{}, true
 }
 
 // classPool is what one NodePool can offer one variant, computed once.
@@ -129,9 +148,15 @@ func (s *solver) buildClass(c *class) {
 	// weight first. Spread preferences also run first, so their node filter is the required
 	// requirements only.
 	prefs = append(append(prefs, podPrefs...), nodePrefs...)
+	// With PreferNoSchedule taints about, one more variant per term, with every preference
+	// dropped, tolerates them: they are relaxed last.
+	last := len(prefs)
+	if s.preferNoSchedule {
+		last++
+	}
 	for _, term := range terms {
-		for drop := 0; drop <= len(prefs); drop++ {
-			v := &variant{reqs: base.Merge(term), cursors: map[string]int{}, universe: map[string][]string{}}
+		for drop := 0; drop <= last; drop++ {
+			v := &variant{reqs: base.Merge(term), cursors: map[string]int{}, universe: map[string][]string{}, preferNoSchedule: drop > len(prefs)}
 			if base.Intersects(term) != nil {
 				continue
 			}
@@ -141,7 +166,7 @@ func (s *solver) buildClass(c *class) {
 					return
 				}
 			}
-			for _, p := range prefs[drop:] {
+			for _, p := range prefs[min(drop, len(prefs)):] {
 				p(v)
 			}
 			v.together = slices.ContainsFunc(v.affinities, func(g *topoGroup) bool { return g.key == corev1.LabelHostname })
@@ -269,6 +294,9 @@ func (s *solver) podAffinityConstraints(c *class, aff *corev1.Affinity, required
 	}
 }
 
+// tolerates reports whether tols tolerate taints, leaving PreferNoSchedule taints aside (as the
+// DaemonSet controller and topology spreading's nodeTaintsPolicy do), and if not the first taint
+// they do not. Placing a class's pods uses variant.tolerates, which counts them.
 func tolerates(tols []corev1.Toleration, taints []corev1.Taint) (corev1.Taint, bool) {
 	for i := range taints {
 		t := &taints[i]

@@ -71,8 +71,12 @@ func TestParityInFlightNodes(t *testing.T) {
 			pods: one(pod("p", "1", "1Gi")), want: []parCheck{onNewNode("p")}},
 		{name: "a tolerated node taint is fine", nodes: []*scheduling.Node{tainted(inflight("n-1", zoneA, "4", "8Gi"), "foo", corev1.TaintEffectNoSchedule)},
 			pods: one(pod("p", "1", "1Gi", withToleration("foo", "", corev1.TaintEffectNoSchedule))), want: []parCheck{onNode("p", "n-1")}},
-		{name: "a PreferNoSchedule node taint does not keep pods off", nodes: []*scheduling.Node{tainted(inflight("n-1", zoneA, "4", "8Gi"), "foo", corev1.TaintEffectPreferNoSchedule)},
-			pods: one(pod("p", "1", "1Gi")), want: []parCheck{onNode("p", "n-1")}},
+		// A PreferNoSchedule taint keeps pods off while anything else fits (Karpenter counts it
+		// until every preference is relaxed), and is tolerated when nothing else does.
+		{name: "a PreferNoSchedule node taint keeps pods off while a new node can take them", nodes: []*scheduling.Node{tainted(inflight("n-1", zoneA, "4", "8Gi"), "foo", corev1.TaintEffectPreferNoSchedule)},
+			pods: one(pod("p", "1", "1Gi")), want: []parCheck{onNewNode("p")}},
+		{name: "a PreferNoSchedule node taint is tolerated when nothing else fits", nodes: []*scheduling.Node{tainted(inflight("n-1", zoneA, "4", "8Gi"), "foo", corev1.TaintEffectPreferNoSchedule)},
+			pools: []*v1.NodePool{}, pods: one(pod("p", "1", "1Gi")), want: []parCheck{onNode("p", "n-1")}},
 		{name: "several pods fill in-flight nodes before a new one", nodes: []*scheduling.Node{inflight("n-1", zoneA, "2", "4Gi"), inflight("n-2", zoneB, "2", "4Gi")},
 			pods: pods(4, "p", "900m", "512Mi"), want: []parCheck{claims(0), allScheduled()}},
 		{name: "the same host port goes to different nodes",
@@ -238,6 +242,17 @@ func TestParityNodePools(t *testing.T) {
 		{name: "every NodePool's reason is reported", pools: []*v1.NodePool{anyPool("a", poolTaint("t", "v", corev1.TaintEffectNoSchedule)), anyPool("b", poolReq(corev1.LabelArchStable, opIn, v1.ArchitectureArm64))},
 			pods: one(pod("p", "1", "1Gi", withNodeSelector(corev1.LabelArchStable, v1.ArchitectureAmd64))),
 			want: []parCheck{reason("p", "a", scheduling.ReasonTaints), reason("p", "b", scheduling.ReasonRequirements)}},
+		// Upstream #446.
+		{name: "a NodePool with a PreferNoSchedule taint is passed over when another fits", pools: []*v1.NodePool{anyPool("a", poolTaint("foo", "bar", corev1.TaintEffectPreferNoSchedule)), anyPool("b")},
+			pods: one(pod("p", "1", "1Gi")), want: []parCheck{label(v1.NodePoolLabelKey, is("b"), "p")}},
+		{name: "a NodePool with a PreferNoSchedule taint takes the pod when no other can", pools: []*v1.NodePool{anyPool("a", poolTaint("foo", "bar", corev1.TaintEffectPreferNoSchedule)),
+			anyPool("b", poolReq(corev1.LabelArchStable, opIn, v1.ArchitectureArm64))},
+			pods: one(pod("p", "1", "1Gi", withNodeSelector(corev1.LabelArchStable, v1.ArchitectureAmd64))), want: []parCheck{label(v1.NodePoolLabelKey, is("a"), "p")}},
+		// Upstream #442: the taint outlasts the pod's preferences, which are relaxed first.
+		{name: "PreferNoSchedule taints are tolerated only after preferences are relaxed", pools: []*v1.NodePool{
+			anyPool("a", poolTaint("foo", "bar", corev1.TaintEffectPreferNoSchedule), poolReq(corev1.LabelTopologyZone, opIn, zoneA)),
+			anyPool("b", poolReq(corev1.LabelTopologyZone, opIn, zoneB))},
+			pods: one(pod("p", "1", "1Gi", withPreferred(10, corev1.LabelTopologyZone, corev1.NodeSelectorOpIn, zoneA))), want: []parCheck{label(v1.NodePoolLabelKey, is("b"), "p")}},
 		{name: "with no NodePool a pod is unschedulable", pools: []*v1.NodePool{},
 			pods: one(pod("p", "1", "1Gi")), want: []parCheck{notScheduled("p"), reason("p", "", scheduling.ReasonNoFit)}},
 	})

@@ -502,7 +502,7 @@ func (c *class) mayUseExisting(v *variant, n *node) bool {
 	if n.existing == nil || !v.reqs.Matches(n.labels) {
 		return false
 	}
-	_, ok := tolerates(c.tolerations, n.existing.Taints)
+	_, ok := v.tolerates(c.tolerations, n.existing.Taints)
 	return ok
 }
 
@@ -550,7 +550,7 @@ func (s *solver) nodeAdmits(c *class, v *variant, n *node, pins []pin) bool {
 	if !v.reqs.Matches(n.labels) || !fitsSum(n.used, c.req, n.alloc) {
 		return false
 	}
-	_, ok := tolerates(c.tolerations, n.existing.Taints)
+	_, ok := v.tolerates(c.tolerations, n.existing.Taints)
 	return ok
 }
 

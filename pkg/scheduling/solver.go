@@ -152,6 +152,9 @@ type solver struct {
 	// domainCache holds the domains spread groups count, per key and node inclusion policies
 	// (see spreadDomains).
 	domainCache map[string]map[string]struct{}
+	// preferNoSchedule is set when a NodePool or an existing node has a PreferNoSchedule taint:
+	// classes then get a last variant that tolerates them (buildClass).
+	preferNoSchedule bool
 }
 
 // Solve simulates scheduling in.Pods onto in.Nodes and new NodeClaims of in.NodePools. It is
@@ -208,6 +211,7 @@ func (s *solver) setup() error {
 		}
 		c.pods = append(c.pods, pod)
 	}
+	s.preferNoSchedule = s.anyPreferNoSchedule()
 	for _, c := range s.classes {
 		c.req = s.dims.vec(PodRequests(c.pods[0]))
 		s.buildClass(c)
@@ -570,11 +574,11 @@ func (s *solver) countExisting(n *node, pod *corev1.Pod) error {
 
 // sharedCursors returns the node cursors of variant v of c, shared with every other class whose
 // pods are interchangeable with c's for placement (same requests, requirements, tolerations,
-// host ports and topology groups; labels may differ as long as the same anti-affinity groups
+// host ports, topology groups and PreferNoSchedule tolerance; labels may differ as long as the same anti-affinity groups
 // select them). A node a pod of one such class can never use again, none of them can.
 func (s *solver) sharedCursors(c *class, v *variant) map[string]int {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%v|%v|%v|", c.req, v.reqs.ToAPI(), c.ports)
+	fmt.Fprintf(&b, "%v|%v|%v|%t|", c.req, v.reqs.ToAPI(), c.ports, v.preferNoSchedule)
 	for i := range c.tolerations {
 		b.WriteString(c.tolerations[i].String())
 	}
@@ -601,7 +605,7 @@ func (s *solver) sharedCursors(c *class, v *variant) map[string]int {
 
 func (s *solver) cachedClassPool(c *class, v *variant, p *pool) *classPool {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d|%v|%v|", p.idx, c.req, v.reqs.ToAPI())
+	fmt.Fprintf(&b, "%d|%v|%v|%t|", p.idx, c.req, v.reqs.ToAPI(), v.preferNoSchedule)
 	for i := range c.tolerations {
 		b.WriteString(c.tolerations[i].String())
 	}
@@ -625,7 +629,7 @@ func (s *solver) classPool(c *class, v *variant, p *pool) *classPool {
 		cp.reason = &Reason{NodePool: p.name, Code: ReasonInvalid, Message: p.err.Error()}
 		return cp
 	}
-	if t, ok := tolerates(c.tolerations, p.taints); !ok {
+	if t, ok := v.tolerates(c.tolerations, p.taints); !ok {
 		cp.reason = &Reason{NodePool: p.name, Code: ReasonTaints, Message: fmt.Sprintf("does not tolerate taint %s=%s:%s", t.Key, t.Value, t.Effect)}
 		return cp
 	}
@@ -784,4 +788,21 @@ func valueOf(t *itInfo, p *pool, k string) (string, bool) {
 	}
 	v, ok := p.labels[k]
 	return v, ok
+}
+
+// anyPreferNoSchedule reports whether a NodePool's template or an existing node has a
+// PreferNoSchedule taint.
+func (s *solver) anyPreferNoSchedule() bool {
+	pns := func(t corev1.Taint) bool { return t.Effect == corev1.TaintEffectPreferNoSchedule }
+	for _, np := range s.in.NodePools {
+		if slices.ContainsFunc(np.Spec.Template.Spec.Taints, pns) {
+			return true
+		}
+	}
+	for _, n := range s.in.Nodes {
+		if slices.ContainsFunc(n.Taints, pns) {
+			return true
+		}
+	}
+	return false
 }
