@@ -107,7 +107,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}{
 		{"/", "overview", []string{"Cost per hour", "Failed joins", "Cost over the last hours", "default"}, []string{"#cost", "#cost-history", "dd.bad a[href='/nodeclaims']"}},
 		{"/pending", "pending", []string{"default/wants-gpu", "does not fit", "example.com/gpu"}, []string{"article.pod"}},
-		{"/nodeclaims", "nodeclaims", []string{failed, "join failed", "Diagnosis", "NodeRoleNotAuthorized", "kube-system/aws-auth", "EC2_LINUX"}, []string{"article.claim.failed .diagnosis li"}},
+		{"/nodeclaims", "nodeclaims", []string{failed, "join failed", "Diagnosis", "NodeRoleNotAuthorized", "kube-system/aws-auth", "EC2_LINUX", "role/KarpenterNodeRole-demo"}, []string{"article.claim.failed .diagnosis li"}},
 		{"/nodes", "nodes", []string{"Nodes"}, nil},
 		{"/nodeclasses", "nodeclasses", []string{"default", "NodeJoinReady", "Node role: KarpenterNodeRole-demo"}, []string{"main table tbody tr"}},
 	} {
