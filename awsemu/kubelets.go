@@ -30,6 +30,9 @@ const (
 	// consoleLimit is how much console output an instance keeps: GetConsoleOutput returns the
 	// most recent 64 KiB.
 	consoleLimit = 64 << 10
+	// DefaultKubeletWorkers is how many instances a sync boots or keeps at once when
+	// KubeletOptions.Workers is zero.
+	DefaultKubeletWorkers = 32
 )
 
 // Kubelets is the node side of the world's instances. Sync boots every running instance whose
@@ -41,12 +44,19 @@ const (
 // AgentReadyAfter after the Node turns Ready (removeAgentTaints), and deletes the Nodes of
 // instances that are shutting down or gone, as the cloud node lifecycle controller does.
 //
+// Each instance is its own kubelet, as on EC2: a sync boots the due instances, and keeps the
+// joined ones, up to KubeletOptions.Workers at a time, so one slow API call delays only its own
+// instance and a pass over hundreds of Nodes takes about as long as the slowest of them rather
+// than their sum. Each instance's own steps stay in order (heartbeat, agents, pods), and the
+// timings (the boot delay, RegisterRetryEvery, HeartbeatEvery, AgentReadyAfter) are unchanged.
+//
 // Kubelets decides nothing about joining (awsemu/boot does) and changes no AWS state beyond the
 // instances' boot fields and console.
 type Kubelets struct {
-	state  *state.State
-	clock  clock.WithTicker
-	booter *boot.Booter
+	state   *state.State
+	clock   clock.WithTicker
+	booter  *boot.Booter
+	workers int
 	// registrar and client are nil when no API server is configured.
 	registrar *boot.Registrar
 	client    client.Client
@@ -72,12 +82,18 @@ type KubeletOptions struct {
 	// APIServer replaces what the Booter asks for kube-system/aws-auth and registers Nodes
 	// with (boot.FakeAPIServer in tests); nil: a boot.Registrar over Client.
 	APIServer boot.APIServer
+	// Workers is how many instances a sync boots or keeps at once; zero means
+	// DefaultKubeletWorkers. The API server client's rate limit (QPS and burst) caps them all.
+	Workers int
 }
 
 // NewKubelets returns the kubelets of st's instances, on clk.
 func NewKubelets(st *state.State, clk clock.WithTicker, o KubeletOptions) *Kubelets {
-	k := &Kubelets{state: st, clock: clk, client: o.Client, heartbeats: map[string]time.Time{}, deleted: map[string]bool{},
+	k := &Kubelets{state: st, clock: clk, client: o.Client, workers: o.Workers, heartbeats: map[string]time.Time{}, deleted: map[string]bool{},
 		readySince: map[string]time.Time{}, agentsDone: map[string]bool{}}
+	if k.workers <= 0 {
+		k.workers = DefaultKubeletWorkers
+	}
 	api := o.APIServer
 	if o.Client != nil {
 		k.registrar = boot.NewRegistrar(o.Client, clk)
@@ -149,11 +165,13 @@ func (k *Kubelets) boot(ctx context.Context) error {
 			}
 		}
 	})
-	var errs []error
-	for _, d := range todo {
+	errs := make([]error, len(todo))
+	// Each boot is recorded as soon as it ends, as one kubelet's would be.
+	inParallel(len(todo), k.workers, func(n int) {
+		d := todo[n]
 		out := k.booter.Boot(ctx, d.in)
 		if out.Err != nil {
-			errs = append(errs, fmt.Errorf("booting %s, %w", d.id, out.Err))
+			errs[n] = fmt.Errorf("booting %s, %w", d.id, out.Err)
 		}
 		_ = k.state.Update(func(w *state.World) error {
 			if i := w.Regions[d.region].Instances[d.id]; i != nil && i.State == state.InstanceRunning {
@@ -161,8 +179,27 @@ func (k *Kubelets) boot(ctx context.Context) error {
 			}
 			return nil
 		})
-	}
+	})
 	return errors.Join(errs...)
+}
+
+// inParallel calls fn(0) .. fn(n-1), at most workers at a time, and returns when all have
+// returned. fn must not touch what another call touches unguarded.
+func inParallel(n, workers int, fn func(int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(n, workers) {
+		wg.Go(func() {
+			for i := range next {
+				fn(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 // record writes a boot's outcome into its instance.
@@ -264,16 +301,16 @@ func clusterOf(r *state.Region, i *state.Instance) boot.Cluster {
 }
 
 // keepNodes posts the heartbeats that are due and reports the pods bound to the joined
-// instances' Nodes Running.
+// instances' Nodes Running, k.workers instances at a time. What is kept about each instance is
+// read before and written after the parallel part, which touches no map of k's.
 func (k *Kubelets) keepNodes(ctx context.Context) error {
-	type joined struct{ id, node, ip string }
-	var nodes []joined
+	var nodes []*keep
 	k.state.View(func(w *state.World) {
 		for _, rn := range state.SortedKeys(w.Regions) {
 			r := w.Regions[rn]
 			for _, id := range state.SortedKeys(r.Instances) {
 				if i := r.Instances[id]; i.State == state.InstanceRunning && i.BootPhase == state.BootJoined {
-					nodes = append(nodes, joined{id: id, node: i.NodeName, ip: i.PrivateIP})
+					nodes = append(nodes, &keep{id: id, node: i.NodeName, ip: i.PrivateIP})
 				}
 			}
 		}
@@ -288,47 +325,81 @@ func (k *Kubelets) keepNodes(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
+	var todo []*keep
 	for _, n := range nodes {
 		live[n.id] = true
 		if k.deleted[n.id] {
 			continue
 		}
-		if last, ok := k.heartbeats[n.id]; !ok || now.Sub(last) >= HeartbeatEvery {
-			err := k.registrar.Heartbeat(ctx, n.node)
-			if errors.Is(err, boot.ErrNodeGone) {
-				k.deleted[n.id] = true
-				continue
-			}
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
+		last, beaten := k.heartbeats[n.id]
+		n.beat = !beaten || now.Sub(last) >= HeartbeatEvery
+		since, ready := k.readySince[n.id]
+		n.agents = ready && !k.agentsDone[n.id] && now.Sub(since) >= AgentReadyAfter
+		n.pods = podsByNode[n.node]
+		todo = append(todo, n)
+	}
+	inParallel(len(todo), k.workers, func(i int) { k.keepOne(ctx, todo[i]) })
+	for _, n := range todo {
+		errs = append(errs, n.err)
+		if n.gone {
+			k.deleted[n.id] = true
+			continue
+		}
+		if n.beaten {
 			k.heartbeats[n.id] = now
 			if _, ok := k.readySince[n.id]; !ok {
 				k.readySince[n.id] = now
 			}
 		}
-		if err := k.runAgents(ctx, n.id, n.node, now); err != nil {
-			errs = append(errs, err)
-		}
-		if _, err := k.registrar.RunPodsOf(ctx, podsByNode[n.node], n.ip); err != nil {
-			errs = append(errs, err)
+		if n.agents {
+			k.agentsDone[n.id] = n.agentsFinished
 		}
 	}
 	k.forget(live)
 	return errors.Join(errs...)
 }
 
-// runAgents stands in for the node agents on the instance's Node once AgentReadyAfter has passed
-// since it turned Ready, until they are done with it.
-func (k *Kubelets) runAgents(ctx context.Context, id, node string, now time.Time) error {
-	since, ok := k.readySince[id]
-	if !ok || k.agentsDone[id] || now.Sub(since) < AgentReadyAfter {
-		return nil
+// keep is one joined instance's share of a keepNodes pass: what is due, then what came of it.
+type keep struct {
+	id, node, ip string
+	// beat is whether a heartbeat is due; agents whether the agent stand-ins are (once
+	// AgentReadyAfter has passed since the Node turned Ready, until done); pods are the pods
+	// bound to the Node.
+	beat, agents bool
+	pods         []corev1.Pod
+
+	// gone is true when the heartbeat found the Node deleted, beaten when a heartbeat was
+	// posted, agentsFinished when the agents are done with the Node; err joins what failed.
+	gone, beaten, agentsFinished bool
+	err                          error
+}
+
+// keepOne is one kubelet's steps, in order: the heartbeat when due (a Node found deleted, or a
+// failed heartbeat, ends the pass for it), the agent stand-ins when due, then its pods.
+func (k *Kubelets) keepOne(ctx context.Context, n *keep) {
+	if n.beat {
+		err := k.registrar.Heartbeat(ctx, n.node)
+		if errors.Is(err, boot.ErrNodeGone) {
+			n.gone = true
+			return
+		}
+		if err != nil {
+			n.err = err
+			n.agents = false
+			return
+		}
+		n.beaten = true
 	}
-	done, err := removeAgentTaints(ctx, k.client, node)
-	k.agentsDone[id] = done
-	return err
+	var errs []error
+	if n.agents {
+		done, err := removeAgentTaints(ctx, k.client, n.node)
+		n.agentsFinished = done
+		errs = append(errs, err)
+	}
+	if _, err := k.registrar.RunPodsOf(ctx, n.pods, n.ip); err != nil {
+		errs = append(errs, err)
+	}
+	n.err = errors.Join(errs...)
 }
 
 // forget drops what is kept about instances that are no longer live joined instances.
