@@ -108,13 +108,20 @@ func NewKubelets(st *state.State, clk clock.WithTicker, o KubeletOptions) *Kubel
 	return k
 }
 
-// Run syncs every interval of the clock until ctx ends.
+// Run syncs every interval of the clock until ctx ends. A pass that takes longer than interval is
+// logged with where its time went: the next pass starts late, and every Node's heartbeat and
+// every pod's Running report with it.
 func (k *Kubelets) Run(ctx context.Context, interval time.Duration) {
 	t := k.clock.NewTicker(interval)
 	defer t.Stop()
 	for {
-		if err := k.Sync(ctx); err != nil && ctx.Err() == nil {
+		p, err := k.sync(ctx)
+		if err != nil && ctx.Err() == nil {
 			log.FromContext(ctx).Error(err, "Syncing the emulated kubelets")
+		}
+		if total := p.boot + p.keep + p.gone; total > interval {
+			log.FromContext(ctx).Info("A kubelet sync took longer than its interval", "took", total.String(), "interval", interval.String(),
+				"booted", p.booted, "boot", p.boot.String(), "kept", p.kept, "keep", p.keep.String(), "deleteGone", p.gone.String())
 		}
 		select {
 		case <-ctx.Done():
@@ -128,13 +135,36 @@ func (k *Kubelets) Run(ctx context.Context, interval time.Duration) {
 // Nodes and pods and deletes the Nodes of instances no longer running. It returns every error
 // met; the work that could be done was done.
 func (k *Kubelets) Sync(ctx context.Context) error {
+	_, err := k.sync(ctx)
+	return err
+}
+
+// pass is what one sync did: how many instances it booted and kept, and how long each step took.
+type pass struct {
+	booted, kept     int
+	boot, keep, gone time.Duration
+}
+
+// sync is Sync, reporting what the pass did.
+func (k *Kubelets) sync(ctx context.Context) (pass, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	err := k.boot(ctx)
+	var p pass
+	start := k.clock.Now()
+	booted, err := k.boot(ctx)
+	p.booted = booted
+	p.boot = k.clock.Since(start)
 	if k.client == nil {
-		return err
+		return p, err
 	}
-	return errors.Join(err, k.keepNodes(ctx), k.deleteGone(ctx))
+	start = k.clock.Now()
+	var keepErr error
+	p.kept, keepErr = k.keepNodes(ctx)
+	p.keep = k.clock.Since(start)
+	start = k.clock.Now()
+	goneErr := k.deleteGone(ctx)
+	p.gone = k.clock.Since(start)
+	return p, errors.Join(err, keepErr, goneErr)
 }
 
 // due is an instance to boot now.
@@ -145,9 +175,9 @@ type due struct {
 	retry bool
 }
 
-// boot runs the boots that are due, outside the state's lock (they talk to the API server), and
+// boot runs the boots that are due and returns how many, outside the state's lock (they talk to the API server), and
 // records each outcome in its instance.
-func (k *Kubelets) boot(ctx context.Context) error {
+func (k *Kubelets) boot(ctx context.Context) (int, error) {
 	var todo []due
 	k.state.View(func(w *state.World) {
 		for _, rn := range state.SortedKeys(w.Regions) {
@@ -180,7 +210,7 @@ func (k *Kubelets) boot(ctx context.Context) error {
 			return nil
 		})
 	})
-	return errors.Join(errs...)
+	return len(todo), errors.Join(errs...)
 }
 
 // inParallel calls fn(0) .. fn(n-1), at most workers at a time, and returns when all have
@@ -301,9 +331,9 @@ func clusterOf(r *state.Region, i *state.Instance) boot.Cluster {
 }
 
 // keepNodes posts the heartbeats that are due and reports the pods bound to the joined
-// instances' Nodes Running, k.workers instances at a time. What is kept about each instance is
+// instances' Nodes Running, k.workers instances at a time, and returns how many it kept. What is kept about each instance is
 // read before and written after the parallel part, which touches no map of k's.
-func (k *Kubelets) keepNodes(ctx context.Context) error {
+func (k *Kubelets) keepNodes(ctx context.Context) (int, error) {
 	var nodes []*keep
 	k.state.View(func(w *state.World) {
 		for _, rn := range state.SortedKeys(w.Regions) {
@@ -356,7 +386,7 @@ func (k *Kubelets) keepNodes(ctx context.Context) error {
 		}
 	}
 	k.forget(live)
-	return errors.Join(errs...)
+	return len(todo), errors.Join(errs...)
 }
 
 // keep is one joined instance's share of a keepNodes pass: what is due, then what came of it.
