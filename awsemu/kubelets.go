@@ -60,6 +60,8 @@ type Kubelets struct {
 	// registrar and client are nil when no API server is configured.
 	registrar *boot.Registrar
 	client    client.Client
+	// pods reads the pods bound to Nodes: KubeletOptions.Pods, else client.
+	pods client.Reader
 
 	mu sync.Mutex
 	// heartbeats is when each joined instance's Node last got a heartbeat, by instance id.
@@ -82,6 +84,10 @@ type KubeletOptions struct {
 	// APIServer replaces what the Booter asks for kube-system/aws-auth and registers Nodes
 	// with (boot.FakeAPIServer in tests); nil: a boot.Registrar over Client.
 	APIServer boot.APIServer
+	// Pods reads the pods bound to Nodes once a sync. A kubelet watches its pods rather than
+	// listing them, so cmd/awsemu passes an informer cache of the pods that have a node; nil
+	// means Client, one List of every pod per sync.
+	Pods client.Reader
 	// Workers is how many instances a sync boots or keeps at once; zero means
 	// DefaultKubeletWorkers. The API server client's rate limit (QPS and burst) caps them all.
 	Workers int
@@ -89,10 +95,13 @@ type KubeletOptions struct {
 
 // NewKubelets returns the kubelets of st's instances, on clk.
 func NewKubelets(st *state.State, clk clock.WithTicker, o KubeletOptions) *Kubelets {
-	k := &Kubelets{state: st, clock: clk, client: o.Client, workers: o.Workers, heartbeats: map[string]time.Time{}, deleted: map[string]bool{},
+	k := &Kubelets{state: st, clock: clk, client: o.Client, pods: o.Pods, workers: o.Workers, heartbeats: map[string]time.Time{}, deleted: map[string]bool{},
 		readySince: map[string]time.Time{}, agentsDone: map[string]bool{}}
 	if k.workers <= 0 {
 		k.workers = DefaultKubeletWorkers
+	}
+	if k.pods == nil {
+		k.pods = o.Client
 	}
 	api := o.APIServer
 	if o.Client != nil {
@@ -348,10 +357,10 @@ func (k *Kubelets) keepNodes(ctx context.Context) (int, error) {
 	now := k.clock.Now()
 	live := map[string]bool{}
 	var errs []error
-	podsByNode := map[string][]corev1.Pod{}
+	bound := map[string][]corev1.Pod{}
 	if len(nodes) > 0 {
 		var err error
-		if podsByNode, err = k.registrar.PodsByNode(ctx); err != nil {
+		if bound, err = podsByNode(ctx, k.pods); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -365,7 +374,7 @@ func (k *Kubelets) keepNodes(ctx context.Context) (int, error) {
 		n.beat = !beaten || now.Sub(last) >= HeartbeatEvery
 		since, ready := k.readySince[n.id]
 		n.agents = ready && !k.agentsDone[n.id] && now.Sub(since) >= AgentReadyAfter
-		n.pods = podsByNode[n.node]
+		n.pods = bound[n.node]
 		todo = append(todo, n)
 	}
 	inParallel(len(todo), k.workers, func(i int) { k.keepOne(ctx, todo[i]) })
@@ -387,6 +396,22 @@ func (k *Kubelets) keepNodes(ctx context.Context) (int, error) {
 	}
 	k.forget(live)
 	return len(todo), errors.Join(errs...)
+}
+
+// podsByNode reads every pod bound to a node, by node name: one read for all the kubelets of a
+// sync, where a read per node would cost a request per node per second.
+func podsByNode(ctx context.Context, r client.Reader) (map[string][]corev1.Pod, error) {
+	pods := &corev1.PodList{}
+	if err := r.List(ctx, pods); err != nil {
+		return nil, fmt.Errorf("listing pods, %w", err)
+	}
+	out := map[string][]corev1.Pod{}
+	for _, pod := range pods.Items {
+		if pod.Spec.NodeName != "" {
+			out[pod.Spec.NodeName] = append(out[pod.Spec.NodeName], pod)
+		}
+	}
+	return out, nil
 }
 
 // keep is one joined instance's share of a keepNodes pass: what is due, then what came of it.

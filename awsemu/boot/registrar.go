@@ -150,22 +150,6 @@ func (r *Registrar) RunPods(ctx context.Context, nodeName, hostIP string) (int, 
 	return r.RunPodsOf(ctx, pods.Items, hostIP)
 }
 
-// PodsByNode lists every pod bound to a node, by node name: one read for all the kubelets of a
-// sync, where a List per node would cost a request per node per second.
-func (r *Registrar) PodsByNode(ctx context.Context) (map[string][]corev1.Pod, error) {
-	pods := &corev1.PodList{}
-	if err := r.client.List(ctx, pods); err != nil {
-		return nil, fmt.Errorf("listing pods, %w", err)
-	}
-	out := map[string][]corev1.Pod{}
-	for _, pod := range pods.Items {
-		if pod.Spec.NodeName != "" {
-			out[pod.Spec.NodeName] = append(out[pod.Spec.NodeName], pod)
-		}
-	}
-	return out, nil
-}
-
 // RunPodsOf is RunPods over pods already read, the pods bound to one node whose host IP is
 // hostIP.
 func (r *Registrar) RunPodsOf(ctx context.Context, pods []corev1.Pod, hostIP string) (int, error) {
@@ -208,7 +192,8 @@ func (r *Registrar) RunPodsOf(ctx context.Context, pods []corev1.Pod, hostIP str
 				State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
 			})
 		}
-		if err := r.client.Status().Patch(ctx, pod, client.MergeFrom(base)); err != nil {
+		// A pod deleted since it was read needs no report.
+		if err := r.client.Status().Patch(ctx, pod, client.MergeFrom(base)); client.IgnoreNotFound(err) != nil {
 			return changed, fmt.Errorf("reporting pod %s/%s running, %w", pod.Namespace, pod.Name, err)
 		}
 		changed++
