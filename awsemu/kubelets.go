@@ -44,8 +44,9 @@ const (
 // AgentReadyAfter after the Node turns Ready (removeAgentTaints), and deletes the Nodes of
 // instances that are shutting down or gone, as the cloud node lifecycle controller does.
 //
-// Each instance is its own kubelet, as on EC2: a sync boots the due instances, and keeps the
-// joined ones, up to KubeletOptions.Workers at a time, so one slow API call delays only its own
+// Each instance is its own kubelet, as on EC2: a pass boots the due instances, or keeps the
+// joined ones, up to KubeletOptions.Workers at a time (Run runs the boot and keep passes in loops
+// of their own), so one slow API call delays only its own
 // instance and a pass over hundreds of Nodes takes about as long as the slowest of them rather
 // than their sum. Each instance's own steps stay in order (heartbeat, agents, pods), and the
 // timings (the boot delay, RegisterRetryEvery, HeartbeatEvery, AgentReadyAfter) are unchanged.
@@ -63,7 +64,10 @@ type Kubelets struct {
 	// pods reads the pods bound to Nodes: KubeletOptions.Pods, else client.
 	pods client.Reader
 
-	mu sync.Mutex
+	// bootMu makes boot passes one at a time; mu makes keep passes one at a time and guards
+	// what they keep below. A boot touches only the world's instances (under the state's lock).
+	bootMu sync.Mutex
+	mu     sync.Mutex
 	// heartbeats is when each joined instance's Node last got a heartbeat, by instance id.
 	heartbeats map[string]time.Time
 	// deleted are the instances whose Node was deleted while the instance ran; a kubelet does
@@ -117,20 +121,32 @@ func NewKubelets(st *state.State, clk clock.WithTicker, o KubeletOptions) *Kubel
 	return k
 }
 
-// Run syncs every interval of the clock until ctx ends. A pass that takes longer than interval is
-// logged with where its time went: the next pass starts late, and every Node's heartbeat and
-// every pod's Running report with it.
+// Run boots, and keeps, every interval of the clock until ctx ends: two loops, so that a slow
+// pass over hundreds of joined Nodes does not hold back the boots, as no kubelet waits on
+// another's. Errors, and passes that take longer than interval (the next one starts late), are
+// logged.
 func (k *Kubelets) Run(ctx context.Context, interval time.Duration) {
+	var wg sync.WaitGroup
+	wg.Go(func() { k.every(ctx, interval, "boot", k.bootPass) })
+	if k.client != nil {
+		wg.Go(func() { k.every(ctx, interval, "keep", k.keepPass) })
+	}
+	wg.Wait()
+}
+
+// every runs step every interval until ctx ends. step returns how many instances it handled.
+func (k *Kubelets) every(ctx context.Context, interval time.Duration, what string, step func(context.Context) (int, error)) {
 	t := k.clock.NewTicker(interval)
 	defer t.Stop()
 	for {
-		p, err := k.sync(ctx)
+		start := k.clock.Now()
+		n, err := step(ctx)
 		if err != nil && ctx.Err() == nil {
-			log.FromContext(ctx).Error(err, "Syncing the emulated kubelets")
+			log.FromContext(ctx).Error(err, "Syncing the emulated kubelets", "step", what)
 		}
-		if total := p.boot + p.keep + p.gone; total > interval {
-			log.FromContext(ctx).Info("A kubelet sync took longer than its interval", "took", total.String(), "interval", interval.String(),
-				"booted", p.booted, "boot", p.boot.String(), "kept", p.kept, "keep", p.keep.String(), "deleteGone", p.gone.String())
+		if took := k.clock.Since(start); took > interval {
+			log.FromContext(ctx).Info("A kubelet pass took longer than its interval", "step", what, "instances", n,
+				"took", took.String(), "interval", interval.String())
 		}
 		select {
 		case <-ctx.Done():
@@ -144,36 +160,28 @@ func (k *Kubelets) Run(ctx context.Context, interval time.Duration) {
 // Nodes and pods and deletes the Nodes of instances no longer running. It returns every error
 // met; the work that could be done was done.
 func (k *Kubelets) Sync(ctx context.Context) error {
-	_, err := k.sync(ctx)
-	return err
+	_, err := k.bootPass(ctx)
+	if k.client == nil {
+		return err
+	}
+	_, keepErr := k.keepPass(ctx)
+	return errors.Join(err, keepErr)
 }
 
-// pass is what one sync did: how many instances it booted and kept, and how long each step took.
-type pass struct {
-	booted, kept     int
-	boot, keep, gone time.Duration
+// bootPass boots the instances that are due, one pass at a time.
+func (k *Kubelets) bootPass(ctx context.Context) (int, error) {
+	k.bootMu.Lock()
+	defer k.bootMu.Unlock()
+	return k.boot(ctx)
 }
 
-// sync is Sync, reporting what the pass did.
-func (k *Kubelets) sync(ctx context.Context) (pass, error) {
+// keepPass keeps the joined instances' Nodes and pods and deletes the Nodes of instances no
+// longer running.
+func (k *Kubelets) keepPass(ctx context.Context) (int, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	var p pass
-	start := k.clock.Now()
-	booted, err := k.boot(ctx)
-	p.booted = booted
-	p.boot = k.clock.Since(start)
-	if k.client == nil {
-		return p, err
-	}
-	start = k.clock.Now()
-	var keepErr error
-	p.kept, keepErr = k.keepNodes(ctx)
-	p.keep = k.clock.Since(start)
-	start = k.clock.Now()
-	goneErr := k.deleteGone(ctx)
-	p.gone = k.clock.Since(start)
-	return p, errors.Join(err, keepErr, goneErr)
+	n, err := k.keepNodes(ctx)
+	return n, errors.Join(err, k.deleteGone(ctx))
 }
 
 // due is an instance to boot now.
