@@ -24,9 +24,15 @@ const (
 	// RegisterRetryEvery is how long a kubelet refused by the API server waits before trying to
 	// register again (the kubelet's own backoff caps at 7s).
 	RegisterRetryEvery = 7 * time.Second
-	// HeartbeatEvery is how often a joined kubelet posts its Node's status (the kubelet's
-	// nodeStatusUpdateFrequency).
+	// HeartbeatEvery is how often a joined kubelet renews its Node's Lease and checks its Node's
+	// status, posting it when it changed (the kubelet's nodeStatusUpdateFrequency and its
+	// Lease's renew interval).
 	HeartbeatEvery = 10 * time.Second
+	// StatusReportEvery is how often a joined kubelet posts its Node's status when nothing
+	// changed (the kubelet's nodeStatusReportFrequency); between reports its Lease says it is
+	// alive. Posting every HeartbeatEvery instead made every Node an update event for every
+	// watcher of Nodes every 10s.
+	StatusReportEvery = 5 * time.Minute
 	// consoleLimit is how much console output an instance keeps: GetConsoleOutput returns the
 	// most recent 64 KiB.
 	consoleLimit = 64 << 10
@@ -51,6 +57,10 @@ const (
 // than their sum. Each instance's own steps stay in order (heartbeat, agents, pods), and the
 // timings (the boot delay, RegisterRetryEvery, HeartbeatEvery, AgentReadyAfter) are unchanged.
 //
+// A joined kubelet renews its Node's Lease every HeartbeatEvery and posts its Node's status when
+// it changed or every StatusReportEvery, as kubelets do (the node lifecycle controller reads the
+// Lease).
+//
 // Kubelets decides nothing about joining (awsemu/boot does) and changes no AWS state beyond the
 // instances' boot fields and console.
 type Kubelets struct {
@@ -68,8 +78,9 @@ type Kubelets struct {
 	// what they keep below. A boot touches only the world's instances (under the state's lock).
 	bootMu sync.Mutex
 	mu     sync.Mutex
-	// heartbeats is when each joined instance's Node last got a heartbeat, by instance id.
-	heartbeats map[string]time.Time
+	// heartbeats is when each joined instance last renewed its Lease and checked its Node's
+	// status, and reported when it last posted that status, by instance id.
+	heartbeats, reported map[string]time.Time
 	// deleted are the instances whose Node was deleted while the instance ran; a kubelet does
 	// not register it again until it restarts.
 	deleted map[string]bool
@@ -99,7 +110,7 @@ type KubeletOptions struct {
 
 // NewKubelets returns the kubelets of st's instances, on clk.
 func NewKubelets(st *state.State, clk clock.WithTicker, o KubeletOptions) *Kubelets {
-	k := &Kubelets{state: st, clock: clk, client: o.Client, pods: o.Pods, workers: o.Workers, heartbeats: map[string]time.Time{}, deleted: map[string]bool{},
+	k := &Kubelets{state: st, clock: clk, client: o.Client, pods: o.Pods, workers: o.Workers, heartbeats: map[string]time.Time{}, reported: map[string]time.Time{}, deleted: map[string]bool{},
 		readySince: map[string]time.Time{}, agentsDone: map[string]bool{}}
 	if k.workers <= 0 {
 		k.workers = DefaultKubeletWorkers
@@ -380,6 +391,8 @@ func (k *Kubelets) keepNodes(ctx context.Context) (int, error) {
 		}
 		last, beaten := k.heartbeats[n.id]
 		n.beat = !beaten || now.Sub(last) >= HeartbeatEvery
+		lastReport, reported := k.reported[n.id]
+		n.report = !reported || now.Sub(lastReport) >= StatusReportEvery
 		since, ready := k.readySince[n.id]
 		n.agents = ready && !k.agentsDone[n.id] && now.Sub(since) >= AgentReadyAfter
 		n.pods = bound[n.node]
@@ -391,6 +404,9 @@ func (k *Kubelets) keepNodes(ctx context.Context) (int, error) {
 		if n.gone {
 			k.deleted[n.id] = true
 			continue
+		}
+		if n.posted {
+			k.reported[n.id] = now
 		}
 		if n.beaten {
 			k.heartbeats[n.id] = now
@@ -425,23 +441,29 @@ func podsByNode(ctx context.Context, r client.Reader) (map[string][]corev1.Pod, 
 // keep is one joined instance's share of a keepNodes pass: what is due, then what came of it.
 type keep struct {
 	id, node, ip string
-	// beat is whether a heartbeat is due; agents whether the agent stand-ins are (once
+	// beat is whether a heartbeat is due (the Lease and a status check), report whether the
+	// status is posted even unchanged; agents whether the agent stand-ins are due (once
 	// AgentReadyAfter has passed since the Node turned Ready, until done); pods are the pods
 	// bound to the Node.
-	beat, agents bool
-	pods         []corev1.Pod
+	beat, report, agents bool
+	pods                 []corev1.Pod
 
-	// gone is true when the heartbeat found the Node deleted, beaten when a heartbeat was
-	// posted, agentsFinished when the agents are done with the Node; err joins what failed.
-	gone, beaten, agentsFinished bool
-	err                          error
+	// gone is true when the heartbeat found the Node deleted, beaten when the heartbeat was
+	// done, posted when it posted the status, agentsFinished when the agents are done with the
+	// Node; err joins what failed.
+	gone, beaten, posted, agentsFinished bool
+	err                                  error
 }
 
-// keepOne is one kubelet's steps, in order: the heartbeat when due (a Node found deleted, or a
-// failed heartbeat, ends the pass for it), the agent stand-ins when due, then its pods.
+// keepOne is one kubelet's steps, in order: the heartbeat when due, its Lease renewed and its
+// status posted when changed or a report is due (a Node found deleted, or a failed heartbeat,
+// ends the pass for it), the agent stand-ins when due, then its pods.
 func (k *Kubelets) keepOne(ctx context.Context, n *keep) {
 	if n.beat {
-		err := k.registrar.Heartbeat(ctx, n.node)
+		err := k.registrar.RenewLease(ctx, n.node)
+		if err == nil {
+			n.posted, err = k.registrar.Heartbeat(ctx, n.node, n.report)
+		}
 		if errors.Is(err, boot.ErrNodeGone) {
 			n.gone = true
 			return
@@ -470,6 +492,7 @@ func (k *Kubelets) forget(live map[string]bool) {
 	for id := range k.heartbeats {
 		if !live[id] {
 			delete(k.heartbeats, id)
+			delete(k.reported, id)
 		}
 	}
 	for id := range k.deleted {

@@ -16,6 +16,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/google/go-cmp/cmp"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -66,6 +67,7 @@ func newKubeEnv(t *testing.T) *env {
 		ctx := context.Background()
 		_ = c.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(metav1.NamespaceDefault), client.GracePeriodSeconds(0))
 		_ = c.DeleteAllOf(ctx, &corev1.Node{})
+		_ = c.DeleteAllOf(ctx, &coordinationv1.Lease{}, client.InNamespace(boot.NodeLeaseNamespace))
 		_ = c.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: "aws-auth"}})
 	})
 	return e
@@ -544,5 +546,43 @@ func TestKubeletsWorkInParallel(t *testing.T) {
 	}
 	if len(pods.Items) != instances {
 		t.Errorf("%d pods, want %d", len(pods.Items), instances)
+	}
+}
+
+// TestKubeletsHeartbeatWithLease: a joined kubelet renews its Node's Lease every HeartbeatEvery
+// and posts the Node's status only when it changed or StatusReportEvery has passed, as kubelets
+// do, so that a quiet Node is no update event for the watchers of Nodes.
+func TestKubeletsHeartbeatWithLease(t *testing.T) {
+	e := newKubeEnv(t)
+	f := e.fixture(t)
+	id := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
+	e.boot(t)
+	n, ok := nodes(t)[e.pid(id)]
+	if !ok {
+		t.Fatal("the instance did not register")
+	}
+	renewed := func() time.Time {
+		t.Helper()
+		lease := &coordinationv1.Lease{}
+		if err := kube(t).Get(t.Context(), client.ObjectKey{Namespace: boot.NodeLeaseNamespace, Name: n.Name}, lease); err != nil {
+			t.Fatal(err)
+		}
+		return lease.Spec.RenewTime.Time
+	}
+	version := nodes(t)[e.pid(id)].ResourceVersion
+	for range 3 {
+		e.clock.Step(awsemu.HeartbeatEvery)
+		e.sync(t)
+		if got := renewed(); !got.Equal(e.clock.Now().Truncate(time.Microsecond)) {
+			t.Errorf("lease renewed at %v, want %v", got, e.clock.Now())
+		}
+	}
+	if got := nodes(t)[e.pid(id)].ResourceVersion; got != version {
+		t.Errorf("a quiet Node's status was posted between reports (resourceVersion %s, was %s)", got, version)
+	}
+	e.clock.Step(awsemu.StatusReportEvery)
+	e.sync(t)
+	if got := nodes(t)[e.pid(id)].ResourceVersion; got == version {
+		t.Error("the status was not reported after StatusReportEvery")
 	}
 }
