@@ -56,7 +56,7 @@ func kube(t *testing.T) client.Client {
 }
 
 // newKubeEnv is an emulator whose kubelets register in the shared API server. Worlds count ids
-// alike, so each test leaves the API server without Nodes, pods or aws-auth.
+// alike, so each test leaves the API server without Nodes, Leases, pods or aws-auth.
 func newKubeEnv(t *testing.T) *env {
 	t.Helper()
 	c := kube(t)
