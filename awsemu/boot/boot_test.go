@@ -334,7 +334,26 @@ func TestRegistrarHeartbeat(t *testing.T) {
 	if posted, err := r.Heartbeat(t.Context(), name, true); err != nil || !posted {
 		t.Errorf("Heartbeat(always) = %v, %v, want a status posted", posted, err)
 	}
-	// The Lease: created owned by the Node, then renewed.
+	if err := apiClient().Delete(t.Context(), node); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Heartbeat(t.Context(), name, true); !errors.Is(err, ErrNodeGone) {
+		t.Errorf("Heartbeat() after delete = %v, want ErrNodeGone", err)
+	}
+}
+
+func TestRegistrarRenewLease(t *testing.T) {
+	setAWSAuth(t, nodeMapping())
+	out, clk, name := bootInstance(t, "AL2", al2Script(karpenterAL2Bootstrap), testCluster())
+	if !out.Joined {
+		t.Fatalf("Boot() = %s: %s, want joined", out.Reason, out.Message)
+	}
+	r := NewRegistrar(apiClient(), clk)
+	node, err := getNode(t.Context(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Created owned by the Node, then renewed.
 	for range 2 {
 		if err := r.RenewLease(t.Context(), name); err != nil {
 			t.Fatalf("RenewLease() = %v", err)
@@ -351,9 +370,6 @@ func TestRegistrarHeartbeat(t *testing.T) {
 	}
 	if err := apiClient().Delete(t.Context(), node); err != nil {
 		t.Fatal(err)
-	}
-	if _, err := r.Heartbeat(t.Context(), name, true); !errors.Is(err, ErrNodeGone) {
-		t.Errorf("Heartbeat() after delete = %v, want ErrNodeGone", err)
 	}
 	if err := apiClient().Delete(t.Context(), &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: NodeLeaseNamespace, Name: name}}); err != nil {
 		t.Fatal(err)
