@@ -24,12 +24,21 @@ const (
 	// RegisterRetryEvery is how long a kubelet refused by the API server waits before trying to
 	// register again (the kubelet's own backoff caps at 7s).
 	RegisterRetryEvery = 7 * time.Second
-	// HeartbeatEvery is how often a joined kubelet posts its Node's status (the kubelet's
-	// nodeStatusUpdateFrequency).
+	// HeartbeatEvery is how often a joined kubelet renews its Node's Lease and checks its Node's
+	// status, posting it when it changed (the kubelet's nodeStatusUpdateFrequency and its
+	// Lease's renew interval).
 	HeartbeatEvery = 10 * time.Second
+	// StatusReportEvery is how often a joined kubelet posts its Node's status when nothing
+	// changed (the kubelet's nodeStatusReportFrequency); between reports its Lease says it is
+	// alive. Posting every HeartbeatEvery instead made every Node an update event for every
+	// watcher of Nodes every 10s.
+	StatusReportEvery = 5 * time.Minute
 	// consoleLimit is how much console output an instance keeps: GetConsoleOutput returns the
 	// most recent 64 KiB.
 	consoleLimit = 64 << 10
+	// DefaultKubeletWorkers is how many instances a sync boots or keeps at once when
+	// KubeletOptions.Workers is zero.
+	DefaultKubeletWorkers = 32
 )
 
 // Kubelets is the node side of the world's instances. Sync boots every running instance whose
@@ -41,19 +50,37 @@ const (
 // AgentReadyAfter after the Node turns Ready (removeAgentTaints), and deletes the Nodes of
 // instances that are shutting down or gone, as the cloud node lifecycle controller does.
 //
+// Each instance is its own kubelet, as on EC2: a pass boots the due instances, or keeps the
+// joined ones, up to KubeletOptions.Workers at a time (Run runs the boot and keep passes in loops
+// of their own), so one slow API call delays only its own
+// instance and a pass over hundreds of Nodes takes about as long as the slowest of them rather
+// than their sum. Each instance's own steps stay in order (heartbeat, agents, pods), and the
+// timings (the boot delay, RegisterRetryEvery, HeartbeatEvery, AgentReadyAfter) are unchanged.
+//
+// A joined kubelet renews its Node's Lease every HeartbeatEvery and posts its Node's status when
+// it changed or every StatusReportEvery, as kubelets do (the node lifecycle controller reads the
+// Lease).
+//
 // Kubelets decides nothing about joining (awsemu/boot does) and changes no AWS state beyond the
 // instances' boot fields and console.
 type Kubelets struct {
-	state  *state.State
-	clock  clock.WithTicker
-	booter *boot.Booter
+	state   *state.State
+	clock   clock.WithTicker
+	booter  *boot.Booter
+	workers int
 	// registrar and client are nil when no API server is configured.
 	registrar *boot.Registrar
 	client    client.Client
+	// pods reads the pods bound to Nodes: KubeletOptions.Pods, else client.
+	pods client.Reader
 
-	mu sync.Mutex
-	// heartbeats is when each joined instance's Node last got a heartbeat, by instance id.
-	heartbeats map[string]time.Time
+	// bootMu makes boot passes one at a time; mu makes keep passes one at a time and guards
+	// what they keep below. A boot touches only the world's instances (under the state's lock).
+	bootMu sync.Mutex
+	mu     sync.Mutex
+	// heartbeats is when each joined instance last renewed its Lease and checked its Node's
+	// status, and reported when it last posted that status, by instance id.
+	heartbeats, reported map[string]time.Time
 	// deleted are the instances whose Node was deleted while the instance ran; a kubelet does
 	// not register it again until it restarts.
 	deleted map[string]bool
@@ -72,12 +99,25 @@ type KubeletOptions struct {
 	// APIServer replaces what the Booter asks for kube-system/aws-auth and registers Nodes
 	// with (boot.FakeAPIServer in tests); nil: a boot.Registrar over Client.
 	APIServer boot.APIServer
+	// Pods reads the pods bound to Nodes once a sync. A kubelet watches its pods rather than
+	// listing them, so cmd/awsemu passes an informer cache of the pods that have a node; nil
+	// means Client, one List of every pod per sync.
+	Pods client.Reader
+	// Workers is how many instances a sync boots or keeps at once; zero means
+	// DefaultKubeletWorkers. The API server client's rate limit (QPS and burst) caps them all.
+	Workers int
 }
 
 // NewKubelets returns the kubelets of st's instances, on clk.
 func NewKubelets(st *state.State, clk clock.WithTicker, o KubeletOptions) *Kubelets {
-	k := &Kubelets{state: st, clock: clk, client: o.Client, heartbeats: map[string]time.Time{}, deleted: map[string]bool{},
+	k := &Kubelets{state: st, clock: clk, client: o.Client, pods: o.Pods, workers: o.Workers, heartbeats: map[string]time.Time{}, reported: map[string]time.Time{}, deleted: map[string]bool{},
 		readySince: map[string]time.Time{}, agentsDone: map[string]bool{}}
+	if k.workers <= 0 {
+		k.workers = DefaultKubeletWorkers
+	}
+	if k.pods == nil {
+		k.pods = o.Client
+	}
 	api := o.APIServer
 	if o.Client != nil {
 		k.registrar = boot.NewRegistrar(o.Client, clk)
@@ -92,13 +132,32 @@ func NewKubelets(st *state.State, clk clock.WithTicker, o KubeletOptions) *Kubel
 	return k
 }
 
-// Run syncs every interval of the clock until ctx ends.
+// Run boots, and keeps, every interval of the clock until ctx ends: two loops, so that a slow
+// pass over hundreds of joined Nodes does not hold back the boots, as no kubelet waits on
+// another's. Errors, and passes that take longer than interval (the next one starts late), are
+// logged.
 func (k *Kubelets) Run(ctx context.Context, interval time.Duration) {
+	var wg sync.WaitGroup
+	wg.Go(func() { k.every(ctx, interval, "boot", k.bootPass) })
+	if k.client != nil {
+		wg.Go(func() { k.every(ctx, interval, "keep", k.keepPass) })
+	}
+	wg.Wait()
+}
+
+// every runs step every interval until ctx ends. step returns how many instances it handled.
+func (k *Kubelets) every(ctx context.Context, interval time.Duration, what string, step func(context.Context) (int, error)) {
 	t := k.clock.NewTicker(interval)
 	defer t.Stop()
 	for {
-		if err := k.Sync(ctx); err != nil && ctx.Err() == nil {
-			log.FromContext(ctx).Error(err, "Syncing the emulated kubelets")
+		start := k.clock.Now()
+		n, err := step(ctx)
+		if err != nil && ctx.Err() == nil {
+			log.FromContext(ctx).Error(err, "Syncing the emulated kubelets", "step", what)
+		}
+		if took := k.clock.Since(start); took > interval {
+			log.FromContext(ctx).Info("A kubelet pass took longer than its interval", "step", what, "instances", n,
+				"took", took.String(), "interval", interval.String())
 		}
 		select {
 		case <-ctx.Done():
@@ -112,13 +171,28 @@ func (k *Kubelets) Run(ctx context.Context, interval time.Duration) {
 // Nodes and pods and deletes the Nodes of instances no longer running. It returns every error
 // met; the work that could be done was done.
 func (k *Kubelets) Sync(ctx context.Context) error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	err := k.boot(ctx)
+	_, err := k.bootPass(ctx)
 	if k.client == nil {
 		return err
 	}
-	return errors.Join(err, k.keepNodes(ctx), k.deleteGone(ctx))
+	_, keepErr := k.keepPass(ctx)
+	return errors.Join(err, keepErr)
+}
+
+// bootPass boots the instances that are due, one pass at a time.
+func (k *Kubelets) bootPass(ctx context.Context) (int, error) {
+	k.bootMu.Lock()
+	defer k.bootMu.Unlock()
+	return k.boot(ctx)
+}
+
+// keepPass keeps the joined instances' Nodes and pods and deletes the Nodes of instances no
+// longer running.
+func (k *Kubelets) keepPass(ctx context.Context) (int, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n, err := k.keepNodes(ctx)
+	return n, errors.Join(err, k.deleteGone(ctx))
 }
 
 // due is an instance to boot now.
@@ -129,9 +203,9 @@ type due struct {
 	retry bool
 }
 
-// boot runs the boots that are due, outside the state's lock (they talk to the API server), and
+// boot runs the boots that are due and returns how many, outside the state's lock (they talk to the API server), and
 // records each outcome in its instance.
-func (k *Kubelets) boot(ctx context.Context) error {
+func (k *Kubelets) boot(ctx context.Context) (int, error) {
 	var todo []due
 	k.state.View(func(w *state.World) {
 		for _, rn := range state.SortedKeys(w.Regions) {
@@ -149,11 +223,13 @@ func (k *Kubelets) boot(ctx context.Context) error {
 			}
 		}
 	})
-	var errs []error
-	for _, d := range todo {
+	errs := make([]error, len(todo))
+	// Each boot is recorded as soon as it ends, as one kubelet's would be.
+	inParallel(len(todo), k.workers, func(n int) {
+		d := todo[n]
 		out := k.booter.Boot(ctx, d.in)
 		if out.Err != nil {
-			errs = append(errs, fmt.Errorf("booting %s, %w", d.id, out.Err))
+			errs[n] = fmt.Errorf("booting %s, %w", d.id, out.Err)
 		}
 		_ = k.state.Update(func(w *state.World) error {
 			if i := w.Regions[d.region].Instances[d.id]; i != nil && i.State == state.InstanceRunning {
@@ -161,8 +237,27 @@ func (k *Kubelets) boot(ctx context.Context) error {
 			}
 			return nil
 		})
+	})
+	return len(todo), errors.Join(errs...)
+}
+
+// inParallel calls fn(0) .. fn(n-1), at most workers at a time, and returns when all have
+// returned. fn must not touch what another call touches unguarded.
+func inParallel(n, workers int, fn func(int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(n, workers) {
+		wg.Go(func() {
+			for i := range next {
+				fn(i)
+			}
+		})
 	}
-	return errors.Join(errs...)
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 // record writes a boot's outcome into its instance.
@@ -264,16 +359,16 @@ func clusterOf(r *state.Region, i *state.Instance) boot.Cluster {
 }
 
 // keepNodes posts the heartbeats that are due and reports the pods bound to the joined
-// instances' Nodes Running.
-func (k *Kubelets) keepNodes(ctx context.Context) error {
-	type joined struct{ id, node, ip string }
-	var nodes []joined
+// instances' Nodes Running, k.workers instances at a time, and returns how many it kept. What is kept about each instance is
+// read before and written after the parallel part, which touches no map of k's.
+func (k *Kubelets) keepNodes(ctx context.Context) (int, error) {
+	var nodes []*keep
 	k.state.View(func(w *state.World) {
 		for _, rn := range state.SortedKeys(w.Regions) {
 			r := w.Regions[rn]
 			for _, id := range state.SortedKeys(r.Instances) {
 				if i := r.Instances[id]; i.State == state.InstanceRunning && i.BootPhase == state.BootJoined {
-					nodes = append(nodes, joined{id: id, node: i.NodeName, ip: i.PrivateIP})
+					nodes = append(nodes, &keep{id: id, node: i.NodeName, ip: i.PrivateIP})
 				}
 			}
 		}
@@ -281,54 +376,115 @@ func (k *Kubelets) keepNodes(ctx context.Context) error {
 	now := k.clock.Now()
 	live := map[string]bool{}
 	var errs []error
-	podsByNode := map[string][]corev1.Pod{}
+	bound := map[string][]corev1.Pod{}
 	if len(nodes) > 0 {
 		var err error
-		if podsByNode, err = k.registrar.PodsByNode(ctx); err != nil {
+		if bound, err = podsByNode(ctx, k.pods); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	var todo []*keep
 	for _, n := range nodes {
 		live[n.id] = true
 		if k.deleted[n.id] {
 			continue
 		}
-		if last, ok := k.heartbeats[n.id]; !ok || now.Sub(last) >= HeartbeatEvery {
-			err := k.registrar.Heartbeat(ctx, n.node)
-			if errors.Is(err, boot.ErrNodeGone) {
-				k.deleted[n.id] = true
-				continue
-			}
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
+		last, beaten := k.heartbeats[n.id]
+		n.beat = !beaten || now.Sub(last) >= HeartbeatEvery
+		lastReport, reported := k.reported[n.id]
+		n.report = !reported || now.Sub(lastReport) >= StatusReportEvery
+		since, ready := k.readySince[n.id]
+		n.agents = ready && !k.agentsDone[n.id] && now.Sub(since) >= AgentReadyAfter
+		n.pods = bound[n.node]
+		todo = append(todo, n)
+	}
+	inParallel(len(todo), k.workers, func(i int) { k.keepOne(ctx, todo[i]) })
+	for _, n := range todo {
+		errs = append(errs, n.err)
+		if n.gone {
+			k.deleted[n.id] = true
+			continue
+		}
+		if n.posted {
+			k.reported[n.id] = now
+		}
+		if n.beaten {
 			k.heartbeats[n.id] = now
 			if _, ok := k.readySince[n.id]; !ok {
 				k.readySince[n.id] = now
 			}
 		}
-		if err := k.runAgents(ctx, n.id, n.node, now); err != nil {
-			errs = append(errs, err)
-		}
-		if _, err := k.registrar.RunPodsOf(ctx, podsByNode[n.node], n.ip); err != nil {
-			errs = append(errs, err)
+		if n.agents {
+			k.agentsDone[n.id] = n.agentsFinished
 		}
 	}
 	k.forget(live)
-	return errors.Join(errs...)
+	return len(todo), errors.Join(errs...)
 }
 
-// runAgents stands in for the node agents on the instance's Node once AgentReadyAfter has passed
-// since it turned Ready, until they are done with it.
-func (k *Kubelets) runAgents(ctx context.Context, id, node string, now time.Time) error {
-	since, ok := k.readySince[id]
-	if !ok || k.agentsDone[id] || now.Sub(since) < AgentReadyAfter {
-		return nil
+// podsByNode reads every pod bound to a node, by node name: one read for all the kubelets of a
+// sync, where a read per node would cost a request per node per second.
+func podsByNode(ctx context.Context, r client.Reader) (map[string][]corev1.Pod, error) {
+	pods := &corev1.PodList{}
+	if err := r.List(ctx, pods); err != nil {
+		return nil, fmt.Errorf("listing pods, %w", err)
 	}
-	done, err := removeAgentTaints(ctx, k.client, node)
-	k.agentsDone[id] = done
-	return err
+	out := map[string][]corev1.Pod{}
+	for _, pod := range pods.Items {
+		if pod.Spec.NodeName != "" {
+			out[pod.Spec.NodeName] = append(out[pod.Spec.NodeName], pod)
+		}
+	}
+	return out, nil
+}
+
+// keep is one joined instance's share of a keepNodes pass: what is due, then what came of it.
+type keep struct {
+	id, node, ip string
+	// beat is whether a heartbeat is due (the Lease and a status check), report whether the
+	// status is posted even unchanged; agents whether the agent stand-ins are due (once
+	// AgentReadyAfter has passed since the Node turned Ready, until done); pods are the pods
+	// bound to the Node.
+	beat, report, agents bool
+	pods                 []corev1.Pod
+
+	// gone is true when the heartbeat found the Node deleted, beaten when the heartbeat was
+	// done, posted when it posted the status, agentsFinished when the agents are done with the
+	// Node; err joins what failed.
+	gone, beaten, posted, agentsFinished bool
+	err                                  error
+}
+
+// keepOne is one kubelet's steps, in order: the heartbeat when due, its Lease renewed and its
+// status posted when changed or a report is due (a Node found deleted, or a failed heartbeat,
+// ends the pass for it), the agent stand-ins when due, then its pods.
+func (k *Kubelets) keepOne(ctx context.Context, n *keep) {
+	if n.beat {
+		err := k.registrar.RenewLease(ctx, n.node)
+		if err == nil {
+			n.posted, err = k.registrar.Heartbeat(ctx, n.node, n.report)
+		}
+		if errors.Is(err, boot.ErrNodeGone) {
+			n.gone = true
+			return
+		}
+		if err != nil {
+			n.err = err
+			n.agents = false
+			return
+		}
+		n.beaten = true
+	}
+	var errs []error
+	if n.agents {
+		done, err := removeAgentTaints(ctx, k.client, n.node)
+		n.agentsFinished = done
+		errs = append(errs, err)
+	}
+	if _, err := k.registrar.RunPodsOf(ctx, n.pods, n.ip); err != nil {
+		errs = append(errs, err)
+	}
+	n.err = errors.Join(errs...)
 }
 
 // forget drops what is kept about instances that are no longer live joined instances.
@@ -336,6 +492,7 @@ func (k *Kubelets) forget(live map[string]bool) {
 	for id := range k.heartbeats {
 		if !live[id] {
 			delete(k.heartbeats, id)
+			delete(k.reported, id)
 		}
 	}
 	for id := range k.deleted {

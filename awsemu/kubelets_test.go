@@ -16,9 +16,11 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/google/go-cmp/cmp"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/joinerhq/joiner/awsemu"
 	"github.com/joinerhq/joiner/awsemu/boot"
@@ -54,7 +56,7 @@ func kube(t *testing.T) client.Client {
 }
 
 // newKubeEnv is an emulator whose kubelets register in the shared API server. Worlds count ids
-// alike, so each test leaves the API server without Nodes, pods or aws-auth.
+// alike, so each test leaves the API server without Nodes, Leases, pods or aws-auth.
 func newKubeEnv(t *testing.T) *env {
 	t.Helper()
 	c := kube(t)
@@ -65,6 +67,7 @@ func newKubeEnv(t *testing.T) *env {
 		ctx := context.Background()
 		_ = c.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(metav1.NamespaceDefault), client.GracePeriodSeconds(0))
 		_ = c.DeleteAllOf(ctx, &corev1.Node{})
+		_ = c.DeleteAllOf(ctx, &coordinationv1.Lease{}, client.InNamespace(boot.NodeLeaseNamespace))
 		_ = c.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: "aws-auth"}})
 	})
 	return e
@@ -406,5 +409,180 @@ func TestKubeletsAgentsRemoveTheirTaints(t *testing.T) {
 	e.sync(t)
 	if got, want := keys(), []string{"example.com/own=x:NoSchedule"}; !slices.Equal(got, want) {
 		t.Errorf("%s after Ready the taints are %v, want %v", awsemu.AgentReadyAfter, got, want)
+	}
+}
+
+// gate holds each call until want calls are inside it at once, then lets them all through. A
+// call that waits past the deadline opens it for good and marks the gate expired, so code that
+// calls one at a time fails the test in one deadline rather than hanging.
+type gate struct {
+	mu       sync.Mutex
+	want     int
+	inside   int
+	peak     int
+	expired  bool
+	open     chan struct{}
+	deadline time.Duration
+}
+
+func newGate(want int) *gate {
+	return &gate{want: want, open: make(chan struct{}), deadline: 10 * time.Second}
+}
+
+// pass waits at the gate.
+func (g *gate) pass() {
+	g.mu.Lock()
+	g.inside++
+	g.peak = max(g.peak, g.inside)
+	if g.inside >= g.want {
+		g.release()
+	}
+	open := g.open
+	g.mu.Unlock()
+	select {
+	case <-open:
+	case <-time.After(g.deadline):
+		g.mu.Lock()
+		g.expired = true
+		g.release()
+		g.mu.Unlock()
+	}
+	g.mu.Lock()
+	g.inside--
+	g.mu.Unlock()
+}
+
+// release opens the gate; g.mu is held.
+func (g *gate) release() {
+	select {
+	case <-g.open:
+	default:
+		close(g.open)
+	}
+}
+
+// reset closes the gate again for the next phase; no call may be inside.
+func (g *gate) reset() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.open, g.peak, g.expired = make(chan struct{}), 0, false
+}
+
+func (g *gate) result() (peak int, expired bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.peak, g.expired
+}
+
+// TestKubeletsWorkInParallel: each instance is its own kubelet, so a sync registers, heartbeats
+// and reports pods for many instances at once. The API server's Node and pod status writes are
+// held until 8 are in flight; a one-at-a-time loop never gets there. It also checks what a pass
+// keeps per instance stays right: every Node registered, Ready again after a heartbeat, every
+// pod Running.
+func TestKubeletsWorkInParallel(t *testing.T) {
+	const instances = 8
+	g := newGate(instances)
+	kube(t)
+	direct, err := client.NewWithWatch(kubeEnv.Config, client.Options{Scheme: kubeEnv.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := interceptor.NewClient(direct, interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			g.pass()
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	})
+	e := newKubeEnv(t)
+	e.kubelets = awsemu.NewKubelets(e.state, e.clock, awsemu.KubeletOptions{Client: c, Workers: instances})
+	f := e.fixture(t)
+	var ids []string
+	for range instances {
+		ids = append(ids, e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`))
+	}
+
+	// Registration: each boot writes its Node's status once; the same pass heartbeats each.
+	e.clock.Step(state.PendingFor + state.BootDelay)
+	if err := e.kubelets.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if peak, expired := g.result(); expired || peak < instances {
+		t.Fatalf("registration: %d status writes at once at most (expired %v), want %d", peak, expired, instances)
+	}
+	got := nodes(t)
+	for _, id := range ids {
+		if n, ok := got[e.pid(id)]; !ok || !ready(n) {
+			t.Fatalf("instance %s: node registered %v, ready %v", id, ok, ready(n))
+		}
+	}
+
+	// Pods: one bound to each Node, all reported Running in one pass, together with the due
+	// heartbeats.
+	g.reset()
+	for n, id := range ids {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: fmt.Sprintf("inflate-%d", n)},
+			Spec:       corev1.PodSpec{NodeName: got[e.pid(id)].Name, Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}}},
+		}
+		if err := kube(t).Create(t.Context(), pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.clock.Step(awsemu.HeartbeatEvery)
+	if err := e.kubelets.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if peak, expired := g.result(); expired || peak < instances {
+		t.Fatalf("heartbeats and pods: %d status writes at once at most (expired %v), want %d", peak, expired, instances)
+	}
+	pods := &corev1.PodList{}
+	if err := kube(t).List(t.Context(), pods, client.InNamespace(metav1.NamespaceDefault)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.Status.Phase != corev1.PodRunning {
+			t.Errorf("pod %s is %s, want Running", p.Name, p.Status.Phase)
+		}
+	}
+	if len(pods.Items) != instances {
+		t.Errorf("%d pods, want %d", len(pods.Items), instances)
+	}
+}
+
+// TestKubeletsHeartbeatWithLease: a joined kubelet renews its Node's Lease every HeartbeatEvery
+// and posts the Node's status only when it changed or StatusReportEvery has passed, as kubelets
+// do, so that a quiet Node is no update event for the watchers of Nodes.
+func TestKubeletsHeartbeatWithLease(t *testing.T) {
+	e := newKubeEnv(t)
+	f := e.fixture(t)
+	id := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
+	e.boot(t)
+	n, ok := nodes(t)[e.pid(id)]
+	if !ok {
+		t.Fatal("the instance did not register")
+	}
+	renewed := func() time.Time {
+		t.Helper()
+		lease := &coordinationv1.Lease{}
+		if err := kube(t).Get(t.Context(), client.ObjectKey{Namespace: boot.NodeLeaseNamespace, Name: n.Name}, lease); err != nil {
+			t.Fatal(err)
+		}
+		return lease.Spec.RenewTime.Time
+	}
+	version := nodes(t)[e.pid(id)].ResourceVersion
+	for range 3 {
+		e.clock.Step(awsemu.HeartbeatEvery)
+		e.sync(t)
+		if got := renewed(); !got.Equal(e.clock.Now().Truncate(time.Microsecond)) {
+			t.Errorf("lease renewed at %v, want %v", got, e.clock.Now())
+		}
+	}
+	if got := nodes(t)[e.pid(id)].ResourceVersion; got != version {
+		t.Errorf("a quiet Node's status was posted between reports (resourceVersion %s, was %s)", got, version)
+	}
+	e.clock.Step(awsemu.StatusReportEvery)
+	e.sync(t)
+	if got := nodes(t)[e.pid(id)].ResourceVersion; got == version {
+		t.Error("the status was not reported after StatusReportEvery")
 	}
 }

@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -309,8 +311,8 @@ func TestRegistrarHeartbeat(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.Step(time.Minute)
-	if err := r.Heartbeat(t.Context(), name); err != nil {
-		t.Fatalf("Heartbeat() = %v", err)
+	if posted, err := r.Heartbeat(t.Context(), name, false); err != nil || !posted {
+		t.Fatalf("Heartbeat() = %v, %v, want a status posted", posted, err)
 	}
 	node, err = getNode(t.Context(), name)
 	if err != nil {
@@ -324,11 +326,56 @@ func TestRegistrarHeartbeat(t *testing.T) {
 			t.Errorf("condition %s heartbeat = %v, want %v", c.Type, c.LastHeartbeatTime, clk.Now())
 		}
 	}
+	// Nothing changed: the status is left alone unless a report is due.
+	clk.Step(time.Minute)
+	if posted, err := r.Heartbeat(t.Context(), name, false); err != nil || posted {
+		t.Errorf("Heartbeat() of a Ready node = %v, %v, want nothing posted", posted, err)
+	}
+	if posted, err := r.Heartbeat(t.Context(), name, true); err != nil || !posted {
+		t.Errorf("Heartbeat(always) = %v, %v, want a status posted", posted, err)
+	}
 	if err := apiClient().Delete(t.Context(), node); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Heartbeat(t.Context(), name); !errors.Is(err, ErrNodeGone) {
+	if _, err := r.Heartbeat(t.Context(), name, true); !errors.Is(err, ErrNodeGone) {
 		t.Errorf("Heartbeat() after delete = %v, want ErrNodeGone", err)
+	}
+}
+
+func TestRegistrarRenewLease(t *testing.T) {
+	setAWSAuth(t, nodeMapping())
+	out, clk, name := bootInstance(t, "AL2", al2Script(karpenterAL2Bootstrap), testCluster())
+	if !out.Joined {
+		t.Fatalf("Boot() = %s: %s, want joined", out.Reason, out.Message)
+	}
+	r := NewRegistrar(apiClient(), clk)
+	node, err := getNode(t.Context(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Created owned by the Node, then renewed.
+	for range 2 {
+		if err := r.RenewLease(t.Context(), name); err != nil {
+			t.Fatalf("RenewLease() = %v", err)
+		}
+		lease := &coordinationv1.Lease{}
+		if err := apiClient().Get(t.Context(), types.NamespacedName{Namespace: NodeLeaseNamespace, Name: name}, lease); err != nil {
+			t.Fatal(err)
+		}
+		if lease.Spec.RenewTime == nil || !lease.Spec.RenewTime.Time.Equal(clk.Now().Truncate(time.Microsecond)) ||
+			len(lease.OwnerReferences) != 1 || lease.OwnerReferences[0].UID != node.UID {
+			t.Errorf("lease renewed at %v owned by %v, want %v and node %s", lease.Spec.RenewTime, lease.OwnerReferences, clk.Now(), node.UID)
+		}
+		clk.Step(10 * time.Second)
+	}
+	if err := apiClient().Delete(t.Context(), node); err != nil {
+		t.Fatal(err)
+	}
+	if err := apiClient().Delete(t.Context(), &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: NodeLeaseNamespace, Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RenewLease(t.Context(), name); !errors.Is(err, ErrNodeGone) {
+		t.Errorf("RenewLease() after delete = %v, want ErrNodeGone", err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"strings"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -90,17 +91,20 @@ func (r *Registrar) RegisterNode(ctx context.Context, node *corev1.Node) error {
 	return nil
 }
 
-// Heartbeat posts a Ready status for the Node named name, as the kubelet does every few
-// seconds: every condition gets a fresh heartbeat, Ready is True and pressures are False. It
-// returns an error wrapping ErrNodeGone when the Node no longer exists. The caller decides how
-// often to call it.
-func (r *Registrar) Heartbeat(ctx context.Context, name string) error {
+// Heartbeat brings the Node named name's status to Ready, as the kubelet does: every condition
+// True for Ready and False for the pressures. With always it posts the status whatever it was,
+// with a fresh heartbeat on every condition (the kubelet's nodeStatusReportFrequency); without,
+// it posts only when a condition is missing or has another status (the kubelet checks every
+// nodeStatusUpdateFrequency and posts changes; its Lease, RenewLease, says it is alive between
+// reports). It reports whether it posted, and returns an error wrapping ErrNodeGone when the Node
+// no longer exists. The caller decides how often to call it.
+func (r *Registrar) Heartbeat(ctx context.Context, name string, always bool) (bool, error) {
 	node := &corev1.Node{}
-	if err := r.client.Get(ctx, types.NamespacedName{Name: name}, node); err != nil {
+	if err := r.client.Get(ctx, types.NamespacedName{Name: name}, node, fromWatchCache()); err != nil {
 		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("posting status of node %s, %w", name, ErrNodeGone)
+			return false, fmt.Errorf("posting status of node %s, %w", name, ErrNodeGone)
 		}
-		return fmt.Errorf("reading node %s, %w", name, err)
+		return false, fmt.Errorf("reading node %s, %w", name, err)
 	}
 	base := node.DeepCopy()
 	now := metav1.NewTime(r.clock.Now())
@@ -109,6 +113,7 @@ func (r *Registrar) Heartbeat(ctx context.Context, name string) error {
 		corev1.NodeDiskPressure: corev1.ConditionFalse, corev1.NodePIDPressure: corev1.ConditionFalse,
 	}
 	seen := map[corev1.NodeConditionType]bool{}
+	changed := false
 	for i := range node.Status.Conditions {
 		c := &node.Status.Conditions[i]
 		status, ours := want[c.Type]
@@ -117,17 +122,72 @@ func (r *Registrar) Heartbeat(ctx context.Context, name string) error {
 		}
 		seen[c.Type] = true
 		if c.Status != status {
-			c.Status, c.LastTransitionTime = status, now
+			c.Status, c.LastTransitionTime, changed = status, now, true
 		}
 		c.LastHeartbeatTime = now
 	}
 	for t, status := range want {
 		if !seen[t] {
 			node.Status.Conditions = append(node.Status.Conditions, corev1.NodeCondition{Type: t, Status: status, LastHeartbeatTime: now, LastTransitionTime: now})
+			changed = true
 		}
 	}
+	if !changed && !always {
+		return false, nil
+	}
 	if err := r.client.Status().Patch(ctx, node, client.StrategicMergeFrom(base)); err != nil {
-		return fmt.Errorf("posting status of node %s, %w", name, err)
+		return false, fmt.Errorf("posting status of node %s, %w", name, err)
+	}
+	return true, nil
+}
+
+// fromWatchCache reads from the API server's watch cache (resourceVersion "0") rather than
+// etcd, as a kubelet reads its Node and Lease through informers: a heartbeat's reads of every
+// Node every 10s were quorum reads of etcd. A read a moment stale is corrected at the next one.
+func fromWatchCache() client.GetOption {
+	return &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: "0"}}
+}
+
+// NodeLeaseNamespace holds the kubelets' Node Leases.
+const NodeLeaseNamespace = "kube-node-lease"
+
+// nodeLeaseSeconds is a Node Lease's duration, the kubelet's default.
+const nodeLeaseSeconds = 40
+
+// RenewLease renews the Lease of the Node named name in kube-node-lease, creating it (owned by
+// the Node, so that it goes with it) when missing, as the kubelet does every 10s: the node
+// lifecycle controller holds a Node alive while its Lease is renewed, so the Node's status is
+// posted only on change and every few minutes (Heartbeat). It returns an error wrapping
+// ErrNodeGone when the Node no longer exists.
+func (r *Registrar) RenewLease(ctx context.Context, name string) error {
+	now := metav1.NewMicroTime(r.clock.Now())
+	lease := &coordinationv1.Lease{}
+	err := r.client.Get(ctx, types.NamespacedName{Namespace: NodeLeaseNamespace, Name: name}, lease, fromWatchCache())
+	if err == nil {
+		lease.Spec.RenewTime = &now
+		if err := r.client.Update(ctx, lease); err != nil {
+			return fmt.Errorf("renewing the lease of node %s, %w", name, err)
+		}
+		return nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reading the lease of node %s, %w", name, err)
+	}
+	node := &corev1.Node{}
+	if err := r.client.Get(ctx, types.NamespacedName{Name: name}, node); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("creating the lease of node %s, %w", name, ErrNodeGone)
+		}
+		return fmt.Errorf("reading node %s, %w", name, err)
+	}
+	lease = &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: NodeLeaseNamespace, Name: name, OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: "v1", Kind: "Node", Name: name, UID: node.UID,
+		}}},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(name), LeaseDurationSeconds: ptr.To(int32(nodeLeaseSeconds)), RenewTime: &now},
+	}
+	if err := r.client.Create(ctx, lease); err != nil {
+		return fmt.Errorf("creating the lease of node %s, %w", name, err)
 	}
 	return nil
 }
@@ -148,22 +208,6 @@ func (r *Registrar) RunPods(ctx context.Context, nodeName, hostIP string) (int, 
 		return 0, fmt.Errorf("listing pods on node %s, %w", nodeName, err)
 	}
 	return r.RunPodsOf(ctx, pods.Items, hostIP)
-}
-
-// PodsByNode lists every pod bound to a node, by node name: one read for all the kubelets of a
-// sync, where a List per node would cost a request per node per second.
-func (r *Registrar) PodsByNode(ctx context.Context) (map[string][]corev1.Pod, error) {
-	pods := &corev1.PodList{}
-	if err := r.client.List(ctx, pods); err != nil {
-		return nil, fmt.Errorf("listing pods, %w", err)
-	}
-	out := map[string][]corev1.Pod{}
-	for _, pod := range pods.Items {
-		if pod.Spec.NodeName != "" {
-			out[pod.Spec.NodeName] = append(out[pod.Spec.NodeName], pod)
-		}
-	}
-	return out, nil
 }
 
 // RunPodsOf is RunPods over pods already read, the pods bound to one node whose host IP is
@@ -208,7 +252,8 @@ func (r *Registrar) RunPodsOf(ctx context.Context, pods []corev1.Pod, hostIP str
 				State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
 			})
 		}
-		if err := r.client.Status().Patch(ctx, pod, client.MergeFrom(base)); err != nil {
+		// A pod deleted since it was read needs no report.
+		if err := r.client.Status().Patch(ctx, pod, client.MergeFrom(base)); client.IgnoreNotFound(err) != nil {
 			return changed, fmt.Errorf("reporting pod %s/%s running, %w", pod.Namespace, pod.Name, err)
 		}
 		changed++

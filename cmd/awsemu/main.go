@@ -26,9 +26,13 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -74,6 +78,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return fmt.Errorf("building a Kubernetes client, %w", err)
 		}
 		kopts.Client = c
+		if kopts.Pods, err = boundPods(ctx, cfg); err != nil {
+			return err
+		}
 	}
 	go awsemu.NewKubelets(st, clock.RealClock{}, kopts).Run(ctx, o.kubeletSync)
 	ln, err := net.Listen("tcp", o.listen)
@@ -196,4 +203,29 @@ func currentCluster(cfg *clientcmdapi.Config) (server string, ca []byte, err err
 		return "", nil, fmt.Errorf("cluster %q has no server", ctx.Cluster)
 	}
 	return cluster.Server, ca, nil
+}
+
+// boundPods starts an informer cache of the pods bound to a node, without their managedFields,
+// and returns it once synced: the kubelets read their pods from it every sync, as real kubelets
+// watch theirs, instead of listing every pod of the cluster each second.
+func boundPods(ctx context.Context, cfg *rest.Config) (client.Reader, error) {
+	c, err := cache.New(cfg, cache.Options{
+		ByObject:         map[client.Object]cache.ByObject{&corev1.Pod{}: {Field: fields.OneTermNotEqualSelector("spec.nodeName", "")}},
+		DefaultTransform: cache.TransformStripManagedFields(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("building the pod cache, %w", err)
+	}
+	if _, err := c.GetInformer(ctx, &corev1.Pod{}); err != nil {
+		return nil, fmt.Errorf("starting the pod informer, %w", err)
+	}
+	go func() {
+		if err := c.Start(ctx); err != nil {
+			ctrllog.FromContext(ctx).Error(err, "Running the pod cache")
+		}
+	}()
+	if !c.WaitForCacheSync(ctx) {
+		return nil, errors.New("the pod cache did not sync")
+	}
+	return c, nil
 }

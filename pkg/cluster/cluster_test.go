@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 
@@ -135,5 +136,41 @@ func create(t *testing.T, objs ...client.Object) {
 		if err := env.Client.Create(context.Background(), o); err != nil {
 			t.Fatalf("creating %s: %v", o.GetName(), err)
 		}
+	}
+}
+
+// copyRecorder is a reader that records, per list type, whether the caller asked for the
+// cache's own objects (client.UnsafeDisableDeepCopy).
+type copyRecorder struct {
+	client.Reader
+	uncopied map[string]bool
+}
+
+func (r *copyRecorder) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	o := &client.ListOptions{}
+	o.ApplyOptions(opts)
+	r.uncopied[fmt.Sprintf("%T", list)] = o.UnsafeDisableDeepCopy != nil && *o.UnsafeDisableDeepCopy
+	return r.Reader.List(ctx, list, opts...)
+}
+
+// TestNodesReadsWithoutCopies: Nodes reads the Nodes, NodeClaims and bound pods of a cache
+// without copying them (its callers only read; copies were a quarter of a scale-up's
+// allocations), while UnboundPods still hands out copies.
+func TestNodesReadsWithoutCopies(t *testing.T) {
+	r := &copyRecorder{Reader: env.Client, uncopied: map[string]bool{}}
+	view := cluster.New(r, false)
+	if _, err := view.Nodes(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, list := range []string{"*v1.NodeList", "*v1.NodeClaimList", "*v1.PodList"} {
+		if !r.uncopied[list] {
+			t.Errorf("Nodes listed %s with copies", list)
+		}
+	}
+	if _, err := view.UnboundPods(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if r.uncopied["*v1.PodList"] {
+		t.Error("UnboundPods listed pods without copies; its pods are documented as the caller's own")
 	}
 }

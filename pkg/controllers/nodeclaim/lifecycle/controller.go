@@ -16,11 +16,14 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
@@ -99,7 +102,7 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager) error {
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named(c.Name()).
 		For(&v1.NodeClaim{}).
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.nodeToNodeClaims)).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.nodeToNodeClaims), builder.WithPredicates(notHeartbeat())).
 		// NodeClaims are independent and a launch waits on the cloud: a batch of dozens must
 		// not launch one at a time.
 		WithOptions(controller.Options{MaxConcurrentReconciles: MaxConcurrentReconciles}).
@@ -108,6 +111,32 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager) error {
 		return fmt.Errorf("registering nodeclaim, %w", err)
 	}
 	return nil
+}
+
+// notHeartbeat passes every Node event except an update that only renews the kubelet's heartbeat
+// (the conditions' lastHeartbeatTime, and the resourceVersion and managedFields that come with
+// it). Nothing the controller decides reads a heartbeat's time: a Node that stops beating turns
+// not Ready through the node lifecycle controller, which is a change. Every Node beats every
+// 10s or so, so with hundreds of Nodes the heartbeats were most of the controller's reconciles.
+func notHeartbeat() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		old, oldOK := e.ObjectOld.(*corev1.Node)
+		node, newOK := e.ObjectNew.(*corev1.Node)
+		if !oldOK || !newOK {
+			return true
+		}
+		return !equality.Semantic.DeepEqual(withoutHeartbeat(old), withoutHeartbeat(node))
+	}}
+}
+
+// withoutHeartbeat is a copy of node without what a heartbeat changes.
+func withoutHeartbeat(node *corev1.Node) *corev1.Node {
+	out := node.DeepCopy()
+	out.ResourceVersion, out.ManagedFields = "", nil
+	for i := range out.Status.Conditions {
+		out.Status.Conditions[i].LastHeartbeatTime = metav1.Time{}
+	}
+	return out
 }
 
 // indexFields adds the field indexes the controller lists through: Nodes by spec.providerID and

@@ -40,8 +40,20 @@ func NewController(kube client.Client, clk clock.PassiveClock) *Controller {
 // Name is the controller's name in logs and metrics.
 func (c *Controller) Name() string { return name }
 
-// Register adds the controller to mgr, watching Pods; each request is a node's name.
-func (c *Controller) Register(_ context.Context, mgr ctrl.Manager) error {
+// nodeNameIndex indexes NodeClaims by status.nodeName in the manager's cache.
+const nodeNameIndex = "podevents.joiner.dev/node-name"
+
+// Register adds the controller to mgr, watching Pods; each request is a node's name. It indexes
+// NodeClaims by status.nodeName, which Reconcile looks them up by.
+func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.NodeClaim{}, nodeNameIndex, func(o client.Object) []string {
+		if n := o.(*v1.NodeClaim).Status.NodeName; n != "" {
+			return []string{n}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("indexing nodeclaims by status.nodeName, %w", err)
+	}
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		Watches(&corev1.Pod{}, handler.Funcs{
@@ -137,9 +149,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // nodeClaimOf returns the NodeClaim whose status.nodeName is nodeName, or nil.
 func (c *Controller) nodeClaimOf(ctx context.Context, nodeName string) (*v1.NodeClaim, error) {
 	var list v1.NodeClaimList
-	// The cache's objects themselves (a pod event of a scale-up copied every NodeClaim); only
-	// the one returned, which the caller changes, is copied.
-	if err := c.kube.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+	// Through the index (a pod event of a scale-up listed every NodeClaim), and the cache's
+	// objects themselves; only the one returned, which the caller changes, is copied.
+	if err := c.kube.List(ctx, &list, client.MatchingFields{nodeNameIndex: nodeName}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing nodeclaims, %w", err)
 	}
 	for i := range list.Items {

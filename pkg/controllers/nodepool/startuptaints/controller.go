@@ -8,13 +8,17 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/joinerhq/joiner/pkg/agenttaint"
@@ -45,7 +49,10 @@ func NewController(kube client.Reader, recorder events.EventRecorder) *Controlle
 // Name is the controller's name.
 func (c *Controller) Name() string { return name }
 
-// Register reconciles a NodePool when it changes or when one of its Nodes does.
+// Register reconciles a NodePool when it changes or when one of its Nodes appears or changes its
+// taints or NodePool label. The advice reads nothing else of a Node, so the heartbeats, which are
+// most Node updates (every Node every 10s or so), enqueue nothing: with hundreds of Nodes they
+// made the controller list a NodePool's Nodes many times a second.
 func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
@@ -55,7 +62,7 @@ func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
 				return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: np}}}
 			}
 			return nil
-		})).
+		}), builder.WithPredicates(taintsChanged())).
 		Complete(reconcile.AsReconciler(mgr.GetClient(), c))
 	if err != nil {
 		return fmt.Errorf("registering %s, %w", name, err)
@@ -118,6 +125,25 @@ func (c *Controller) give(uid types.UID, generation int64, advice string) bool {
 	}
 	given[advice] = generation
 	return true
+}
+
+// taintsChanged passes a Node's creation and the updates that change its taints or its NodePool
+// label; deletions and other updates give no new advice.
+func taintsChanged() predicate.Funcs {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return true },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			old, oldOK := e.ObjectOld.(*corev1.Node)
+			node, newOK := e.ObjectNew.(*corev1.Node)
+			if !oldOK || !newOK {
+				return true
+			}
+			return old.Labels[v1.NodePoolLabelKey] != node.Labels[v1.NodePoolLabelKey] ||
+				!equality.Semantic.DeepEqual(old.Spec.Taints, node.Spec.Taints)
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 }
 
 func (c *Controller) forget(uid types.UID) {
