@@ -270,6 +270,8 @@ func (ps *pass) consolidate(cands []*candidate, m method) (*command, string, err
 	switch {
 	case out.unplaced != "":
 		return nil, out.unplaced, nil
+	case out.displaces != "":
+		return nil, out.displaces, nil
 	case len(out.replacements) == 0:
 		cmd := newCommand(m, cands, nil)
 		if why := balanced(cmd); why != "" {

@@ -15,8 +15,12 @@ import (
 
 // outcome is what removing some candidates would lead to.
 type outcome struct {
-	// unplaced names a pod of the candidates that would fit nowhere, "" when all fit.
+	// unplaced names a pod of the candidates that would fit nowhere, or would go to a node not
+	// initialized yet; "" when all fit.
 	unplaced string
+	// displaces says, when removing the candidates makes the other pods to place (pending, of
+	// leaving nodes) need more new capacity than they need now, by how much; "" when not.
+	displaces string
 	// replacements are the new NodeClaims that hold pods of the candidates.
 	replacements []scheduling.NodeClaim
 	// placements say where each pod of the candidates would go: a node's name, or a new
@@ -30,6 +34,16 @@ type outcome struct {
 // command) and the pending pods take room too, ahead of nothing in particular; a pending pod
 // that fits nowhere does not matter, and a new NodeClaim that holds only such pods is not a
 // replacement (provisioning launches it anyway). Cordoned and not Ready nodes take no pod.
+//
+// Two outcomes make the removal unsafe, as in Karpenter's SimulateScheduling, because the
+// capacity would be bought back at once: a pod of the candidates placed on a node that is not
+// initialized (in flight, or registered and not yet initialized; kube-scheduler cannot bind it
+// there now, and the node was launched for pending pods), which is unplaced; and the other
+// pods to place needing new NodeClaims that cost more than they need with no candidate removed
+// (the candidates' pods took room that pending pods will use, or a candidate had room they
+// would have used), which is displaces. Provisioning would launch those NodeClaims as soon as
+// the candidates' pods were evicted: during a scale-up, consolidation would delete nodes and
+// buy them again.
 func (ps *pass) simulate(cands []*candidate) (*outcome, error) {
 	in, mine := ps.input(cands)
 	plan, err := scheduling.Solve(&in)
@@ -44,10 +58,16 @@ func (ps *pass) simulate(cands []*candidate) (*outcome, error) {
 		}
 	}
 	for _, p := range plan.Placements {
-		if mine[p.Pod.UID] {
-			out.placements[p.Pod.UID] = p.Node
+		if !mine[p.Pod.UID] {
+			continue
 		}
+		if sn := ps.byName[p.Node]; sn != nil && !sn.Initialized() {
+			out.unplaced = fmt.Sprintf("pod %s/%s would go to node %s, which is not initialized yet", p.Pod.Namespace, p.Pod.Name, p.Node)
+			return out, nil
+		}
+		out.placements[p.Pod.UID] = p.Node
 	}
+	others := 0.0
 	for _, nc := range plan.NodeClaims {
 		holds := false
 		for _, pod := range nc.Pods {
@@ -58,9 +78,41 @@ func (ps *pass) simulate(cands []*candidate) (*outcome, error) {
 		}
 		if holds {
 			out.replacements = append(out.replacements, nc)
+		} else {
+			others += nc.Launch.Price + nc.NodeCost
+		}
+	}
+	if len(cands) > 0 && others > 0 {
+		before, err := ps.othersNeed()
+		if err != nil {
+			return nil, err
+		}
+		if others > before+1e-6 {
+			out.displaces = fmt.Sprintf("pending pods would then need $%.4f/h of new nodes instead of $%.4f/h: its pods would take room they need", others, before)
 		}
 	}
 	return out, nil
+}
+
+// othersNeed returns what the new NodeClaims cost that the pods to place need with no candidate
+// removed (the pending pods and those of leaving nodes), solved once per pass.
+func (ps *pass) othersNeed() (float64, error) {
+	if ps.others != nil {
+		return *ps.others, nil
+	}
+	in, _ := ps.input(nil)
+	total := 0.0
+	if len(in.Pods) > 0 {
+		plan, err := scheduling.Solve(&in)
+		if err != nil {
+			return 0, fmt.Errorf("simulating the pending pods, %w", err)
+		}
+		for _, nc := range plan.NodeClaims {
+			total += nc.Launch.Price + nc.NodeCost
+		}
+	}
+	ps.others = &total
+	return total, nil
 }
 
 // input is the snapshot without the candidates, with their pods (mine), the pods of nodes

@@ -40,6 +40,10 @@ type pass struct {
 	// free and hasInterPod are computed on first use (see prune).
 	free        map[string]corev1.ResourceList
 	hasInterPod *bool
+	// others is, computed on first use, the hourly price of the new NodeClaims that the pods
+	// to place other than candidates' (pending pods, pods of leaving nodes) need with no
+	// candidate removed (see simulate).
+	others *float64
 }
 
 // pool is one NodePool's part of a pass.

@@ -1,0 +1,98 @@
+package disruption_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/cloudprovider"
+	"github.com/joinerhq/joiner/pkg/controllers/disruption"
+)
+
+// unschedulable marks a pod without a node as kube-scheduler leaves one it could not place.
+func unschedulable(p *corev1.Pod) {
+	p.Status.Phase = corev1.PodPending
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+}
+
+// TestConsolidationLeavesRoomToPending: consolidation during a scale-up. A node whose 1.5 CPU
+// pod fits on the receiver (2 CPU, empty) is kept when the room it would take is what a pending
+// pod needs, or when the receiver is not initialized yet: deleting it would only make
+// provisioning buy the capacity again. With nothing pending and the receiver initialized, it
+// goes.
+func TestConsolidationLeavesRoomToPending(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		// pending, if set, is the CPU request of an unschedulable pod.
+		pending string
+		// receiver edits the receiving node; inFlight makes it a NodeClaim with no Node yet.
+		receiver func(*v1.NodeClaim, *corev1.Node)
+		inFlight bool
+		want     bool
+		wantNote string
+	}{
+		{name: "nothing-pending", want: true},
+		{name: "pending-fits-elsewhere-too", pending: "100m", want: true},
+		{name: "pending-needs-the-room", pending: "1", wantNote: "pending pods would then need $0.1000/h of new nodes instead of $0.0000/h"},
+		{name: "pending-fits-nowhere", pending: "100", want: true},
+		{name: "receiver-not-initialized", receiver: func(_ *v1.NodeClaim, n *corev1.Node) {
+			delete(n.Labels, v1.NodeInitializedLabelKey)
+		}, wantNote: "which is not initialized yet"},
+		{name: "receiver-in-flight", inFlight: true, wantNote: "which is not initialized yet"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newController(t)
+			h.cloud.InstanceTypes = []*cloudprovider.InstanceType{instanceType("m7i.large", 0.10, v1.CapacityTypeSpot, v1.CapacityTypeOnDemand)}
+			pool := "room-" + tt.name
+			newNodePool(t, pool, underutilizedPool)
+			nc, node := newNode(t, pool, pool, sized)
+			if tt.inFlight {
+				receiver := &v1.NodeClaim{
+					ObjectMeta: metav1.ObjectMeta{Name: pool + "-receiver", Labels: map[string]string{v1.NodePoolLabelKey: pool, v1.CapacityTypeLabelKey: v1.CapacityTypeSpot}},
+					Spec: v1.NodeClaimSpec{
+						Requirements: []v1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelInstanceTypeStable, Operator: v1.NodeSelectorOpIn, Values: []string{"m7i.large"}}},
+						NodeClassRef: &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"},
+					},
+				}
+				create(t, receiver)
+				receiver.Status.Allocatable = corev1.ResourceList{
+					corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("4Gi"), corev1.ResourcePods: resource.MustParse("10"),
+				}
+				receiver.Status.Capacity = receiver.Status.Allocatable
+				if err := env.Client.Status().Update(t.Context(), receiver); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				_, receiver := newNode(t, pool, pool+"-receiver", func(nc *v1.NodeClaim, n *corev1.Node) {
+					sized(nc, n)
+					doNotDisrupt(n)
+					if tt.receiver != nil {
+						tt.receiver(nc, n)
+					}
+				})
+				ready(t, receiver)
+			}
+			newPod(t, pool+"-moving", node.Name, requesting("1500m", pool+"-moving"))
+			if tt.pending != "" {
+				newPod(t, pool+"-pending", "", func(p *corev1.Pod) {
+					requesting(tt.pending, pool+"-pending")(p)
+					unschedulable(p)
+				})
+			}
+			deleted := h.decideAndCarryOut(t)
+			if got := slices.Contains(deleted, nc.Name); got != tt.want {
+				t.Errorf("deleted %v, want %s deleted: %v", deleted, nc.Name, tt.want)
+			}
+			if tt.wantNote != "" {
+				if e := h.events.Find(nc.Name, corev1.EventTypeNormal, disruption.ReasonDisruptionBlocked); !strings.Contains(e, tt.wantNote) {
+					t.Errorf("event %q, want it to contain %q", e, tt.wantNote)
+				}
+			}
+		})
+	}
+}
