@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
@@ -92,6 +93,73 @@ func TestConsolidationLeavesRoomToPending(t *testing.T) {
 				if e := h.events.Find(nc.Name, corev1.EventTypeNormal, disruption.ReasonDisruptionBlocked); !strings.Contains(e, tt.wantNote) {
 					t.Errorf("event %q, want it to contain %q", e, tt.wantNote)
 				}
+			}
+		})
+	}
+}
+
+// TestSplit: a node whose two pods fit on no cheaper single type, but on two smaller nodes that
+// together cost less, is replaced by those two; when the two cost too much it is kept and says
+// why.
+func TestSplit(t *testing.T) {
+	small := func(price float64) *cloudprovider.InstanceType {
+		it := instanceType("c7i.medium", price, v1.CapacityTypeOnDemand)
+		it.Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("2Gi"), corev1.ResourcePods: resource.MustParse("10")}
+		return it
+	}
+	for _, tt := range []struct {
+		name      string
+		smallCost float64
+		want      string
+	}{
+		{name: "two-cheaper", smallCost: 0.04, want: "replacing 1 node(s) with 2 (cheapest options c7i.medium on-demand, c7i.medium on-demand, $0.0800/h together), saving $0.0200/h"},
+		{name: "two-too-dear", smallCost: 0.049, want: ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newController(t)
+			h.cloud.InstanceTypes = []*cloudprovider.InstanceType{instanceType("m7i.large", 0.10, v1.CapacityTypeOnDemand), small(tt.smallCost)}
+			pool := "split-" + tt.name
+			newNodePool(t, pool, underutilizedPool)
+			nc, node := newNode(t, pool, pool, onDemand)
+			newPod(t, pool+"-1", node.Name, requesting("900m", pool))
+			newPod(t, pool+"-2", node.Name, requesting("900m", pool))
+			first, err := h.Disrupt(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(first.Decided, tt.want) || (tt.want == "") != (first.Decided == "") {
+				t.Fatalf("decided %q, want %q", first.Decided, tt.want)
+			}
+			if tt.want == "" {
+				// The solver holds both pods on one m7i.large then: no cheaper.
+				want := "no cheaper option: the cheapest replacement, m7i.large on-demand, costs $0.1000/h against $0.1000/h now"
+				if e := h.events.Find(nc.Name, corev1.EventTypeNormal, disruption.ReasonDisruptionBlocked); !strings.Contains(e, want) {
+					t.Errorf("event %q, want it to contain %q", e, want)
+				}
+				return
+			}
+			h.clock.Step(disruption.ValidationPeriod)
+			second, err := h.Disrupt(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(second.Launched) != 2 || len(second.Deleted) != 0 {
+				t.Fatalf("second pass launched %v and deleted %v, want two replacements and nothing deleted", second.Launched, second.Deleted)
+			}
+			for _, name := range second.Launched {
+				replacement := &v1.NodeClaim{}
+				if err := env.Client.Get(t.Context(), client.ObjectKey{Name: name}, replacement); err != nil {
+					t.Fatal(err)
+				}
+				cleanup(t, replacement)
+				if i := slices.IndexFunc(replacement.Spec.Requirements, func(r v1.NodeSelectorRequirementWithMinValues) bool {
+					return r.Key == corev1.LabelInstanceTypeStable
+				}); i < 0 || !slices.Equal(replacement.Spec.Requirements[i].Values, []string{"c7i.medium"}) {
+					t.Errorf("replacement %s requirements %v, want instance types [c7i.medium] only", name, replacement.Spec.Requirements)
+				}
+			}
+			if !tainted(t, node) {
+				t.Error("candidate not tainted while its replacements launch")
 			}
 		})
 	}
