@@ -309,8 +309,17 @@ func (ps *pass) replace(cands []*candidate, planned []scheduling.NodeClaim, m me
 		allSpot = allSpot && cand.capacityType() == v1.CapacityTypeSpot
 	}
 	limit := current * (1 - MinReplacementSavings)
-	options := make([][]scheduling.Launch, len(planned))
+	// Each planned NodeClaim's Launch is its cheapest option: when they already cost too much,
+	// no option is priced (the common case in a settled cluster).
 	cheapest := 0.0
+	for i := range planned {
+		cheapest += planned[i].Launch.Price + planned[i].NodeCost
+	}
+	if cheapest >= limit {
+		return nil, tooDear(planned, cheapest, current), nil
+	}
+	options := make([][]scheduling.Launch, len(planned))
+	cheapest = 0.0
 	for i := range planned {
 		all, err := scheduling.PriceOptions(&planned[i], ps.snapshot.Input.InstanceTypes)
 		if err != nil {
@@ -325,13 +334,7 @@ func (ps *pass) replace(cands []*candidate, planned []scheduling.NodeClaim, m me
 		cheapest += options[i][0].Price + planned[i].NodeCost
 	}
 	if cheapest >= limit {
-		first := options[0][0]
-		if len(planned) > 1 {
-			return nil, fmt.Sprintf("no cheaper option: its pods would need %d new nodes costing $%.4f/h against $%.4f/h now (a replacement must save at least %.0f%%)",
-				len(planned), cheapest, current, MinReplacementSavings*100), nil
-		}
-		return nil, fmt.Sprintf("no cheaper option: the cheapest replacement, %s %s, costs $%.4f/h against $%.4f/h now (a replacement must save at least %.0f%%)",
-			first.InstanceType, first.CapacityType, cheapest, current, MinReplacementSavings*100), nil
+		return nil, tooDear(planned, cheapest, current), nil
 	}
 	if allSpot && slices.ContainsFunc(options, func(o []scheduling.Launch) bool { return o[0].CapacityType == v1.CapacityTypeSpot }) {
 		if len(planned) > 1 {
@@ -357,6 +360,16 @@ func (ps *pass) replace(cands []*candidate, planned []scheduling.NodeClaim, m me
 		return nil, why, nil
 	}
 	return cmd, "", nil
+}
+
+// tooDear says that the planned NodeClaims, at cheapest, save too little against current.
+func tooDear(planned []scheduling.NodeClaim, cheapest, current float64) string {
+	if len(planned) > 1 {
+		return fmt.Sprintf("no cheaper option: its pods would need %d new nodes costing $%.4f/h against $%.4f/h now (a replacement must save at least %.0f%%)",
+			len(planned), cheapest, current, MinReplacementSavings*100)
+	}
+	return fmt.Sprintf("no cheaper option: the cheapest replacement, %s %s, costs $%.4f/h against $%.4f/h now (a replacement must save at least %.0f%%)",
+		planned[0].Launch.InstanceType, planned[0].Launch.CapacityType, cheapest, current, MinReplacementSavings*100)
 }
 
 // BalancedThreshold is k of the Balanced policy: a move is taken when its savings fraction is at
