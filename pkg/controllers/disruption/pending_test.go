@@ -29,8 +29,10 @@ func unschedulable(p *corev1.Pod) {
 func TestConsolidationLeavesRoomToPending(t *testing.T) {
 	for _, tt := range []struct {
 		name string
-		// pending, if set, is the CPU request of an unschedulable pod.
+		// pending, if set, is the CPU request of an unschedulable pod; with unseen, of a pod
+		// kube-scheduler has not tried yet (no PodScheduled condition).
 		pending string
+		unseen  bool
 		// receiver edits the receiving node; inFlight makes it a NodeClaim with no Node yet.
 		receiver func(*v1.NodeClaim, *corev1.Node)
 		inFlight bool
@@ -41,6 +43,7 @@ func TestConsolidationLeavesRoomToPending(t *testing.T) {
 		{name: "pending-fits-elsewhere-too", pending: "100m", want: true},
 		{name: "pending-needs-the-room", pending: "1", wantNote: "pending pods would then need $0.1000/h of new nodes instead of $0.0000/h"},
 		{name: "pending-fits-nowhere", pending: "100", want: true},
+		{name: "unseen-needs-the-room", pending: "1", unseen: true, wantNote: "pending pods would then need $0.1000/h of new nodes instead of $0.0000/h"},
 		{name: "receiver-not-initialized", receiver: func(_ *v1.NodeClaim, n *corev1.Node) {
 			delete(n.Labels, v1.NodeInitializedLabelKey)
 		}, wantNote: "which is not initialized yet"},
@@ -82,7 +85,11 @@ func TestConsolidationLeavesRoomToPending(t *testing.T) {
 			if tt.pending != "" {
 				newPod(t, pool+"-pending", "", func(p *corev1.Pod) {
 					requesting(tt.pending, pool+"-pending")(p)
-					unschedulable(p)
+					if tt.unseen {
+						p.Status.Phase = corev1.PodPending
+					} else {
+						unschedulable(p)
+					}
 				})
 			}
 			deleted := h.decideAndCarryOut(t)
