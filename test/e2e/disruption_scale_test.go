@@ -25,11 +25,15 @@ const settleQuiet = 90 * time.Second
 
 // TestConsolidationSettlesNearPlan is the measurement of the closing note, run only with
 // JOINER_E2E_PODS set (1,000 for the figures): the scale-up test's mixed workload, on one
-// WhenEmptyOrUnderutilized NodePool (consolidateAfter 30s, the default 10% budget), runs;
+// WhenEmptyOrUnderutilized NodePool (consolidateAfter 30s, the default 10% budget) and the
+// tainted NodePool its db and web pods need (consolidating likewise), runs;
 // kube-scheduler strands pods on nodes the plan did not mean for them and more nodes are bought
 // for them; then consolidation takes back what is not needed. Once the NodeClaims have not
 // changed for settleQuiet, the cluster must cost within 5% of what `joiner simulate` plans for
-// the same pods. It reports how long settling took from every pod Running.
+// the same pods. It reports the cost right after every pod is Running, the cost every 30s from
+// the pods' creation (consolidation runs during the scale-up too), how long settling took from
+// every pod Running, and the final ratio against the plan. With JOINER_E2E_LOGS set the
+// controller's log, which holds every decision, is kept there.
 func TestConsolidationSettlesNearPlan(t *testing.T) {
 	if os.Getenv("JOINER_E2E_PODS") == "" {
 		t.Skip("a measurement: run with JOINER_E2E_PODS=1000 (about 30 minutes on 2 cores)")
