@@ -292,8 +292,8 @@ func (ps *pass) consolidate(cands []*candidate, m method) (*command, string, err
 // replace returns the command that replaces the candidates by the planned NodeClaims, or why
 // there is none. The NodeClaims' cheapest options together must cost less than
 // (1-MinReplacementSavings) of the candidates; each keeps the options that keep the total
-// under that. Several candidates are never replaced by an instance type of one of them (that
-// would just delete the others). One candidate may be replaced by several cheaper NodeClaims
+// under that. Several candidates are never replaced by one NodeClaim of an instance type of
+// one of them (that would just delete the others). One candidate may be replaced by several cheaper NodeClaims
 // (a split: a large node whose pods the plan holds on smaller ones), and several by several,
 // as the solver plans them. A spot node's spot replacement needs MinSpotToSpotOptions cheaper
 // types and keeps that many, and is one NodeClaim.
@@ -318,6 +318,9 @@ func (ps *pass) replace(cands []*candidate, planned []scheduling.NodeClaim, m me
 	if cheapest >= limit {
 		return nil, tooDear(planned, cheapest, current), nil
 	}
+	// Several nodes merged into one of a type one of them has would just delete the others,
+	// which a shorter prefix does without the churn; re-packed onto several, any type goes.
+	merging := len(cands) > 1 && len(planned) == 1
 	options := make([][]scheduling.Launch, len(planned))
 	cheapest = 0.0
 	for i := range planned {
@@ -326,7 +329,7 @@ func (ps *pass) replace(cands []*candidate, planned []scheduling.NodeClaim, m me
 			return nil, "", err
 		}
 		options[i] = slices.DeleteFunc(all, func(o scheduling.Launch) bool {
-			return len(cands) > 1 && slices.ContainsFunc(cands, func(c *candidate) bool { return c.instanceType() == o.InstanceType })
+			return merging && slices.ContainsFunc(cands, func(c *candidate) bool { return c.instanceType() == o.InstanceType })
 		})
 		if len(options[i]) == 0 {
 			return nil, "no instance type can hold its pods", nil
