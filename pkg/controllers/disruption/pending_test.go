@@ -36,6 +36,8 @@ func TestConsolidationLeavesRoomToPending(t *testing.T) {
 		// receiver edits the receiving node; inFlight makes it a NodeClaim with no Node yet.
 		receiver func(*v1.NodeClaim, *corev1.Node)
 		inFlight bool
+		// second adds an initialized receiver like the first, created after it.
+		second   bool
 		want     bool
 		wantNote string
 	}{
@@ -44,10 +46,16 @@ func TestConsolidationLeavesRoomToPending(t *testing.T) {
 		{name: "pending-needs-the-room", pending: "1", wantNote: "pending pods would then need $0.1000/h of new nodes instead of $0.0000/h"},
 		{name: "pending-fits-nowhere", pending: "100", want: true},
 		{name: "unseen-needs-the-room", pending: "1", unseen: true, wantNote: "pending pods would then need $0.1000/h of new nodes instead of $0.0000/h"},
+		// Not counting on the receiver, its pod needs a new node, no cheaper.
 		{name: "receiver-not-initialized", receiver: func(_ *v1.NodeClaim, n *corev1.Node) {
 			delete(n.Labels, v1.NodeInitializedLabelKey)
-		}, wantNote: "which is not initialized yet"},
-		{name: "receiver-in-flight", inFlight: true, wantNote: "which is not initialized yet"},
+		}, wantNote: "no cheaper option"},
+		{name: "receiver-in-flight", inFlight: true, wantNote: "no cheaper option"},
+		// The pod goes to the initialized receiver instead: the move holds.
+		{name: "receiver-in-flight-and-one-initialized", inFlight: true, second: true, want: true},
+		{name: "receiver-not-initialized-and-one-initialized", receiver: func(_ *v1.NodeClaim, n *corev1.Node) {
+			delete(n.Labels, v1.NodeInitializedLabelKey)
+		}, second: true, want: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newController(t)
@@ -80,6 +88,10 @@ func TestConsolidationLeavesRoomToPending(t *testing.T) {
 					}
 				})
 				ready(t, receiver)
+			}
+			if tt.second {
+				_, second := newNode(t, pool, pool+"-receiver2", func(nc *v1.NodeClaim, n *corev1.Node) { sized(nc, n); doNotDisrupt(n) })
+				ready(t, second)
 			}
 			newPod(t, pool+"-moving", node.Name, requesting("1500m", pool+"-moving"))
 			if tt.pending != "" {

@@ -35,11 +35,12 @@ type outcome struct {
 // that fits nowhere does not matter, and a new NodeClaim that holds only such pods is not a
 // replacement (provisioning launches it anyway). Cordoned and not Ready nodes take no pod.
 //
-// Two outcomes make the removal unsafe, as in Karpenter's SimulateScheduling, because the
-// capacity would be bought back at once: a pod of the candidates placed on a node that is not
-// initialized (in flight, or registered and not yet initialized; kube-scheduler cannot bind it
-// there now, and the node was launched for pending pods), which is unplaced; and the other
-// pods to place needing new NodeClaims that cost more than they need with no candidate removed
+// No simulation counts on a node that is not initialized (in flight, or registered and not yet
+// initialized: kube-scheduler cannot bind there now, and the node was launched for other
+// pods), as Karpenter's SimulateScheduling refuses a move that would: such nodes take no pod
+// (receiver), so the solver places the pods elsewhere rather than the move failing; a pod of
+// the candidates placed on one anyway is unplaced. A removal is also unsafe when the other
+// pods to place need new NodeClaims that cost more than they need with no candidate removed
 // (the candidates' pods took room that pending pods will use, or a candidate had room they
 // would have used), which is displaces. Provisioning would launch those NodeClaims as soon as
 // the candidates' pods were evicted: during a scale-up, consolidation would delete nodes and
@@ -150,16 +151,20 @@ func (ps *pass) input(cands []*candidate) (scheduling.Input, map[types.UID]bool)
 
 // receiver returns the snapshot's node as a simulation sees it, with the pods that leave it: a
 // node tainted karpenter.sh/disrupted or in a command takes no pod and its pods leave; a
-// cordoned or not Ready one takes no pod and keeps its pods; others are as they are.
+// cordoned, not Ready, not initialized or in-flight one takes no pod and keeps its pods; others
+// are as they are.
 func (ps *pass) receiver(n *scheduling.Node) (*scheduling.Node, []*corev1.Pod) {
 	sn := ps.byName[n.Name]
 	switch {
-	case sn == nil || sn.Node == nil || sn.Deleting():
-		// In flight, or already converted to a leaving node by the snapshot.
+	case sn == nil || sn.Deleting():
+		// Already converted to a leaving node by the snapshot.
 		return n, nil
+	case sn.Node == nil:
+		// In flight: no simulation counts on it (see simulate).
+		return noRoom(n), nil
 	case ps.busy[n.Name] || disrupted(sn.Node):
 		return noRoom(n), reschedulable(sn.Pods)
-	case sn.Node.Spec.Unschedulable || !ready(sn.Node):
+	case sn.Node.Spec.Unschedulable || !ready(sn.Node) || !sn.Initialized():
 		out := noRoom(n)
 		out.Pods = sn.Pods
 		return out, nil
