@@ -131,13 +131,13 @@ func (ps *pass) input(cands []*candidate) (scheduling.Input, map[types.UID]bool)
 	}
 	in := ps.snapshot.Input
 	in.Nodes = make([]*scheduling.Node, 0, len(ps.snapshot.Input.Nodes))
-	for _, n := range ps.snapshot.Input.Nodes {
+	receivers := ps.receiverViews()
+	for i, n := range ps.snapshot.Input.Nodes {
 		if gone[n.Name] {
 			continue
 		}
-		n, leaving := ps.receiver(n)
-		pods = append(pods, leaving...)
-		in.Nodes = append(in.Nodes, n)
+		pods = append(pods, receivers[i].leaving...)
+		in.Nodes = append(in.Nodes, receivers[i].node)
 	}
 	for _, sn := range ps.nodes {
 		if sn.Node != nil && sn.Deleting() && !gone[sn.Name()] {
@@ -147,6 +147,24 @@ func (ps *pass) input(cands []*candidate) (scheduling.Input, map[types.UID]bool)
 	in.Pods = append(pods, ps.pending...)
 	ps.prune(&in)
 	return in, mine
+}
+
+// receiverView is a snapshot node as every simulation of a pass sees it (see receiver).
+type receiverView struct {
+	node    *scheduling.Node
+	leaving []*corev1.Pod
+}
+
+// receiverViews returns receiver of each of the snapshot's nodes, in its order, computed once
+// per pass: every simulation walks every node.
+func (ps *pass) receiverViews() []receiverView {
+	if ps.receivers == nil {
+		ps.receivers = make([]receiverView, len(ps.snapshot.Input.Nodes))
+		for i, n := range ps.snapshot.Input.Nodes {
+			ps.receivers[i].node, ps.receivers[i].leaving = ps.receiver(n)
+		}
+	}
+	return ps.receivers
 }
 
 // receiver returns the snapshot's node as a simulation sees it, with the pods that leave it: a

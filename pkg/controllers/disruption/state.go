@@ -45,6 +45,8 @@ type pass struct {
 	// to place other than candidates' (pending pods, pods of leaving nodes) need with no
 	// candidate removed (see simulate).
 	others *float64
+	// receivers are the snapshot's nodes as simulations see them, computed on first use.
+	receivers []receiverView
 }
 
 // pool is one NodePool's part of a pass.
