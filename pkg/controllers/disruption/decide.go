@@ -3,6 +3,7 @@ package disruption
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -83,6 +84,14 @@ func (c *command) describe() string {
 		return fmt.Sprintf("%s, deleting %d node(s)", c.method.reason, len(c.candidates))
 	}
 	r := c.replacements[0].Launch
+	if len(c.replacements) > 1 {
+		types := make([]string, len(c.replacements))
+		for i := range c.replacements {
+			types[i] = c.replacements[i].Launch.InstanceType + " " + c.replacements[i].Launch.CapacityType
+		}
+		return fmt.Sprintf("%s, replacing %d node(s) with %d (cheapest options %s, $%.4f/h together), saving $%.4f/h",
+			c.method.reason, len(c.candidates), len(c.replacements), strings.Join(types, ", "), c.price, c.savings())
+	}
 	return fmt.Sprintf("%s, replacing %d node(s) with %d (cheapest option %s %s at $%.4f/h), saving $%.4f/h",
 		c.method.reason, len(c.candidates), len(c.replacements), r.InstanceType, r.CapacityType, c.price, c.savings())
 }
@@ -258,10 +267,8 @@ func (ps *pass) single(d *decision) (*command, error) {
 }
 
 // consolidate returns the command that removes the candidates, or why there is none: their
-// pods must all find room on the other nodes (delete) or on those and one new NodeClaim whose
-// cheapest option saves at least MinReplacementSavings (replace). Replacing several nodes never
-// uses an instance type of one of them (that would just delete the others); a spot node's spot
-// replacement needs MinSpotToSpotOptions cheaper types.
+// pods must all find room on the other nodes (delete) or on those and new NodeClaims that
+// together save at least MinReplacementSavings (replace; see replace).
 func (ps *pass) consolidate(cands []*candidate, m method) (*command, string, error) {
 	out, err := ps.simulate(cands)
 	if err != nil {
@@ -270,15 +277,27 @@ func (ps *pass) consolidate(cands []*candidate, m method) (*command, string, err
 	switch {
 	case out.unplaced != "":
 		return nil, out.unplaced, nil
+	case out.displaces != "":
+		return nil, out.displaces, nil
 	case len(out.replacements) == 0:
 		cmd := newCommand(m, cands, nil)
 		if why := balanced(cmd); why != "" {
 			return nil, why, nil
 		}
 		return cmd, "", nil
-	case len(out.replacements) > 1:
-		return nil, fmt.Sprintf("its pods would need %d new nodes", len(out.replacements)), nil
 	}
+	return ps.replace(cands, out.replacements, m)
+}
+
+// replace returns the command that replaces the candidates by the planned NodeClaims, or why
+// there is none. The NodeClaims' cheapest options together must cost less than
+// (1-MinReplacementSavings) of the candidates; each keeps the options that keep the total
+// under that. Several candidates are never replaced by one NodeClaim of an instance type of
+// one of them (that would just delete the others). One candidate may be replaced by several cheaper NodeClaims
+// (a split: a large node whose pods the plan holds on smaller ones), and several by several,
+// as the solver plans them. A spot node's spot replacement needs MinSpotToSpotOptions cheaper
+// types and keeps that many, and is one NodeClaim.
+func (ps *pass) replace(cands []*candidate, planned []scheduling.NodeClaim, m method) (*command, string, error) {
 	current := 0.0
 	allSpot := true
 	for _, cand := range cands {
@@ -289,35 +308,71 @@ func (ps *pass) consolidate(cands []*candidate, m method) (*command, string, err
 		current += cand.price
 		allSpot = allSpot && cand.capacityType() == v1.CapacityTypeSpot
 	}
-	repl := out.replacements[0]
-	options, err := scheduling.PriceOptions(&repl, ps.snapshot.Input.InstanceTypes)
-	if err != nil {
-		return nil, "", err
-	}
-	if len(options) == 0 {
-		return nil, "no instance type can hold its pods", nil
-	}
 	limit := current * (1 - MinReplacementSavings)
-	cheaper := slices.DeleteFunc(slices.Clone(options), func(o scheduling.Launch) bool {
-		return o.Price+repl.NodeCost >= limit || len(cands) > 1 && slices.ContainsFunc(cands, func(c *candidate) bool { return c.instanceType() == o.InstanceType })
-	})
-	if len(cheaper) == 0 {
-		return nil, fmt.Sprintf("no cheaper option: the cheapest replacement, %s %s, costs $%.4f/h against $%.4f/h now (a replacement must save at least %.0f%%)",
-			options[0].InstanceType, options[0].CapacityType, options[0].Price+repl.NodeCost, current, MinReplacementSavings*100), nil
+	// Each planned NodeClaim's Launch is its cheapest option: when they already cost too much,
+	// no option is priced (the common case in a settled cluster).
+	cheapest := 0.0
+	for i := range planned {
+		cheapest += planned[i].Launch.Price + planned[i].NodeCost
 	}
-	if allSpot && cheaper[0].CapacityType == v1.CapacityTypeSpot {
-		spot := slices.DeleteFunc(cheaper, func(o scheduling.Launch) bool { return o.CapacityType != v1.CapacityTypeSpot })
+	if cheapest >= limit {
+		return nil, tooDear(planned, cheapest, current), nil
+	}
+	// Several nodes merged into one of a type one of them has would just delete the others,
+	// which a shorter prefix does without the churn; re-packed onto several, any type goes.
+	merging := len(cands) > 1 && len(planned) == 1
+	options := make([][]scheduling.Launch, len(planned))
+	cheapest = 0.0
+	for i := range planned {
+		all, err := scheduling.PriceOptions(&planned[i], ps.snapshot.Input.InstanceTypes)
+		if err != nil {
+			return nil, "", err
+		}
+		options[i] = slices.DeleteFunc(all, func(o scheduling.Launch) bool {
+			return merging && slices.ContainsFunc(cands, func(c *candidate) bool { return c.instanceType() == o.InstanceType })
+		})
+		if len(options[i]) == 0 {
+			return nil, "no instance type can hold its pods", nil
+		}
+		cheapest += options[i][0].Price + planned[i].NodeCost
+	}
+	if cheapest >= limit {
+		return nil, tooDear(planned, cheapest, current), nil
+	}
+	if allSpot && slices.ContainsFunc(options, func(o []scheduling.Launch) bool { return o[0].CapacityType == v1.CapacityTypeSpot }) {
+		if len(planned) > 1 {
+			return nil, fmt.Sprintf("its pods would need %d new nodes, and spot nodes are replaced by spot only one for one", len(planned)), nil
+		}
+		spot := slices.DeleteFunc(slices.Clone(options[0]), func(o scheduling.Launch) bool {
+			return o.CapacityType != v1.CapacityTypeSpot || o.Price+planned[0].NodeCost >= limit
+		})
 		if len(spot) < MinSpotToSpotOptions {
 			return nil, fmt.Sprintf("spot-to-spot replacement needs at least %d cheaper instance types, found %d (cheapest %s at $%.4f/h against $%.4f/h now)",
-				MinSpotToSpotOptions, len(spot), spot[0].InstanceType, spot[0].Price+repl.NodeCost, current), nil
+				MinSpotToSpotOptions, len(spot), options[0][0].InstanceType, options[0][0].Price+planned[0].NodeCost, current), nil
 		}
-		cheaper = spot[:MinSpotToSpotOptions]
+		options[0] = spot[:MinSpotToSpotOptions]
 	}
-	cmd := newCommand(m, cands, []scheduling.NodeClaim{restrict(repl, cheaper)})
+	slack := limit - cheapest
+	replacements := make([]scheduling.NodeClaim, len(planned))
+	for i := range planned {
+		bound := options[i][0].Price + slack
+		replacements[i] = restrict(planned[i], slices.DeleteFunc(options[i], func(o scheduling.Launch) bool { return o.Price >= bound }))
+	}
+	cmd := newCommand(m, cands, replacements)
 	if why := balanced(cmd); why != "" {
 		return nil, why, nil
 	}
 	return cmd, "", nil
+}
+
+// tooDear says that the planned NodeClaims, at cheapest, save too little against current.
+func tooDear(planned []scheduling.NodeClaim, cheapest, current float64) string {
+	if len(planned) > 1 {
+		return fmt.Sprintf("no cheaper option: its pods would need %d new nodes costing $%.4f/h against $%.4f/h now (a replacement must save at least %.0f%%)",
+			len(planned), cheapest, current, MinReplacementSavings*100)
+	}
+	return fmt.Sprintf("no cheaper option: the cheapest replacement, %s %s, costs $%.4f/h against $%.4f/h now (a replacement must save at least %.0f%%)",
+		planned[0].Launch.InstanceType, planned[0].Launch.CapacityType, cheapest, current, MinReplacementSavings*100)
 }
 
 // BalancedThreshold is k of the Balanced policy: a move is taken when its savings fraction is at

@@ -24,13 +24,20 @@
 // consolidatable node the Empty budgets allow); Drifted (every empty drifted node the budgets
 // allow, else the first drifted node whose pods find room, on other nodes or new NodeClaims at
 // any price); multi-node consolidation (the longest prefix, by binary search over the first
-// MaxMultiNodeCandidates, of nodes that can be deleted or replaced by one cheaper node of a type
+// MaxMultiNodeCandidates, of nodes that can be deleted or replaced by cheaper nodes of types
 // none of them has); single-node consolidation (the first node that can be deleted or replaced
-// by one cheaper node). "Room" is scheduling.Solve over the snapshot without the candidates,
-// with their pods, the pods of nodes already leaving and the pending pods: the candidates' pods
-// must all be placed; a pending pod that fits nowhere blocks nothing. A replacement must save at
-// least MinReplacementSavings of the candidates' price, so a cluster at rest makes no moves; a
-// spot node's spot replacement needs MinSpotToSpotOptions cheaper types and keeps that many.
+// by cheaper nodes). "Room" is scheduling.Solve over the snapshot without the candidates,
+// with their pods, the pods of nodes already leaving and the pending pods (those marked
+// unschedulable, and those kube-scheduler has not tried yet): the candidates' pods must all be
+// placed, none on a node not initialized yet (in flight or registered: kube-scheduler cannot
+// bind there now, and such a node was launched for other pods), and the other pods must need
+// no more new capacity than they need with no candidate removed (else provisioning would buy
+// back what consolidation took); a pending pod that fits nowhere blocks nothing. Replacements
+// are the new NodeClaims the solve plans for the candidates' pods, one or several (a node may
+// be split into smaller ones, several merged or re-packed); together they must save at least
+// MinReplacementSavings of the candidates' price, so a cluster at rest makes no moves; a spot
+// node's spot replacement is one NodeClaim and needs MinSpotToSpotOptions cheaper types and
+// keeps that many.
 // Candidates are ordered by the least summed eviction cost of their pods (1 each, adjusted by
 // pod-deletion-cost and priority, as Karpenter), then longest quiet. A NodePool with the Balanced
 // policy takes a consolidation move with pods only when its savings, as a fraction of the

@@ -15,8 +15,12 @@ import (
 
 // outcome is what removing some candidates would lead to.
 type outcome struct {
-	// unplaced names a pod of the candidates that would fit nowhere, "" when all fit.
+	// unplaced names a pod of the candidates that would fit nowhere, or would go to a node not
+	// initialized yet; "" when all fit.
 	unplaced string
+	// displaces says, when removing the candidates makes the other pods to place (pending, of
+	// leaving nodes) need more new capacity than they need now, by how much; "" when not.
+	displaces string
 	// replacements are the new NodeClaims that hold pods of the candidates.
 	replacements []scheduling.NodeClaim
 	// placements say where each pod of the candidates would go: a node's name, or a new
@@ -30,6 +34,17 @@ type outcome struct {
 // command) and the pending pods take room too, ahead of nothing in particular; a pending pod
 // that fits nowhere does not matter, and a new NodeClaim that holds only such pods is not a
 // replacement (provisioning launches it anyway). Cordoned and not Ready nodes take no pod.
+//
+// No simulation counts on a node that is not initialized (in flight, or registered and not yet
+// initialized: kube-scheduler cannot bind there now, and the node was launched for other
+// pods), as Karpenter's SimulateScheduling refuses a move that would: such nodes take no pod
+// (receiver), so the solver places the pods elsewhere rather than the move failing; a pod of
+// the candidates placed on one anyway is unplaced. A removal is also unsafe when the other
+// pods to place need new NodeClaims that cost more than they need with no candidate removed
+// (the candidates' pods took room that pending pods will use, or a candidate had room they
+// would have used), which is displaces. Provisioning would launch those NodeClaims as soon as
+// the candidates' pods were evicted: during a scale-up, consolidation would delete nodes and
+// buy them again.
 func (ps *pass) simulate(cands []*candidate) (*outcome, error) {
 	in, mine := ps.input(cands)
 	plan, err := scheduling.Solve(&in)
@@ -44,10 +59,16 @@ func (ps *pass) simulate(cands []*candidate) (*outcome, error) {
 		}
 	}
 	for _, p := range plan.Placements {
-		if mine[p.Pod.UID] {
-			out.placements[p.Pod.UID] = p.Node
+		if !mine[p.Pod.UID] {
+			continue
 		}
+		if sn := ps.byName[p.Node]; sn != nil && !sn.Initialized() {
+			out.unplaced = fmt.Sprintf("pod %s/%s would go to node %s, which is not initialized yet", p.Pod.Namespace, p.Pod.Name, p.Node)
+			return out, nil
+		}
+		out.placements[p.Pod.UID] = p.Node
 	}
+	others := 0.0
 	for _, nc := range plan.NodeClaims {
 		holds := false
 		for _, pod := range nc.Pods {
@@ -58,9 +79,41 @@ func (ps *pass) simulate(cands []*candidate) (*outcome, error) {
 		}
 		if holds {
 			out.replacements = append(out.replacements, nc)
+		} else {
+			others += nc.Launch.Price + nc.NodeCost
+		}
+	}
+	if len(cands) > 0 && others > 0 {
+		before, err := ps.othersNeed()
+		if err != nil {
+			return nil, err
+		}
+		if others > before+1e-6 {
+			out.displaces = fmt.Sprintf("pending pods would then need $%.4f/h of new nodes instead of $%.4f/h: its pods would take room they need", others, before)
 		}
 	}
 	return out, nil
+}
+
+// othersNeed returns what the new NodeClaims cost that the pods to place need with no candidate
+// removed (the pending pods and those of leaving nodes), solved once per pass.
+func (ps *pass) othersNeed() (float64, error) {
+	if ps.others != nil {
+		return *ps.others, nil
+	}
+	in, _ := ps.input(nil)
+	total := 0.0
+	if len(in.Pods) > 0 {
+		plan, err := scheduling.Solve(&in)
+		if err != nil {
+			return 0, fmt.Errorf("simulating the pending pods, %w", err)
+		}
+		for _, nc := range plan.NodeClaims {
+			total += nc.Launch.Price + nc.NodeCost
+		}
+	}
+	ps.others = &total
+	return total, nil
 }
 
 // input is the snapshot without the candidates, with their pods (mine), the pods of nodes
@@ -78,13 +131,13 @@ func (ps *pass) input(cands []*candidate) (scheduling.Input, map[types.UID]bool)
 	}
 	in := ps.snapshot.Input
 	in.Nodes = make([]*scheduling.Node, 0, len(ps.snapshot.Input.Nodes))
-	for _, n := range ps.snapshot.Input.Nodes {
+	receivers := ps.receiverViews()
+	for i, n := range ps.snapshot.Input.Nodes {
 		if gone[n.Name] {
 			continue
 		}
-		n, leaving := ps.receiver(n)
-		pods = append(pods, leaving...)
-		in.Nodes = append(in.Nodes, n)
+		pods = append(pods, receivers[i].leaving...)
+		in.Nodes = append(in.Nodes, receivers[i].node)
 	}
 	for _, sn := range ps.nodes {
 		if sn.Node != nil && sn.Deleting() && !gone[sn.Name()] {
@@ -96,18 +149,40 @@ func (ps *pass) input(cands []*candidate) (scheduling.Input, map[types.UID]bool)
 	return in, mine
 }
 
+// receiverView is a snapshot node as every simulation of a pass sees it (see receiver).
+type receiverView struct {
+	node    *scheduling.Node
+	leaving []*corev1.Pod
+}
+
+// receiverViews returns receiver of each of the snapshot's nodes, in its order, computed once
+// per pass: every simulation walks every node.
+func (ps *pass) receiverViews() []receiverView {
+	if ps.receivers == nil {
+		ps.receivers = make([]receiverView, len(ps.snapshot.Input.Nodes))
+		for i, n := range ps.snapshot.Input.Nodes {
+			ps.receivers[i].node, ps.receivers[i].leaving = ps.receiver(n)
+		}
+	}
+	return ps.receivers
+}
+
 // receiver returns the snapshot's node as a simulation sees it, with the pods that leave it: a
 // node tainted karpenter.sh/disrupted or in a command takes no pod and its pods leave; a
-// cordoned or not Ready one takes no pod and keeps its pods; others are as they are.
+// cordoned, not Ready, not initialized or in-flight one takes no pod and keeps its pods; others
+// are as they are.
 func (ps *pass) receiver(n *scheduling.Node) (*scheduling.Node, []*corev1.Pod) {
 	sn := ps.byName[n.Name]
 	switch {
-	case sn == nil || sn.Node == nil || sn.Deleting():
-		// In flight, or already converted to a leaving node by the snapshot.
+	case sn == nil || sn.Deleting():
+		// Already converted to a leaving node by the snapshot.
 		return n, nil
+	case sn.Node == nil:
+		// In flight: no simulation counts on it (see simulate).
+		return noRoom(n), nil
 	case ps.busy[n.Name] || disrupted(sn.Node):
 		return noRoom(n), reschedulable(sn.Pods)
-	case sn.Node.Spec.Unschedulable || !ready(sn.Node):
+	case sn.Node.Spec.Unschedulable || !ready(sn.Node) || !sn.Initialized():
 		out := noRoom(n)
 		out.Pods = sn.Pods
 		return out, nil

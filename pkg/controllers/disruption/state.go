@@ -29,8 +29,9 @@ type pass struct {
 	// nodes are every node of the view, by name.
 	nodes  []*cluster.StateNode
 	byName map[string]*cluster.StateNode
-	// pending are the pods provisioning would launch for: they take room in every simulation,
-	// and one that fits nowhere blocks nothing.
+	// pending are the pods provisioning would launch for, and those kube-scheduler has not
+	// tried yet (see unseen): they take room in every simulation, and one that fits nowhere
+	// blocks nothing.
 	pending []*corev1.Pod
 	// snapshot is provisioning's scheduling input without pods.
 	snapshot *provisioning.Snapshot
@@ -40,6 +41,12 @@ type pass struct {
 	// free and hasInterPod are computed on first use (see prune).
 	free        map[string]corev1.ResourceList
 	hasInterPod *bool
+	// others is, computed on first use, the hourly price of the new NodeClaims that the pods
+	// to place other than candidates' (pending pods, pods of leaving nodes) need with no
+	// candidate removed (see simulate).
+	others *float64
+	// receivers are the snapshot's nodes as simulations see them, computed on first use.
+	receivers []receiverView
 }
 
 // pool is one NodePool's part of a pass.
@@ -128,7 +135,7 @@ func (c *Controller) newPass(ctx context.Context, now time.Time, busy map[string
 	}
 	ps := &pass{now: now, nodes: nodes, byName: map[string]*cluster.StateNode{}, snapshot: snap, busy: busy}
 	for _, pod := range unbound {
-		if provisioning.Provisionable(pod) {
+		if provisioning.Provisionable(pod) || unseen(pod) {
 			ps.pending = append(ps.pending, pod)
 		}
 	}
@@ -268,4 +275,16 @@ func podsCost(pods []*corev1.Pod) float64 {
 		sum += evictionCost(pod)
 	}
 	return sum
+}
+
+// unseen reports whether kube-scheduler has not tried to place the pod yet: unbound, not
+// finished or terminating, not a DaemonSet's, and without a PodScheduled condition. Such a pod
+// (a new replica, or one recreated for a pod a disruption just evicted) is bound within moments
+// to whatever room there is, so simulations count it as pending: a decision that used its room
+// would not hold.
+func unseen(pod *corev1.Pod) bool {
+	if pod.Spec.NodeName != "" || finished(pod) || !pod.DeletionTimestamp.IsZero() || ownedByDaemonSet(pod) || mirror(pod) {
+		return false
+	}
+	return !slices.ContainsFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == corev1.PodScheduled })
 }
