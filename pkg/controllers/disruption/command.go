@@ -187,11 +187,16 @@ func (c *Controller) advance(ctx context.Context, cmd *command, now time.Time) (
 		failed = fmt.Sprintf("replacements not initialized within %s", ReplacementTimeout)
 	}
 	if failed != "" {
+		// A rollback that did not go through keeps the command, so the next pass tries again:
+		// a node left tainted counts against its NodePool's budget.
+		if err := c.untaint(ctx, nodesOf(cmd)); err != nil {
+			return false, nil, err
+		}
 		logger.Info("Replacement failed, keeping the nodes", "reason", failed)
 		for _, cand := range cmd.candidates {
 			c.recorder.Eventf(cand.node.NodeClaim, nil, corev1.EventTypeWarning, ReasonDisruptionAbandoned, "Disrupt", "Abandoned disruption (%s): %s; the node is kept", cmd.method.reason, failed)
 		}
-		return true, nil, c.untaint(ctx, nodesOf(cmd))
+		return true, nil, nil
 	}
 	if initialized < len(cmd.launched) {
 		return false, nil, nil
