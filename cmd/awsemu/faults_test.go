@@ -35,8 +35,7 @@ func TestFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range []inspect.Faults{set, got} {
-		if f.ThrottleRate != 0.3 || f.ErrorRate != 0.02 || f.SlowRate != 0.05 || f.SlowLatency != "2s" || f.DescribeInstancesLag != "2s" ||
-			len(f.InsufficientCapacity) != 2 || f.InsufficientCapacity[0].InstanceType != "c7i.large" || f.Injected == nil {
+		if !allSet(f) {
 			t.Errorf("faults %+v, want the knobs set and the injected counts", f)
 		}
 	}
@@ -61,4 +60,10 @@ func TestFaults(t *testing.T) {
 	if err := runFaults(t.Context(), nil, &out); err == nil || !strings.Contains(err.Error(), "--endpoint is required") {
 		t.Errorf("no endpoint: error %v, want it to ask for --endpoint", err)
 	}
+}
+
+// allSet reports whether f holds the knobs TestFaults sets, and the injected counts.
+func allSet(f inspect.Faults) bool {
+	return f.ThrottleRate == 0.3 && f.ErrorRate == 0.02 && f.SlowRate == 0.05 && f.SlowLatency == "2s" && f.DescribeInstancesLag == "2s" &&
+		len(f.InsufficientCapacity) == 2 && f.InsufficientCapacity[0].InstanceType == "c7i.large" && f.Injected != nil
 }
