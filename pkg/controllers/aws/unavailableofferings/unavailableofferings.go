@@ -71,8 +71,8 @@ func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
 // that becomes leader has it before its first launch; only the leader writes (Start).
 func (c *Controller) NeedLeaderElection() bool { return false }
 
-// Start reads the record, waits to be elected, reads it again, then writes it whenever an
-// offering is marked and every SyncInterval, until ctx ends.
+// Start reads the record, waits to be elected (reading it again when it had to wait), then
+// writes it whenever an offering is marked and every SyncInterval, until ctx ends.
 func (c *Controller) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName(name)
 	ctx = log.IntoContext(ctx, logger)
@@ -80,12 +80,18 @@ func (c *Controller) Start(ctx context.Context) error {
 		logger.Error(err, "Reading the unavailable offerings record")
 	}
 	select {
-	case <-ctx.Done():
-		return nil
 	case <-c.elected:
-	}
-	if err := c.Load(ctx); err != nil {
-		logger.Error(err, "Reading the unavailable offerings record")
+		// Leading already (or no election): what was just read is current.
+	default:
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-c.elected:
+		}
+		// A standby's record may be stale: read what the earlier leader wrote last.
+		if err := c.Load(ctx); err != nil {
+			logger.Error(err, "Reading the unavailable offerings record")
+		}
 	}
 	ticker := c.clock.NewTicker(SyncInterval)
 	defer ticker.Stop()
