@@ -7,6 +7,10 @@
 // serves until interrupted. Point SDK clients at that URL with static credentials whose access key
 // id is the seeded controller key (AKIDJOINERCONTROLLER, or the world's controllerAccessKeyId).
 //
+// `awsemu faults --endpoint URL [knobs]` reads or sets a running emulator's injected faults
+// (throttling, 500s, slow responses, DescribeInstances lag, pools out of capacity) and prints
+// them with the counts injected so far.
+//
 // With --world it seeds the account the world file describes (docs/world.md) instead of the demo
 // world; a world file with any problem is refused, each problem named by its field's path,
 // before anything listens.
@@ -46,7 +50,13 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
+	var err error
+	if len(os.Args) > 1 && os.Args[1] == "faults" {
+		err = runFaults(ctx, os.Args[2:], os.Stdout)
+	} else {
+		err = run(ctx, os.Args[1:], os.Stderr)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		os.Exit(1)
 	}

@@ -93,6 +93,7 @@ Every flag defaults to the environment variable named in brackets.`,
 				BatchMaxDuration:  opts.BatchMaxDuration,
 				NodeCost:          opts.NodeCost,
 				InterruptionQueue: opts.InterruptionQueue,
+				Namespace:         opts.LeaderElectionNamespace,
 			}
 			if cloudProvider == cloudProviderAWS {
 				awsOpts.ClusterEndpoint = opts.ClusterEndpoint

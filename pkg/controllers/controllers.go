@@ -19,6 +19,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/cluster"
 	"github.com/joinerhq/joiner/pkg/controllers/aws/housekeeping"
 	"github.com/joinerhq/joiner/pkg/controllers/aws/instancegc"
+	"github.com/joinerhq/joiner/pkg/controllers/aws/unavailableofferings"
 	"github.com/joinerhq/joiner/pkg/controllers/disruption"
 	"github.com/joinerhq/joiner/pkg/controllers/interruption"
 	nodeclaimmetrics "github.com/joinerhq/joiner/pkg/controllers/metrics/nodeclaim"
@@ -63,6 +64,9 @@ type Dependencies struct {
 	// InterruptionQueue, with AWS, names the SQS queue of EC2 interruption events the interruption
 	// controller reads; empty: no interruption handling.
 	InterruptionQueue string
+	// Namespace, with AWS, is the controller's own namespace (the leader Lease's), where the
+	// unavailable-offerings record is kept across restarts; empty: it is not kept.
+	Namespace string
 }
 
 // New returns every controller of the operator, built on mgr's client and cache. It registers
@@ -118,6 +122,10 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 			housekeeping.NewController(deps.AWS.Prices, deps.AWS.LaunchTemplates, deps.Clock),
 			instancegc.NewController(mgr.GetClient(), deps.AWS.Instances, deps.Clock),
 		)
+		if deps.Namespace != "" {
+			// Before the interruption controller: both feed the record this one keeps.
+			controllers = append(controllers, unavailableofferings.NewController(mgr.GetClient(), deps.AWS.Unavailable, deps.Namespace, deps.Clock))
+		}
 		if deps.InterruptionQueue != "" {
 			queue := interruption.NewQueue(deps.AWS.SQS, deps.InterruptionQueue)
 			interrupt, err := interruption.NewController(mgr.GetClient(), queue, deps.AWS.Unavailable, deps.Clock, recorder, deps.Registry)

@@ -67,6 +67,7 @@ func TestChaosLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	drift := time.Now()
 	patch(t, ctx, stack.Client, &awsv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, `{"spec":{"amiSelectorTerms":[{"alias":"al2023@v20251001"}]}}`)
 	// Drift replaces one node per decision, each after the validation period and its
 	// replacement's launch: a few minutes, and one more per node.
@@ -80,6 +81,7 @@ func TestChaosLifecycle(t *testing.T) {
 		}
 		return err == nil && left == 0 && len(now) > 0, fmt.Sprintf("%d of %d nodeclaims from before the drift left", left, len(now)), err
 	})
+	t.Logf("drift: %d nodes rolled in %s", len(before), time.Since(drift).Round(time.Second))
 	r.allRunning(5*time.Minute, int(half)+2, "drift: every pod Ready again")
 
 	r.interruptSpot(ctx)

@@ -14,9 +14,9 @@ import (
 )
 
 // size is how hard a run is. The controller's up times spread up to 30-40s: disruption
-// validates a decision for disruption.ValidationPeriod (15s) before acting, and a restart forgets
-// it, so under kills always closer together than that (plus the start-up) nothing is ever
-// consolidated or rolled; some longer windows let it act while most kills land mid-way.
+// validates a decision for disruption.ValidationPeriod (15s) before acting; a new leader resumes
+// the validation and the replacements an earlier one recorded on the NodeClaims, so commands
+// finish across kills, and the spread makes most kills land mid-command.
 type size struct {
 	name string
 	// minKills is how many SIGKILLs the run waits for before its final checks.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,7 +52,11 @@ func (c *Controller) execute(ctx context.Context, cmd *command) (deleted, launch
 		for _, cand := range cmd.candidates {
 			c.recorder.Eventf(cand.node.NodeClaim, nil, corev1.EventTypeNormal, ReasonDisruptionAbandoned, "Disrupt", "Abandoned disruption (%s): %s", cmd.method.reason, why)
 		}
-		return nil, nil, errors.Join(err, c.untaint(ctx, tainted))
+		errs := []error{err, c.untaint(ctx, tainted)}
+		for _, cand := range cmd.candidates {
+			errs = append(errs, c.forgetCommand(ctx, cand.node.NodeClaim))
+		}
+		return nil, nil, errors.Join(errs...)
 	}
 	for _, cand := range cmd.candidates {
 		if err := c.taint(ctx, cand.node.Node); err != nil {
@@ -81,6 +86,9 @@ func (c *Controller) execute(ctx context.Context, cmd *command) (deleted, launch
 		return deleted, nil, err
 	}
 	logger.Info("Launching replacements")
+	// The replacements are named here and recorded on the candidates before they are created,
+	// so that a leader killed in between leaves a record a new leader can finish (record.go).
+	var replacements []*v1.NodeClaim
 	for i := range cmd.replacements {
 		planned := &cmd.replacements[i]
 		np, ok := c.nodePoolOf(ctx, planned.NodePool)
@@ -88,12 +96,19 @@ func (c *Controller) execute(ctx context.Context, cmd *command) (deleted, launch
 			return abandon(fmt.Sprintf("nodepool %s of the replacement is gone", planned.NodePool), nil)
 		}
 		nc := provisioning.NewNodeClaim(np, planned)
-		if err := c.kube.Create(ctx, nc); err != nil {
-			return abandon("creating the replacement failed", fmt.Errorf("launching replacement nodeclaim, %w", err))
-		}
+		nc.Name, nc.GenerateName = nc.GenerateName+utilrand.String(5), ""
+		replacements = append(replacements, nc)
 		cmd.launched = append(cmd.launched, nc.Name)
 	}
 	cmd.launchedAt = c.clock.Now()
+	if err := c.recordCommand(ctx, cmd); err != nil {
+		return abandon("recording the command failed", err)
+	}
+	for _, nc := range replacements {
+		if err := c.kube.Create(ctx, nc); err != nil {
+			return abandon("creating the replacement failed", fmt.Errorf("launching replacement nodeclaim, %w", err))
+		}
+	}
 	for _, cand := range cmd.candidates {
 		c.recorder.Eventf(cand.node.NodeClaim, nil, corev1.EventTypeNormal, ReasonDisruptionLaunching, "Disrupt", "Launching NodeClaim %v: %s", cmd.launched, cmd.describe())
 	}
@@ -172,11 +187,16 @@ func (c *Controller) advance(ctx context.Context, cmd *command, now time.Time) (
 		failed = fmt.Sprintf("replacements not initialized within %s", ReplacementTimeout)
 	}
 	if failed != "" {
+		// A rollback that did not go through keeps the command, so the next pass tries again:
+		// a node left tainted counts against its NodePool's budget.
+		if err := c.untaint(ctx, nodesOf(cmd)); err != nil {
+			return false, nil, err
+		}
 		logger.Info("Replacement failed, keeping the nodes", "reason", failed)
 		for _, cand := range cmd.candidates {
 			c.recorder.Eventf(cand.node.NodeClaim, nil, corev1.EventTypeWarning, ReasonDisruptionAbandoned, "Disrupt", "Abandoned disruption (%s): %s; the node is kept", cmd.method.reason, failed)
 		}
-		return true, nil, c.untaint(ctx, nodesOf(cmd))
+		return true, nil, nil
 	}
 	if initialized < len(cmd.launched) {
 		return false, nil, nil
@@ -280,51 +300,42 @@ func (c *Controller) taint(ctx context.Context, stale *corev1.Node) error {
 }
 
 // untaint removes karpenter.sh/disrupted:NoSchedule from the nodes that are not being deleted,
-// reading each from the API server first.
+// reading each from the API server and patching it with optimistic locking, reading it again on
+// a conflict: the kubelet's heartbeats change a Node every few seconds, and a rollback that gave
+// up on a conflict left the node tainted, counted against its NodePool's budget as disrupting,
+// until the next leader's first pass. It also forgets the command recorded on the nodes'
+// NodeClaims (commandAnnotationKey).
 func (c *Controller) untaint(ctx context.Context, nodes []*cluster.StateNode) error {
 	var errs []error
 	for _, sn := range nodes {
-		node := &corev1.Node{}
-		if err := c.apiReader.Get(ctx, client.ObjectKeyFromObject(sn.Node), node); err != nil {
-			errs = append(errs, client.IgnoreNotFound(fmt.Errorf("getting node %s, %w", sn.Node.Name, err)))
-			continue
-		}
-		if !node.DeletionTimestamp.IsZero() || !disrupted(node) {
-			continue
-		}
 		if sn.NodeClaim != nil {
 			nc := &v1.NodeClaim{}
 			if err := c.apiReader.Get(ctx, client.ObjectKeyFromObject(sn.NodeClaim), nc); err == nil && !nc.DeletionTimestamp.IsZero() {
 				continue
 			}
+			errs = append(errs, c.forgetCommand(ctx, sn.NodeClaim))
 		}
-		patched := node.DeepCopy()
-		taint := v1.DisruptedNoScheduleTaint()
-		patched.Spec.Taints = slices.DeleteFunc(patched.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&taint) })
-		if err := c.kube.Patch(ctx, patched, client.MergeFromWithOptions(node, client.MergeFromWithOptimisticLock{})); err != nil {
-			errs = append(errs, fmt.Errorf("untainting node %s, %w", node.Name, err))
+		if sn.Node == nil {
+			continue
+		}
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			node := &corev1.Node{}
+			if err := c.apiReader.Get(ctx, client.ObjectKeyFromObject(sn.Node), node); err != nil {
+				return client.IgnoreNotFound(err)
+			}
+			if !node.DeletionTimestamp.IsZero() || !disrupted(node) {
+				return nil
+			}
+			patched := node.DeepCopy()
+			taint := v1.DisruptedNoScheduleTaint()
+			patched.Spec.Taints = slices.DeleteFunc(patched.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&taint) })
+			return c.kube.Patch(ctx, patched, client.MergeFromWithOptions(node, client.MergeFromWithOptimisticLock{}))
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("untainting node %s, %w", sn.Node.Name, err))
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// untaintOrphans untaints the nodes an earlier leader tainted for a command it did not finish:
-// tainted karpenter.sh/disrupted, neither the Node nor its NodeClaim being deleted.
-func (c *Controller) untaintOrphans(ctx context.Context) error {
-	nodes, err := c.cluster.Nodes(ctx)
-	if err != nil {
-		return err
-	}
-	var orphans []*cluster.StateNode
-	for _, sn := range nodes {
-		if sn.Node != nil && sn.NodeClaim != nil && disrupted(sn.Node) && !sn.Deleting() {
-			orphans = append(orphans, sn)
-		}
-	}
-	if len(orphans) > 0 {
-		log.FromContext(ctx).Info("Untainting nodes left tainted by an unfinished disruption", "nodes", len(orphans))
-	}
-	return c.untaint(ctx, orphans)
 }
 
 // expire deletes the NodeClaims older than their expireAfter: forcefully, whatever the

@@ -63,7 +63,8 @@ type Controller struct {
 	// notes are the last reason given per NodeClaim for keeping it, so that an event goes out
 	// only when it changes.
 	notes map[string]string
-	// cleaned is set once the first pass untainted the nodes an earlier leader left tainted.
+	// cleaned is set once the first pass resumed the commands an earlier leader left in flight
+	// and untainted the nodes it left tainted with none (resume).
 	cleaned bool
 }
 
@@ -159,6 +160,10 @@ func (c *Controller) Disrupt(ctx context.Context) (Result, error) {
 	res.requeue(next)
 	errs = append(errs, err)
 
+	if !c.cleaned {
+		errs = append(errs, c.resume(ctx))
+		c.cleaned = true
+	}
 	c.inflight = slices.DeleteFunc(c.inflight, func(cmd *command) bool {
 		done, deleted, err := c.advance(ctx, cmd, now)
 		res.Deleted = append(res.Deleted, deleted...)
@@ -167,10 +172,6 @@ func (c *Controller) Disrupt(ctx context.Context) (Result, error) {
 	})
 	if len(c.inflight) > 0 {
 		res.requeue(replacementPoll)
-	}
-	if !c.cleaned {
-		errs = append(errs, c.untaintOrphans(ctx))
-		c.cleaned = true
 	}
 
 	// A command due for validation is decided again on its nodes, so they are not busy then.
@@ -193,6 +194,9 @@ func (c *Controller) Disrupt(ctx context.Context) (Result, error) {
 			errs = append(errs, err)
 		case cmd == nil:
 			log.FromContext(ctx).Info("Abandoning disruption that no longer holds", "nodes", old.nodeNames(), "decision", old.describe(), "reason", why)
+			for _, cand := range old.candidates {
+				errs = append(errs, c.forgetCommand(ctx, cand.node.NodeClaim))
+			}
 		default:
 			deleted, launched, err := c.execute(ctx, cmd)
 			res.Deleted = append(res.Deleted, deleted...)
@@ -211,10 +215,10 @@ func (c *Controller) Disrupt(ctx context.Context) (Result, error) {
 		}
 		if d.cmd != nil {
 			c.metrics.evaluation.WithLabelValues(d.cmd.method.label, d.cmd.method.consolidationType).Observe(c.clock.Since(start).Seconds())
-			d.cmd.validateAt = now.Add(ValidationPeriod)
+			d.cmd.validateAt = c.validateAt(ctx, d.cmd, now)
 			c.pending = d.cmd
 			res.Decided = d.cmd.describe()
-			res.requeue(ValidationPeriod)
+			res.requeue(max(d.cmd.validateAt.Sub(now), time.Millisecond))
 			log.FromContext(ctx).Info("Decided disruption, validating it again after the validation period", "nodes", d.cmd.nodeNames(),
 				"decision", res.Decided, "validateAt", d.cmd.validateAt)
 		}

@@ -54,6 +54,8 @@ type command struct {
 	// launched are the replacement NodeClaims created, at launchedAt.
 	launched   []string
 	launchedAt time.Time
+	// decided describes a command a new leader resumed from its record (see record.go).
+	decided string
 }
 
 func (c *command) decision() string {
@@ -77,6 +79,9 @@ func (c *command) nodeNames() []string {
 
 // describe says what the command does, for events and logs.
 func (c *command) describe() string {
+	if c.decided != "" {
+		return c.decided
+	}
 	if len(c.replacements) == 0 {
 		if c.current > 0 {
 			return fmt.Sprintf("%s, deleting %d node(s), saving $%.4f/h", c.method.reason, len(c.candidates), c.savings())

@@ -59,7 +59,10 @@
 // status patch with optimistic locking) and a delete with a resourceVersion precondition.
 // Replacements are created as provisioning creates NodeClaims; once all are Initialized the
 // candidates are deleted; if one is gone, or ReplacementTimeout passes, the candidates are
-// untainted and kept. The first pass of a leader untaints nodes an earlier leader left tainted.
+// untainted and kept. A command is recorded on its candidates' NodeClaims (record.go): when it
+// was decided, and, once tainted, its replacements; a new leader validates the same decision
+// ValidationPeriod after the first, and its first pass takes the recorded in-flight commands
+// back and untaints the nodes an earlier leader left tainted with no record.
 //
 // Expired: a NodeClaim older than its expireAfter is deleted forcefully, whatever the budgets,
 // do-not-disrupt or PodDisruptionBudgets; termination drains it within terminationGracePeriod.
