@@ -54,10 +54,11 @@ const (
 // Each instance is its own kubelet, as on EC2: a pass boots the due instances, heartbeats the
 // joined ones, or runs their pods, up to KubeletOptions.Workers at a time, so one slow API call
 // delays only its own instance and a pass over hundreds of Nodes takes about as long as the
-// slowest of them rather than their sum. Run runs the boot, heartbeat and pods passes in loops of
-// their own, as a kubelet's node status and pod workers do not wait on each other: a heartbeat
-// pass over hundreds of Nodes took 2-12 s on a loaded machine, and pods bound meanwhile waited
-// for it to end before they were reported Running. The timings (the boot delay,
+// slowest of them rather than their sum. Run runs the boots, heartbeats and pods in loops of
+// their own, as a kubelet's node status and pod workers do not wait on each other, and the pods
+// loop starts on an instance whenever it is free, without waiting for the others: a keep pass
+// over hundreds of Nodes (heartbeats, then pods) took 2-12 s on a loaded machine, and pods bound
+// meanwhile waited for it to end before they were reported Running. The timings (the boot delay,
 // RegisterRetryEvery, HeartbeatEvery, AgentReadyAfter) are unchanged.
 //
 // A joined kubelet renews its Node's Lease every HeartbeatEvery and posts its Node's status when
@@ -89,6 +90,12 @@ type Kubelets struct {
 	heartbeats, reported map[string]time.Time
 	// leases is the Lease each joined instance last wrote, by instance id.
 	leases map[string]*coordinationv1.Lease
+	// podsBusy are the instances whose agents and pods are being acted on now (runPods), and
+	// podSlots holds one token per instance being acted on, at most Workers.
+	podsBusy map[string]bool
+	podSlots chan struct{}
+	// inflight are the goroutines acting on instances' pods, which Run waits for.
+	inflight sync.WaitGroup
 	// deleted are the instances whose Node was deleted while the instance ran; a kubelet does
 	// not register it again until it restarts.
 	deleted map[string]bool
@@ -119,10 +126,11 @@ type KubeletOptions struct {
 // NewKubelets returns the kubelets of st's instances, on clk.
 func NewKubelets(st *state.State, clk clock.WithTicker, o KubeletOptions) *Kubelets {
 	k := &Kubelets{state: st, clock: clk, client: o.Client, pods: o.Pods, workers: o.Workers, heartbeats: map[string]time.Time{}, reported: map[string]time.Time{},
-		leases: map[string]*coordinationv1.Lease{}, deleted: map[string]bool{}, readySince: map[string]time.Time{}, agentsDone: map[string]bool{}}
+		leases: map[string]*coordinationv1.Lease{}, podsBusy: map[string]bool{}, deleted: map[string]bool{}, readySince: map[string]time.Time{}, agentsDone: map[string]bool{}}
 	if k.workers <= 0 {
 		k.workers = DefaultKubeletWorkers
 	}
+	k.podSlots = make(chan struct{}, k.workers)
 	if k.pods == nil {
 		k.pods = o.Client
 	}
@@ -142,16 +150,19 @@ func NewKubelets(st *state.State, clk clock.WithTicker, o KubeletOptions) *Kubel
 
 // Run boots, heartbeats and runs pods every interval of the clock until ctx ends: three loops,
 // so that a slow pass over hundreds of joined Nodes holds back neither the boots nor the pods,
-// as no kubelet waits on another's. Errors, and passes that take longer than interval (the next
-// one starts late), are logged.
+// as no kubelet waits on another's. The pods loop does not wait for the instances it started on
+// (startPods): each is started on again, with the pods bound since, once it is done. Errors, and
+// boot and heartbeat passes that take longer than interval (the next one starts late), are
+// logged. Run returns once every instance's work has ended.
 func (k *Kubelets) Run(ctx context.Context, interval time.Duration) {
 	var wg sync.WaitGroup
 	wg.Go(func() { k.every(ctx, interval, "boot", k.bootPass) })
 	if k.client != nil {
 		wg.Go(func() { k.every(ctx, interval, "heartbeat", k.heartbeatPass) })
-		wg.Go(func() { k.every(ctx, interval, "pods", k.podsPass) })
+		wg.Go(func() { k.every(ctx, interval, "pods", k.startPods) })
 	}
 	wg.Wait()
+	k.inflight.Wait()
 }
 
 // every runs step every interval until ctx ends. step returns how many instances it handled.
@@ -205,11 +216,19 @@ func (k *Kubelets) heartbeatPass(ctx context.Context) (int, error) {
 	return n, errors.Join(err, k.deleteGone(ctx))
 }
 
-// podsPass runs the joined instances' agents and pods, one pass at a time.
+// podsPass runs the joined instances' agents and pods and waits for them, one pass at a time.
 func (k *Kubelets) podsPass(ctx context.Context) (int, error) {
 	k.podsMu.Lock()
 	defer k.podsMu.Unlock()
-	return k.runPods(ctx)
+	return k.runPods(ctx, true)
+}
+
+// startPods starts on the agents and pods of the joined instances that have something to do and
+// are not being worked on, without waiting for them (runPods).
+func (k *Kubelets) startPods(ctx context.Context) (int, error) {
+	k.podsMu.Lock()
+	defer k.podsMu.Unlock()
+	return k.runPods(ctx, false)
 }
 
 // due is an instance to boot now.
@@ -473,8 +492,11 @@ func (k *Kubelets) beatOne(ctx context.Context, b *beat) {
 
 // runPods runs the agent stand-ins that are due and reports the pods bound to the joined
 // instances' Nodes Running (or finishes their deletion), k.workers instances at a time, and
-// returns how many instances had something to do.
-func (k *Kubelets) runPods(ctx context.Context) (int, error) {
+// returns how many instances it started on. An instance whose pods are being acted on from an
+// earlier call is left to it. With wait it returns once all it started are done, with their
+// errors; without, at once, each instance's errors logged as it ends: pods bound while slow API
+// calls hold some instances do not wait for those to end, as no kubelet waits on another's.
+func (k *Kubelets) runPods(ctx context.Context, wait bool) (int, error) {
 	instances := k.joinedInstances()
 	if len(instances) == 0 {
 		return 0, nil
@@ -487,28 +509,55 @@ func (k *Kubelets) runPods(ctx context.Context) (int, error) {
 	var todo []*podsOf
 	k.mu.Lock()
 	for _, in := range instances {
-		if k.deleted[in.id] {
+		if k.deleted[in.id] || k.podsBusy[in.id] {
 			continue
 		}
 		// The agents start once the Node has been Ready for a while: after its first heartbeat.
 		since, ready := k.readySince[in.id]
 		p := &podsOf{joined: in, pods: bound[in.node], agents: ready && !k.agentsDone[in.id] && now.Sub(since) >= AgentReadyAfter}
 		if p.agents || len(p.pods) > 0 {
+			k.podsBusy[in.id] = true
 			todo = append(todo, p)
 		}
 	}
 	k.mu.Unlock()
-	inParallel(len(todo), k.workers, func(i int) { k.podsOne(ctx, todo[i]) })
-	k.mu.Lock()
-	defer k.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, p := range todo {
+		wg.Add(1)
+		k.inflight.Go(func() {
+			defer wg.Done()
+			select {
+			case k.podSlots <- struct{}{}:
+				k.podsOne(ctx, p)
+				<-k.podSlots
+			case <-ctx.Done():
+				p.err = ctx.Err()
+			}
+			k.podsDone(p)
+			if !wait && p.err != nil && ctx.Err() == nil {
+				log.FromContext(ctx).Error(p.err, "Syncing the emulated kubelets", "step", "pods", "instance", p.id)
+			}
+		})
+	}
+	if !wait {
+		return len(todo), nil
+	}
+	wg.Wait()
 	var errs []error
 	for _, p := range todo {
 		errs = append(errs, p.err)
-		if _, live := k.readySince[p.id]; p.agents && live {
-			k.agentsDone[p.id] = p.agentsFinished
-		}
 	}
 	return len(todo), errors.Join(errs...)
+}
+
+// podsDone records what came of one instance's pods work and frees the instance for the next.
+func (k *Kubelets) podsDone(p *podsOf) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.podsBusy, p.id)
+	if _, live := k.readySince[p.id]; p.agents && live {
+		k.agentsDone[p.id] = p.agentsFinished
+	}
 }
 
 // podsToRun reads the pods bound to a node that a kubelet has to act on, by node name: those
