@@ -306,11 +306,19 @@ func (c *Controller) nodesFor(ctx context.Context, nodeClaim *v1.NodeClaim) ([]c
 }
 
 // recordTransitions emits one event for every condition whose status, reason or message changed:
-// Normal when it is True or Unknown, Warning when it is False.
+// Normal when it is True or Unknown, Warning when it is False. A condition not decided yet
+// (Unknown, and Unknown or absent before: a launched instance waiting for its Node, a Node
+// waiting to initialize) emits none; its message is on the condition. Those were four of a
+// NodeClaim's eight events, and in a 1,000-pod scale-up 1,600 of the controller's 4,420 event
+// writes to an API server it kept at full load. A fall back to Unknown from True or False (a
+// Node that stopped reporting) still emits one.
 func (c *Controller) recordTransitions(stored, nodeClaim *v1.NodeClaim) {
 	for _, cond := range nodeClaim.Status.Conditions {
 		old := findCondition(stored.Status.Conditions, cond.Type)
 		if old != nil && old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message {
+			continue
+		}
+		if cond.Status == metav1.ConditionUnknown && (old == nil || old.Status == metav1.ConditionUnknown) {
 			continue
 		}
 		eventType := corev1.EventTypeNormal
