@@ -23,7 +23,7 @@ func TestOptions(t *testing.T) {
 			args: []string{"--cluster-name=c"},
 			check: func(t *testing.T, o *operator.Options) {
 				if o.BatchIdleDuration != time.Second || o.BatchMaxDuration != 10*time.Second || o.LogLevel != "info" || !o.LeaderElection ||
-					o.KubeClientQPS != 200 || o.KubeClientBurst != 300 {
+					o.KubeClientQPS != 200 || o.KubeClientBurst != 300 || o.GCPercent != operator.DefaultGCPercent {
 					t.Errorf("defaults = %+v", o)
 				}
 			},
@@ -66,6 +66,25 @@ func TestOptions(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "GOGC is the garbage collector's default",
+			env:  map[string]string{"CLUSTER_NAME": "c", "GOGC": "200"},
+			check: func(t *testing.T, o *operator.Options) {
+				if o.GCPercent != 200 {
+					t.Errorf("GCPercent = %d with GOGC=200", o.GCPercent)
+				}
+			},
+		},
+		{
+			name: "GOGC off",
+			env:  map[string]string{"CLUSTER_NAME": "c", "GOGC": "off"},
+			check: func(t *testing.T, o *operator.Options) {
+				if o.GCPercent != -1 {
+					t.Errorf("GCPercent = %d with GOGC=off, want -1", o.GCPercent)
+				}
+			},
+		},
+		{name: "bad gc percent", args: []string{"--cluster-name=c", "--gc-percent=-2"}, wantErr: "--gc-percent -2 must be positive"},
 		{name: "zero qps", args: []string{"--cluster-name=c", "--kube-client-qps=0"}, wantErr: "--kube-client-qps 0 must be positive"},
 	}
 	for _, tt := range tests {
@@ -90,7 +109,7 @@ func TestOptions(t *testing.T) {
 // options read.
 func parseOptions(t *testing.T, env map[string]string, args []string) *operator.Options {
 	t.Helper()
-	for _, k := range []string{"CLUSTER_NAME", "BATCH_IDLE_DURATION", "BATCH_MAX_DURATION", "LOG_LEVEL", "INTERRUPTION_QUEUE", "KUBE_CLIENT_QPS", "GRACEFUL_SHUTDOWN_TIMEOUT", "ENABLE_PROFILING", "METRICS_BIND_ADDRESS"} {
+	for _, k := range []string{"CLUSTER_NAME", "BATCH_IDLE_DURATION", "BATCH_MAX_DURATION", "LOG_LEVEL", "INTERRUPTION_QUEUE", "KUBE_CLIENT_QPS", "GRACEFUL_SHUTDOWN_TIMEOUT", "ENABLE_PROFILING", "METRICS_BIND_ADDRESS", "GOGC"} {
 		t.Setenv(k, env[k])
 		if _, ok := env[k]; !ok {
 			unsetenv(t, k)
