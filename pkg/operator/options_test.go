@@ -1,6 +1,7 @@
 package operator_test
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ func TestOptions(t *testing.T) {
 			args: []string{"--cluster-name=c"},
 			check: func(t *testing.T, o *operator.Options) {
 				if o.BatchIdleDuration != time.Second || o.BatchMaxDuration != 10*time.Second || o.LogLevel != "info" || !o.LeaderElection ||
-					o.KubeClientQPS != 200 || o.KubeClientBurst != 300 || o.GCPercent != operator.DefaultGCPercent {
+					o.KubeClientQPS != 200 || o.KubeClientBurst != 300 {
 					t.Errorf("defaults = %+v", o)
 				}
 			},
@@ -66,25 +67,6 @@ func TestOptions(t *testing.T) {
 				}
 			},
 		},
-		{
-			name: "GOGC is the garbage collector's default",
-			env:  map[string]string{"CLUSTER_NAME": "c", "GOGC": "200"},
-			check: func(t *testing.T, o *operator.Options) {
-				if o.GCPercent != 200 {
-					t.Errorf("GCPercent = %d with GOGC=200", o.GCPercent)
-				}
-			},
-		},
-		{
-			name: "GOGC off",
-			env:  map[string]string{"CLUSTER_NAME": "c", "GOGC": "off"},
-			check: func(t *testing.T, o *operator.Options) {
-				if o.GCPercent != -1 {
-					t.Errorf("GCPercent = %d with GOGC=off, want -1", o.GCPercent)
-				}
-			},
-		},
-		{name: "bad gc percent", args: []string{"--cluster-name=c", "--gc-percent=-2"}, wantErr: "--gc-percent -2 must be positive"},
 		{name: "zero qps", args: []string{"--cluster-name=c", "--kube-client-qps=0"}, wantErr: "--kube-client-qps 0 must be positive"},
 	}
 	for _, tt := range tests {
@@ -101,6 +83,44 @@ func TestOptions(t *testing.T) {
 				t.Fatalf("Validate() = %v", err)
 			}
 			tt.check(t, o)
+		})
+	}
+}
+
+// TestGCPercent: the garbage collector's target is DefaultGCPercent, or GOGC as the Go runtime
+// reads it ("off" is -1), or the flag.
+func TestGCPercent(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		want    int
+		wantErr string
+	}{
+		{name: "default", want: operator.DefaultGCPercent},
+		{name: "GOGC", env: map[string]string{"GOGC": "200"}, want: 200},
+		{name: "GOGC off", env: map[string]string{"GOGC": "off"}, want: -1},
+		{name: "flag over GOGC", env: map[string]string{"GOGC": "200"}, args: []string{"--gc-percent=25"}, want: 25},
+		{name: "below -1", args: []string{"--gc-percent=-2"}, wantErr: "--gc-percent -2 must be positive"},
+		{name: "bad GOGC", env: map[string]string{"GOGC": "lots"}, wantErr: `GOGC="lots" is not a whole number`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"CLUSTER_NAME": "c"}
+			maps.Copy(env, tc.env)
+			o := parseOptions(t, env, tc.args)
+			err := o.Validate()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Validate() = %v, want an error containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Validate() = %v", err)
+			}
+			if o.GCPercent != tc.want {
+				t.Errorf("GCPercent = %d, want %d", o.GCPercent, tc.want)
+			}
 		})
 	}
 }
