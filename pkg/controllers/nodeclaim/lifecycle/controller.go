@@ -229,14 +229,11 @@ func (c *Controller) Reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (re
 
 // ConflictRetry is how soon a reconcile whose only failures were conflicts runs again: another
 // writer changed the Node or the NodeClaim after the cache's copy was read (a new Node's kubelet,
-// kube-controller-manager and the agents all write it in its first seconds), and the change
-// reaches the cache within a second or two even on a loaded API server (its event usually
-// brings the NodeClaim back sooner). Not through the rate limiter, which counts conflicts as
-// failures: its per-item backoff starts at 5 ms, retrying while the cache is still stale, and its
-// bucket (10 per second across all NodeClaims) held hundreds back by up to tens of seconds in a
-// 1,000-pod scale-up, and with them the Nodes' registration. At 500 ms the 80e14bd run retried
-// 958 times for 445 Nodes, each retry another patch for the API server.
-const ConflictRetry = 2 * time.Second
+// kube-controller-manager and the agents all write it in its first seconds), and a fresh read
+// will most likely do. Not through the rate limiter, which counts conflicts as failures: its
+// bucket (10 per second across all NodeClaims) held hundreds of them back by up to tens of
+// seconds in a 1,000-pod scale-up, and with them the Nodes' registration.
+const ConflictRetry = 500 * time.Millisecond
 
 // onlyConflicts reports whether errs has a failure and every failure in it is a conflict.
 func onlyConflicts(errs []error) bool {
