@@ -184,8 +184,7 @@ type phase func(ctx context.Context, nodeClaim *v1.NodeClaim) (reconcile.Result,
 
 // Reconcile runs the phases of a live NodeClaim, or its finalization when it is being deleted, and
 // patches what changed. If the returned error is non-nil the Result is ignored and the request is
-// requeued with backoff; conflicts alone are no error, the request comes back after
-// ConflictRetry.
+// requeued with backoff.
 func (c *Controller) Reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (reconcile.Result, error) {
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("nodeclaim", klog.KObj(nodeClaim)))
 	if !nodeClaim.DeletionTimestamp.IsZero() {
@@ -216,38 +215,10 @@ func (c *Controller) Reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (re
 	setReady(nodeClaim, c.clock.Now())
 	c.recordTransitions(stored, nodeClaim)
 	errs = append(errs, c.patch(ctx, stored, nodeClaim))
-	err := errors.Join(errs...)
-	switch {
-	case err == nil:
-		return result, nil
-	case onlyConflicts(errs):
-		log.FromContext(ctx).V(1).Info("Retrying after a conflict", "error", err.Error())
-		return combine(result, reconcile.Result{RequeueAfter: ConflictRetry}), nil
+	if err := errors.Join(errs...); err != nil {
+		return reconcile.Result{}, err
 	}
-	return reconcile.Result{}, err
-}
-
-// ConflictRetry is how soon a reconcile whose only failures were conflicts runs again: another
-// writer changed the Node or the NodeClaim after the cache's copy was read (a new Node's kubelet,
-// kube-controller-manager and the agents all write it in its first seconds), and a fresh read
-// will most likely do. Not through the rate limiter, which counts conflicts as failures: its
-// bucket (10 per second across all NodeClaims) held hundreds of them back by up to tens of
-// seconds in a 1,000-pod scale-up, and with them the Nodes' registration.
-const ConflictRetry = 500 * time.Millisecond
-
-// onlyConflicts reports whether errs has a failure and every failure in it is a conflict.
-func onlyConflicts(errs []error) bool {
-	conflicts := 0
-	for _, err := range errs {
-		if err == nil {
-			continue
-		}
-		if !apierrors.IsConflict(err) {
-			return false
-		}
-		conflicts++
-	}
-	return conflicts > 0
+	return result, nil
 }
 
 // patch writes the NodeClaim's metadata and status if they changed: one patch each.
