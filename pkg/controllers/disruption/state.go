@@ -47,6 +47,9 @@ type pass struct {
 	others *float64
 	// receivers are the snapshot's nodes as simulations see them, computed on first use.
 	receivers []receiverView
+	// alone says why each candidate that multi-node consolidation tried on its own could not
+	// go: single-node consolidation takes the answer rather than simulating it again.
+	alone map[*candidate]string
 }
 
 // pool is one NodePool's part of a pass.
