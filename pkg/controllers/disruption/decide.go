@@ -252,7 +252,7 @@ func (ps *pass) multi(d *decision) (*command, error) {
 			}
 		}
 	}
-	grown, err := ps.grow(cands)
+	grown, err := ps.grow(ps.unstuck(d))
 	if err != nil {
 		return nil, err
 	}
@@ -308,8 +308,8 @@ func (ps *pass) grow(cands []*candidate) (*command, error) {
 		if err != nil {
 			return nil, err
 		}
-		if next == nil && len(chosen) == 0 {
-			ps.remember(cand, why)
+		if len(chosen) == 0 {
+			ps.remember(cand, next != nil, why)
 		}
 		if next == nil || cmd != nil && next.savings()-cmd.savings() < MinReplacementSavings*cand.price {
 			continue
@@ -321,8 +321,34 @@ func (ps *pass) grow(cands []*candidate) (*command, error) {
 	return cmd, nil
 }
 
-// remember records why the candidate cannot go alone, for the rest of the pass.
-func (ps *pass) remember(cand *candidate, why string) {
+// unstuck returns the first MaxMultiNodeCandidates underutilized candidates that the last pass
+// did not find stuck on their own, then the stuck ones, in order, at most MaxMultiNodeCandidates
+// in all. Candidates whose pods fit nowhere cheaper stay quiet longest and so come first in
+// candidate order, pass after pass: without this they filled grow's window while the nodes that
+// could go waited for single-node consolidation, one per pass. A stuck node still goes alone
+// through single-node consolidation, which tries every candidate, and in a prefix.
+func (ps *pass) unstuck(d *decision) []*candidate {
+	cands := ps.underutilized(d)
+	out := make([]*candidate, 0, min(len(cands), MaxMultiNodeCandidates))
+	for _, stuck := range []bool{false, true} {
+		for _, cand := range cands {
+			if ps.stuckBefore[cand.name()] == stuck && len(out) < MaxMultiNodeCandidates {
+				out = append(out, cand)
+			}
+		}
+	}
+	return out
+}
+
+// remember records whether the candidate can go alone, and why not, for the rest of the pass.
+func (ps *pass) remember(cand *candidate, movable bool, why string) {
+	if movable {
+		if ps.movable == nil {
+			ps.movable = map[*candidate]bool{}
+		}
+		ps.movable[cand] = true
+		return
+	}
 	if ps.alone == nil {
 		ps.alone = map[*candidate]string{}
 	}
@@ -341,6 +367,7 @@ func (ps *pass) single(d *decision) (*command, error) {
 		if err != nil {
 			return nil, err
 		}
+		ps.remember(cand, cmd != nil, why)
 		if cmd != nil {
 			return cmd, nil
 		}

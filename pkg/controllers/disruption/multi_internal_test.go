@@ -1,6 +1,7 @@
 package disruption
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -79,5 +80,45 @@ func TestMultiGrows(t *testing.T) {
 				t.Errorf("decided %s consolidation %q, want %s with %d replacements", d.cmd.method.consolidationType, d.cmd.describe(), tt.kind, tt.replacements)
 			}
 		})
+	}
+}
+
+// TestMultiLooksPastStuckNodes: MaxMultiNodeCandidates pinned nodes come first in candidate
+// order (one pod each, quiet as long, names first), then two nodes whose pods fit on the
+// receiver. The first pass finds the pinned ones stuck and single-node consolidation takes b1;
+// the next, told which were stuck, takes b1 and b2 together rather than one per pass.
+func TestMultiLooksPastStuckNodes(t *testing.T) {
+	f := newFixture("200")
+	receiver := f.node("z-receiver", "c7i.4x", pod("r1", "1", "3Gi"), pod("r2", "1", "3Gi"))
+	receiver.Node.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"}
+	for i := range MaxMultiNodeCandidates {
+		name := fmt.Sprintf("a-pinned-%03d", i)
+		pinned := f.node(name, "c7i.1x", pod(name, "300m", "256Mi"))
+		pinned.Node.Labels["example.com/local-disk"] = name
+		pinned.Pods[0].Spec.NodeSelector = map[string]string{"example.com/local-disk": name}
+	}
+	f.node("b1", "c7i.1x", pod("b1", "300m", "256Mi"))
+	f.node("b2", "c7i.1x", pod("b2", "300m", "256Mi"))
+
+	var stuck map[string]bool
+	for i, want := range []struct {
+		nodes []string
+		kind  string
+	}{{[]string{"b1"}, "single"}, {[]string{"b1", "b2"}, "multi"}} {
+		ps := f.pass()
+		ps.stuckBefore = stuck
+		d, err := ps.decide()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.cmd == nil {
+			t.Fatalf("pass %d: no command", i)
+		}
+		if diff := cmp.Diff(want.nodes, d.cmd.nodeNames()); diff != "" || d.cmd.method.consolidationType != want.kind {
+			t.Errorf("pass %d decided %s %q, want %s of %v", i, d.cmd.method.consolidationType, d.cmd.describe(), want.kind, want.nodes)
+		}
+		if stuck = ps.stuck(); len(stuck) != MaxMultiNodeCandidates {
+			t.Errorf("pass %d found %d nodes stuck, want the %d pinned", i, len(stuck), MaxMultiNodeCandidates)
+		}
 	}
 }
