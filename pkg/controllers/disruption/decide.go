@@ -237,9 +237,8 @@ func (ps *pass) underutilized(d *decision) []*candidate {
 // one per pass; and a longer prefix may carry a node replaced at a loss on the savings of the
 // others. When grow's best is one node, single-node consolidation takes it.
 func (ps *pass) multi(d *decision) (*command, error) {
-	cands := ps.underutilized(d)
-	cands = cands[:min(len(cands), MaxMultiNodeCandidates)]
-	together := ps.withinBudgets(d, cands, v1.DisruptionReasonUnderutilized)
+	all := ps.underutilized(d)
+	together := ps.withinBudgets(d, all[:min(len(all), MaxMultiNodeCandidates)], v1.DisruptionReasonUnderutilized)
 	var prefix *command
 	if len(together) >= 2 {
 		cmd, _, err := ps.consolidate(together, methodMulti)
@@ -252,7 +251,7 @@ func (ps *pass) multi(d *decision) (*command, error) {
 			}
 		}
 	}
-	grown, err := ps.grow(ps.unstuck(d))
+	grown, err := ps.grow(ps.unstuck(all))
 	if err != nil {
 		return nil, err
 	}
@@ -321,14 +320,13 @@ func (ps *pass) grow(cands []*candidate) (*command, error) {
 	return cmd, nil
 }
 
-// unstuck returns the first MaxMultiNodeCandidates underutilized candidates that the last pass
-// did not find stuck on their own, then the stuck ones, in order, at most MaxMultiNodeCandidates
-// in all. Candidates whose pods fit nowhere cheaper stay quiet longest and so come first in
+// unstuck returns, of the candidates, the first MaxMultiNodeCandidates that earlier passes did
+// not find stuck on their own, then the stuck ones, in order, at most MaxMultiNodeCandidates in
+// all. Candidates whose pods fit nowhere cheaper stay quiet longest and so come first in
 // candidate order, pass after pass: without this they filled grow's window while the nodes that
 // could go waited for single-node consolidation, one per pass. A stuck node still goes alone
 // through single-node consolidation, which tries every candidate, and in a prefix.
-func (ps *pass) unstuck(d *decision) []*candidate {
-	cands := ps.underutilized(d)
+func (ps *pass) unstuck(cands []*candidate) []*candidate {
 	out := make([]*candidate, 0, min(len(cands), MaxMultiNodeCandidates))
 	for _, stuck := range []bool{false, true} {
 		for _, cand := range cands {
