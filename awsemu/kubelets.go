@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,16 +51,20 @@ const (
 // AgentReadyAfter after the Node turns Ready (removeAgentTaints), and deletes the Nodes of
 // instances that are shutting down or gone, as the cloud node lifecycle controller does.
 //
-// Each instance is its own kubelet, as on EC2: a pass boots the due instances, or keeps the
-// joined ones, up to KubeletOptions.Workers at a time (Run runs the boot and keep passes in loops
-// of their own), so one slow API call delays only its own
-// instance and a pass over hundreds of Nodes takes about as long as the slowest of them rather
-// than their sum. Each instance's own steps stay in order (heartbeat, agents, pods), and the
-// timings (the boot delay, RegisterRetryEvery, HeartbeatEvery, AgentReadyAfter) are unchanged.
+// Each instance is its own kubelet, as on EC2: a pass boots the due instances, heartbeats the
+// joined ones, or runs their pods, up to KubeletOptions.Workers at a time, so one slow API call
+// delays only its own instance and a pass over hundreds of Nodes takes about as long as the
+// slowest of them rather than their sum. Run runs the boots, heartbeats and pods in loops of
+// their own, as a kubelet's node status and pod workers do not wait on each other, and the pods
+// loop starts on an instance whenever it is free, without waiting for the others: a keep pass
+// over hundreds of Nodes (heartbeats, then pods) took 2-12 s on a loaded machine, and pods bound
+// meanwhile waited for it to end before they were reported Running. The timings (the boot delay,
+// RegisterRetryEvery, HeartbeatEvery, AgentReadyAfter) are unchanged.
 //
 // A joined kubelet renews its Node's Lease every HeartbeatEvery and posts its Node's status when
 // it changed or every StatusReportEvery, as kubelets do (the node lifecycle controller reads the
-// Lease).
+// Lease). Like the kubelet it renews the Lease from the copy it last wrote, reading it again only
+// when that update fails.
 //
 // Kubelets decides nothing about joining (awsemu/boot does) and changes no AWS state beyond the
 // instances' boot fields and console.
@@ -74,13 +79,23 @@ type Kubelets struct {
 	// pods reads the pods bound to Nodes: KubeletOptions.Pods, else client.
 	pods client.Reader
 
-	// bootMu makes boot passes one at a time; mu makes keep passes one at a time and guards
-	// what they keep below. A boot touches only the world's instances (under the state's lock).
-	bootMu sync.Mutex
-	mu     sync.Mutex
+	// bootMu, beatMu and podsMu make boot, heartbeat and pods passes one at a time each. mu
+	// guards what the heartbeat and pods passes keep below, held to read it before and to write
+	// it after a pass's parallel part. A boot touches only the world's instances (under the
+	// state's lock).
+	bootMu, beatMu, podsMu sync.Mutex
+	mu                     sync.Mutex
 	// heartbeats is when each joined instance last renewed its Lease and checked its Node's
 	// status, and reported when it last posted that status, by instance id.
 	heartbeats, reported map[string]time.Time
+	// leases is the Lease each joined instance last wrote, by instance id.
+	leases map[string]*coordinationv1.Lease
+	// podsBusy are the instances whose agents and pods are being acted on now (runPods), and
+	// podSlots holds one token per instance being acted on, at most Workers.
+	podsBusy map[string]bool
+	podSlots chan struct{}
+	// inflight are the goroutines acting on instances' pods, which Run waits for.
+	inflight sync.WaitGroup
 	// deleted are the instances whose Node was deleted while the instance ran; a kubelet does
 	// not register it again until it restarts.
 	deleted map[string]bool
@@ -110,11 +125,12 @@ type KubeletOptions struct {
 
 // NewKubelets returns the kubelets of st's instances, on clk.
 func NewKubelets(st *state.State, clk clock.WithTicker, o KubeletOptions) *Kubelets {
-	k := &Kubelets{state: st, clock: clk, client: o.Client, pods: o.Pods, workers: o.Workers, heartbeats: map[string]time.Time{}, reported: map[string]time.Time{}, deleted: map[string]bool{},
-		readySince: map[string]time.Time{}, agentsDone: map[string]bool{}}
+	k := &Kubelets{state: st, clock: clk, client: o.Client, pods: o.Pods, workers: o.Workers, heartbeats: map[string]time.Time{}, reported: map[string]time.Time{},
+		leases: map[string]*coordinationv1.Lease{}, podsBusy: map[string]bool{}, deleted: map[string]bool{}, readySince: map[string]time.Time{}, agentsDone: map[string]bool{}}
 	if k.workers <= 0 {
 		k.workers = DefaultKubeletWorkers
 	}
+	k.podSlots = make(chan struct{}, k.workers)
 	if k.pods == nil {
 		k.pods = o.Client
 	}
@@ -132,17 +148,21 @@ func NewKubelets(st *state.State, clk clock.WithTicker, o KubeletOptions) *Kubel
 	return k
 }
 
-// Run boots, and keeps, every interval of the clock until ctx ends: two loops, so that a slow
-// pass over hundreds of joined Nodes does not hold back the boots, as no kubelet waits on
-// another's. Errors, and passes that take longer than interval (the next one starts late), are
-// logged.
+// Run boots, heartbeats and runs pods every interval of the clock until ctx ends: three loops,
+// so that a slow pass over hundreds of joined Nodes holds back neither the boots nor the pods,
+// as no kubelet waits on another's. The pods loop does not wait for the instances it started on
+// (startPods): each is started on again, with the pods bound since, once it is done. Errors, and
+// boot and heartbeat passes that take longer than interval (the next one starts late), are
+// logged. Run returns once every instance's work has ended.
 func (k *Kubelets) Run(ctx context.Context, interval time.Duration) {
 	var wg sync.WaitGroup
 	wg.Go(func() { k.every(ctx, interval, "boot", k.bootPass) })
 	if k.client != nil {
-		wg.Go(func() { k.every(ctx, interval, "keep", k.keepPass) })
+		wg.Go(func() { k.every(ctx, interval, "heartbeat", k.heartbeatPass) })
+		wg.Go(func() { k.every(ctx, interval, "pods", k.startPods) })
 	}
 	wg.Wait()
+	k.inflight.Wait()
 }
 
 // every runs step every interval until ctx ends. step returns how many instances it handled.
@@ -167,16 +187,17 @@ func (k *Kubelets) every(ctx context.Context, interval time.Duration, what strin
 	}
 }
 
-// Sync boots the instances that are due, then, with an API server, keeps the joined instances'
-// Nodes and pods and deletes the Nodes of instances no longer running. It returns every error
-// met; the work that could be done was done.
+// Sync boots the instances that are due, then, with an API server, heartbeats the joined
+// instances' Nodes, deletes the Nodes of instances no longer running, and runs the joined
+// instances' agents and pods. It returns every error met; the work that could be done was done.
 func (k *Kubelets) Sync(ctx context.Context) error {
 	_, err := k.bootPass(ctx)
 	if k.client == nil {
 		return err
 	}
-	_, keepErr := k.keepPass(ctx)
-	return errors.Join(err, keepErr)
+	_, beatErr := k.heartbeatPass(ctx)
+	_, podsErr := k.podsPass(ctx)
+	return errors.Join(err, beatErr, podsErr)
 }
 
 // bootPass boots the instances that are due, one pass at a time.
@@ -186,13 +207,28 @@ func (k *Kubelets) bootPass(ctx context.Context) (int, error) {
 	return k.boot(ctx)
 }
 
-// keepPass keeps the joined instances' Nodes and pods and deletes the Nodes of instances no
-// longer running.
-func (k *Kubelets) keepPass(ctx context.Context) (int, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	n, err := k.keepNodes(ctx)
+// heartbeatPass heartbeats the joined instances' Nodes and deletes the Nodes of instances no
+// longer running, one pass at a time.
+func (k *Kubelets) heartbeatPass(ctx context.Context) (int, error) {
+	k.beatMu.Lock()
+	defer k.beatMu.Unlock()
+	n, err := k.heartbeat(ctx)
 	return n, errors.Join(err, k.deleteGone(ctx))
+}
+
+// podsPass runs the joined instances' agents and pods and waits for them, one pass at a time.
+func (k *Kubelets) podsPass(ctx context.Context) (int, error) {
+	k.podsMu.Lock()
+	defer k.podsMu.Unlock()
+	return k.runPods(ctx, true)
+}
+
+// startPods starts on the agents and pods of the joined instances that have something to do and
+// are not being worked on, without waiting for them (runPods).
+func (k *Kubelets) startPods(ctx context.Context) (int, error) {
+	k.podsMu.Lock()
+	defer k.podsMu.Unlock()
+	return k.runPods(ctx, false)
 }
 
 // due is an instance to boot now.
@@ -358,133 +394,219 @@ func clusterOf(r *state.Region, i *state.Instance) boot.Cluster {
 	return out
 }
 
-// keepNodes posts the heartbeats that are due and reports the pods bound to the joined
-// instances' Nodes Running, k.workers instances at a time, and returns how many it kept. What is kept about each instance is
-// read before and written after the parallel part, which touches no map of k's.
-func (k *Kubelets) keepNodes(ctx context.Context) (int, error) {
-	var nodes []*keep
+// joined is a joined instance: its id, its Node's name and its private IP.
+type joined struct {
+	id, node, ip string
+}
+
+// joinedInstances are the running instances whose kubelet joined, by region and id.
+func (k *Kubelets) joinedInstances() []joined {
+	var out []joined
 	k.state.View(func(w *state.World) {
 		for _, rn := range state.SortedKeys(w.Regions) {
 			r := w.Regions[rn]
 			for _, id := range state.SortedKeys(r.Instances) {
 				if i := r.Instances[id]; i.State == state.InstanceRunning && i.BootPhase == state.BootJoined {
-					nodes = append(nodes, &keep{id: id, node: i.NodeName, ip: i.PrivateIP})
+					out = append(out, joined{id: id, node: i.NodeName, ip: i.PrivateIP})
 				}
 			}
 		}
 	})
+	return out
+}
+
+// heartbeat renews the Leases and checks the statuses that are due, k.workers instances at a
+// time, and returns how many it did. What is kept about each instance is read before and written
+// after the parallel part, which touches no map of k's.
+func (k *Kubelets) heartbeat(ctx context.Context) (int, error) {
+	instances := k.joinedInstances()
 	now := k.clock.Now()
 	live := map[string]bool{}
+	var todo []*beat
+	k.mu.Lock()
+	for _, in := range instances {
+		live[in.id] = true
+		if last, beaten := k.heartbeats[in.id]; k.deleted[in.id] || beaten && now.Sub(last) < HeartbeatEvery {
+			continue
+		}
+		lastReport, reported := k.reported[in.id]
+		todo = append(todo, &beat{joined: in, report: !reported || now.Sub(lastReport) >= StatusReportEvery, lease: k.leases[in.id]})
+	}
+	k.mu.Unlock()
+	inParallel(len(todo), k.workers, func(i int) { k.beatOne(ctx, todo[i]) })
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	var errs []error
-	bound := map[string][]corev1.Pod{}
-	if len(nodes) > 0 {
-		var err error
-		if bound, err = podsByNode(ctx, k.pods); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	var todo []*keep
-	for _, n := range nodes {
-		live[n.id] = true
-		if k.deleted[n.id] {
+	for _, b := range todo {
+		errs = append(errs, b.err)
+		k.leases[b.id] = b.lease
+		if b.gone {
+			k.deleted[b.id] = true
 			continue
 		}
-		last, beaten := k.heartbeats[n.id]
-		n.beat = !beaten || now.Sub(last) >= HeartbeatEvery
-		lastReport, reported := k.reported[n.id]
-		n.report = !reported || now.Sub(lastReport) >= StatusReportEvery
-		since, ready := k.readySince[n.id]
-		n.agents = ready && !k.agentsDone[n.id] && now.Sub(since) >= AgentReadyAfter
-		n.pods = bound[n.node]
-		todo = append(todo, n)
-	}
-	inParallel(len(todo), k.workers, func(i int) { k.keepOne(ctx, todo[i]) })
-	for _, n := range todo {
-		errs = append(errs, n.err)
-		if n.gone {
-			k.deleted[n.id] = true
-			continue
+		if b.posted {
+			k.reported[b.id] = now
 		}
-		if n.posted {
-			k.reported[n.id] = now
-		}
-		if n.beaten {
-			k.heartbeats[n.id] = now
-			if _, ok := k.readySince[n.id]; !ok {
-				k.readySince[n.id] = now
+		if b.beaten {
+			k.heartbeats[b.id] = now
+			if _, ok := k.readySince[b.id]; !ok {
+				k.readySince[b.id] = now
 			}
-		}
-		if n.agents {
-			k.agentsDone[n.id] = n.agentsFinished
 		}
 	}
 	k.forget(live)
 	return len(todo), errors.Join(errs...)
 }
 
-// podsByNode reads every pod bound to a node, by node name: one read for all the kubelets of a
-// sync, where a read per node would cost a request per node per second.
-func podsByNode(ctx context.Context, r client.Reader) (map[string][]corev1.Pod, error) {
+// beat is one joined instance's share of a heartbeat pass: what is due, then what came of it.
+type beat struct {
+	joined
+	// report is whether the status is posted even unchanged; lease is the Lease the instance
+	// last wrote (nil: read it), then the one this heartbeat wrote.
+	report bool
+	lease  *coordinationv1.Lease
+
+	// gone is true when the heartbeat found the Node deleted, beaten when the heartbeat was
+	// done, posted when it posted the status; err is what failed.
+	gone, beaten, posted bool
+	err                  error
+}
+
+// beatOne is one kubelet's heartbeat: its Lease renewed, then its status posted when changed or
+// a report is due.
+func (k *Kubelets) beatOne(ctx context.Context, b *beat) {
+	var err error
+	b.lease, err = k.registrar.RenewLease(ctx, b.node, b.lease)
+	if err == nil {
+		b.posted, err = k.registrar.Heartbeat(ctx, b.node, b.report)
+	}
+	switch {
+	case errors.Is(err, boot.ErrNodeGone):
+		b.gone = true
+	case err != nil:
+		b.err = err
+	default:
+		b.beaten = true
+	}
+}
+
+// runPods runs the agent stand-ins that are due and reports the pods bound to the joined
+// instances' Nodes Running (or finishes their deletion), k.workers instances at a time, and
+// returns how many instances it started on. An instance whose pods are being acted on from an
+// earlier call is left to it. With wait it returns once all it started are done, with their
+// errors; without, at once, each instance's errors logged as it ends: pods bound while slow API
+// calls hold some instances do not wait for those to end, as no kubelet waits on another's.
+func (k *Kubelets) runPods(ctx context.Context, wait bool) (int, error) {
+	instances := k.joinedInstances()
+	if len(instances) == 0 {
+		return 0, nil
+	}
+	bound, err := podsToRun(ctx, k.pods)
+	if err != nil {
+		return 0, err
+	}
+	now := k.clock.Now()
+	var todo []*podsOf
+	k.mu.Lock()
+	for _, in := range instances {
+		if k.deleted[in.id] || k.podsBusy[in.id] {
+			continue
+		}
+		// The agents start once the Node has been Ready for a while: after its first heartbeat.
+		since, ready := k.readySince[in.id]
+		p := &podsOf{joined: in, pods: bound[in.node], agents: ready && !k.agentsDone[in.id] && now.Sub(since) >= AgentReadyAfter}
+		if p.agents || len(p.pods) > 0 {
+			k.podsBusy[in.id] = true
+			todo = append(todo, p)
+		}
+	}
+	k.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, p := range todo {
+		wg.Add(1)
+		k.inflight.Go(func() {
+			defer wg.Done()
+			select {
+			case k.podSlots <- struct{}{}:
+				k.podsOne(ctx, p)
+				<-k.podSlots
+			case <-ctx.Done():
+				p.err = ctx.Err()
+			}
+			k.podsDone(p)
+			if !wait && p.err != nil && ctx.Err() == nil {
+				log.FromContext(ctx).Error(p.err, "Syncing the emulated kubelets", "step", "pods", "instance", p.id)
+			}
+		})
+	}
+	if !wait {
+		return len(todo), nil
+	}
+	wg.Wait()
+	var errs []error
+	for _, p := range todo {
+		errs = append(errs, p.err)
+	}
+	return len(todo), errors.Join(errs...)
+}
+
+// podsDone records what came of one instance's pods work and frees the instance for the next.
+func (k *Kubelets) podsDone(p *podsOf) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.podsBusy, p.id)
+	if _, live := k.readySince[p.id]; p.agents && live {
+		k.agentsDone[p.id] = p.agentsFinished
+	}
+}
+
+// podsToRun reads the pods bound to a node that a kubelet has to act on, by node name: those
+// not yet Running (nor finished), and those being deleted. One read for all the kubelets of a
+// pass, where a read per node would cost a request per node per second; only those pods are
+// copied out of the cache, as a pass runs every second and most bound pods already run.
+func podsToRun(ctx context.Context, r client.Reader) (map[string][]corev1.Pod, error) {
 	pods := &corev1.PodList{}
-	if err := r.List(ctx, pods); err != nil {
+	if err := r.List(ctx, pods, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing pods, %w", err)
 	}
 	out := map[string][]corev1.Pod{}
-	for _, pod := range pods.Items {
-		if pod.Spec.NodeName != "" {
-			out[pod.Spec.NodeName] = append(out[pod.Spec.NodeName], pod)
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		switch {
+		case pod.Spec.NodeName == "":
+		case pod.DeletionTimestamp == nil && (pod.Status.Phase == corev1.PodRunning || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed):
+		default:
+			out[pod.Spec.NodeName] = append(out[pod.Spec.NodeName], *pod.DeepCopy())
 		}
 	}
 	return out, nil
 }
 
-// keep is one joined instance's share of a keepNodes pass: what is due, then what came of it.
-type keep struct {
-	id, node, ip string
-	// beat is whether a heartbeat is due (the Lease and a status check), report whether the
-	// status is posted even unchanged; agents whether the agent stand-ins are due (once
-	// AgentReadyAfter has passed since the Node turned Ready, until done); pods are the pods
-	// bound to the Node.
-	beat, report, agents bool
-	pods                 []corev1.Pod
+// podsOf is one joined instance's share of a pods pass: what is due, then what came of it.
+type podsOf struct {
+	joined
+	// agents is whether the agent stand-ins are due (once AgentReadyAfter has passed since the
+	// Node turned Ready, until done); pods are the pods bound to the Node that need its kubelet.
+	agents bool
+	pods   []corev1.Pod
 
-	// gone is true when the heartbeat found the Node deleted, beaten when the heartbeat was
-	// done, posted when it posted the status, agentsFinished when the agents are done with the
-	// Node; err joins what failed.
-	gone, beaten, posted, agentsFinished bool
-	err                                  error
+	// agentsFinished is true when the agents are done with the Node; err joins what failed.
+	agentsFinished bool
+	err            error
 }
 
-// keepOne is one kubelet's steps, in order: the heartbeat when due, its Lease renewed and its
-// status posted when changed or a report is due (a Node found deleted, or a failed heartbeat,
-// ends the pass for it), the agent stand-ins when due, then its pods.
-func (k *Kubelets) keepOne(ctx context.Context, n *keep) {
-	if n.beat {
-		err := k.registrar.RenewLease(ctx, n.node)
-		if err == nil {
-			n.posted, err = k.registrar.Heartbeat(ctx, n.node, n.report)
-		}
-		if errors.Is(err, boot.ErrNodeGone) {
-			n.gone = true
-			return
-		}
-		if err != nil {
-			n.err = err
-			n.agents = false
-			return
-		}
-		n.beaten = true
-	}
+// podsOne is one kubelet's agents, when due, then its pods.
+func (k *Kubelets) podsOne(ctx context.Context, p *podsOf) {
 	var errs []error
-	if n.agents {
-		done, err := removeAgentTaints(ctx, k.client, n.node)
-		n.agentsFinished = done
+	if p.agents {
+		done, err := removeAgentTaints(ctx, k.client, p.node)
+		p.agentsFinished = done
 		errs = append(errs, err)
 	}
-	if _, err := k.registrar.RunPodsOf(ctx, n.pods, n.ip); err != nil {
+	if _, err := k.registrar.RunPodsOf(ctx, p.pods, p.ip); err != nil {
 		errs = append(errs, err)
 	}
-	n.err = errors.Join(errs...)
+	p.err = errors.Join(errs...)
 }
 
 // forget drops what is kept about instances that are no longer live joined instances.
@@ -493,6 +615,11 @@ func (k *Kubelets) forget(live map[string]bool) {
 		if !live[id] {
 			delete(k.heartbeats, id)
 			delete(k.reported, id)
+		}
+	}
+	for id := range k.leases {
+		if !live[id] {
+			delete(k.leases, id)
 		}
 	}
 	for id := range k.deleted {

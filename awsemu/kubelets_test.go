@@ -19,6 +19,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -584,5 +585,66 @@ func TestKubeletsHeartbeatWithLease(t *testing.T) {
 	e.sync(t)
 	if got := nodes(t)[e.pid(id)].ResourceVersion; got == version {
 		t.Error("the status was not reported after StatusReportEvery")
+	}
+}
+
+// TestKubeletsRunPodsWithoutWaitingForOthers: in Run, a pod bound to one Node is reported
+// Running while another Node's pod status write is still held by the API server, as one kubelet
+// does not wait on another's (a keep pass that did made pods wait seconds behind slow Nodes).
+func TestKubeletsRunPodsWithoutWaitingForOthers(t *testing.T) {
+	kube(t)
+	direct, err := client.NewWithWatch(kubeEnv.Config, client.Options{Scheme: kubeEnv.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	c := interceptor.NewClient(direct, interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			if obj.GetName() == "held" {
+				once.Do(func() { close(held) })
+				<-release
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	})
+	e := newKubeEnv(t)
+	e.kubelets = awsemu.NewKubelets(e.state, e.clock, awsemu.KubeletOptions{Client: c})
+	f := e.fixture(t)
+	a := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
+	b := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
+	e.boot(t)
+	got := nodes(t)
+	bind := func(name string, node string) *corev1.Pod {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: name},
+			Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}}},
+		}
+		if err := kube(t).Create(t.Context(), pod); err != nil {
+			t.Fatal(err)
+		}
+		return pod
+	}
+	bind("held", got[e.pid(a)].Name)
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan struct{})
+	go func() { e.kubelets.Run(ctx, time.Second); close(ran) }()
+	t.Cleanup(func() { cancel(); <-ran })
+	defer close(release)
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the held pod's status write never came")
+	}
+	free := bind("free", got[e.pid(b)].Name)
+	err = wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		e.clock.Step(time.Second) // the loops' ticker
+		if err := kube(t).Get(ctx, client.ObjectKeyFromObject(free), free); err != nil {
+			return false, err
+		}
+		return free.Status.Phase == corev1.PodRunning, nil
+	})
+	if err != nil {
+		t.Fatalf("pod free is %q while another Node's pod is held (%v), want Running", free.Status.Phase, err)
 	}
 }

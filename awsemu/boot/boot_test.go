@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
@@ -342,6 +343,9 @@ func TestRegistrarHeartbeat(t *testing.T) {
 	}
 }
 
+// TestRegistrarRenewLease: the Lease is created owned by the Node, then renewed from the copy
+// last written, as the kubelet renews it; a copy gone stale (another writer) or a Lease deleted
+// is read again; a Node gone is ErrNodeGone.
 func TestRegistrarRenewLease(t *testing.T) {
 	setAWSAuth(t, nodeMapping())
 	out, clk, name := bootInstance(t, "AL2", al2Script(karpenterAL2Bootstrap), testCluster())
@@ -353,29 +357,63 @@ func TestRegistrarRenewLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Created owned by the Node, then renewed.
-	for range 2 {
-		if err := r.RenewLease(t.Context(), name); err != nil {
-			t.Fatalf("RenewLease() = %v", err)
-		}
-		lease := &coordinationv1.Lease{}
-		if err := apiClient().Get(t.Context(), types.NamespacedName{Namespace: NodeLeaseNamespace, Name: name}, lease); err != nil {
+	key := types.NamespacedName{Namespace: NodeLeaseNamespace, Name: name}
+	deleteLease := func(t *testing.T) {
+		if err := apiClient().Delete(t.Context(), &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: NodeLeaseNamespace, Name: name}}); err != nil {
 			t.Fatal(err)
 		}
-		if lease.Spec.RenewTime == nil || !lease.Spec.RenewTime.Time.Equal(clk.Now().Truncate(time.Microsecond)) ||
-			len(lease.OwnerReferences) != 1 || lease.OwnerReferences[0].UID != node.UID {
-			t.Errorf("lease renewed at %v owned by %v, want %v and node %s", lease.Spec.RenewTime, lease.OwnerReferences, clk.Now(), node.UID)
+	}
+	var last *coordinationv1.Lease
+	for _, step := range []struct {
+		name   string
+		before func(t *testing.T)
+	}{
+		{name: "created"},
+		{name: "renewed"},
+		{name: "renewed after another writer", before: func(t *testing.T) {
+			stale := &coordinationv1.Lease{}
+			if err := apiClient().Get(t.Context(), key, stale); err != nil {
+				t.Fatal(err)
+			}
+			stale.Spec.HolderIdentity = ptr.To("someone-else")
+			if err := apiClient().Update(t.Context(), stale); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "created again after a deletion", before: deleteLease},
+	} {
+		if step.before != nil {
+			step.before(t)
 		}
+		if last, err = r.RenewLease(t.Context(), name, last); err != nil || last == nil {
+			t.Fatalf("%s: RenewLease() = %v, %v", step.name, last, err)
+		}
+		checkLease(t, step.name, key, last, clk.Now(), node.UID)
 		clk.Step(10 * time.Second)
 	}
 	if err := apiClient().Delete(t.Context(), node); err != nil {
 		t.Fatal(err)
 	}
-	if err := apiClient().Delete(t.Context(), &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: NodeLeaseNamespace, Name: name}}); err != nil {
+	deleteLease(t)
+	if got, err := r.RenewLease(t.Context(), name, last); !errors.Is(err, ErrNodeGone) || got != nil {
+		t.Errorf("RenewLease() after delete = %v, %v, want nil and ErrNodeGone", got, err)
+	}
+}
+
+// checkLease fails the test unless the stored Lease was renewed at now, is owned by the Node of
+// uid, and is the one RenewLease returned (returned).
+func checkLease(t *testing.T, step string, key types.NamespacedName, returned *coordinationv1.Lease, now time.Time, uid types.UID) {
+	t.Helper()
+	lease := &coordinationv1.Lease{}
+	if err := apiClient().Get(t.Context(), key, lease); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.RenewLease(t.Context(), name); !errors.Is(err, ErrNodeGone) {
-		t.Errorf("RenewLease() after delete = %v, want ErrNodeGone", err)
+	if lease.Spec.RenewTime == nil || !lease.Spec.RenewTime.Time.Equal(now.Truncate(time.Microsecond)) ||
+		len(lease.OwnerReferences) != 1 || lease.OwnerReferences[0].UID != uid {
+		t.Errorf("%s: lease renewed at %v owned by %v, want %v and node %s", step, lease.Spec.RenewTime, lease.OwnerReferences, now, uid)
+	}
+	if lease.ResourceVersion != returned.ResourceVersion {
+		t.Errorf("%s: RenewLease returned resourceVersion %s, the stored lease has %s", step, returned.ResourceVersion, lease.ResourceVersion)
 	}
 }
 

@@ -157,28 +157,39 @@ const nodeLeaseSeconds = 40
 // RenewLease renews the Lease of the Node named name in kube-node-lease, creating it (owned by
 // the Node, so that it goes with it) when missing, as the kubelet does every 10s: the node
 // lifecycle controller holds a Node alive while its Lease is renewed, so the Node's status is
-// posted only on change and every few minutes (Heartbeat). It returns an error wrapping
-// ErrNodeGone when the Node no longer exists.
-func (r *Registrar) RenewLease(ctx context.Context, name string) error {
+// posted only on change and every few minutes (Heartbeat). last is the Lease as this kubelet
+// last wrote it, or nil: as the kubelet does, a renewal updates that copy without reading the
+// Lease first, and reads it again only when the update fails (another writer changed it, or it
+// was deleted). It returns the Lease as written, for the next renewal, or an error (wrapping
+// ErrNodeGone when the Node no longer exists) and nil.
+func (r *Registrar) RenewLease(ctx context.Context, name string, last *coordinationv1.Lease) (*coordinationv1.Lease, error) {
 	now := metav1.NewMicroTime(r.clock.Now())
+	if last != nil {
+		lease := last.DeepCopy()
+		lease.Spec.RenewTime = &now
+		if err := r.client.Update(ctx, lease); err == nil {
+			return lease, nil
+		}
+		// Whatever failed, reading the Lease again below finds out what it is now.
+	}
 	lease := &coordinationv1.Lease{}
 	err := r.client.Get(ctx, types.NamespacedName{Namespace: NodeLeaseNamespace, Name: name}, lease, fromWatchCache())
 	if err == nil {
 		lease.Spec.RenewTime = &now
 		if err := r.client.Update(ctx, lease); err != nil {
-			return fmt.Errorf("renewing the lease of node %s, %w", name, err)
+			return nil, fmt.Errorf("renewing the lease of node %s, %w", name, err)
 		}
-		return nil
+		return lease, nil
 	}
 	if !apierrors.IsNotFound(err) {
-		return fmt.Errorf("reading the lease of node %s, %w", name, err)
+		return nil, fmt.Errorf("reading the lease of node %s, %w", name, err)
 	}
 	node := &corev1.Node{}
 	if err := r.client.Get(ctx, types.NamespacedName{Name: name}, node); err != nil {
 		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("creating the lease of node %s, %w", name, ErrNodeGone)
+			return nil, fmt.Errorf("creating the lease of node %s, %w", name, ErrNodeGone)
 		}
-		return fmt.Errorf("reading node %s, %w", name, err)
+		return nil, fmt.Errorf("reading node %s, %w", name, err)
 	}
 	lease = &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Namespace: NodeLeaseNamespace, Name: name, OwnerReferences: []metav1.OwnerReference{{
@@ -187,9 +198,9 @@ func (r *Registrar) RenewLease(ctx context.Context, name string) error {
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(name), LeaseDurationSeconds: ptr.To(int32(nodeLeaseSeconds)), RenewTime: &now},
 	}
 	if err := r.client.Create(ctx, lease); err != nil {
-		return fmt.Errorf("creating the lease of node %s, %w", name, err)
+		return nil, fmt.Errorf("creating the lease of node %s, %w", name, err)
 	}
-	return nil
+	return lease, nil
 }
 
 // RunPods reports the pods bound to the Node named nodeName as running, as the kubelet does once

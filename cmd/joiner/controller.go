@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -69,6 +70,7 @@ Every flag defaults to the environment variable named in brackets.`,
 			if err := opts.Validate(); err != nil {
 				return err
 			}
+			debug.SetGCPercent(opts.WithDefaults().GCPercent)
 			level, _ := opts.Level() // Validate checked it
 			logger := operator.NewLogger(level)
 			ctrl.SetLogger(logger)

@@ -74,9 +74,11 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options, registry *prome
 				},
 			},
 			// No controller reads managedFields, and they are a third to a half of a cached
-			// pod's or node's bytes: with thousands of pods they were most of the heap. Updates
-			// of a cached object without them leave the server's managedFields as they are.
-			DefaultTransform: cache.TransformStripManagedFields(),
+			// pod's or node's bytes: with thousands of pods they were most of the heap. Nor
+			// kubectl's last-applied annotation, nor much of a Pod's and a Node's spec and
+			// status (stripUnread). Patches of a cached object without them leave the server's
+			// fields as they are.
+			DefaultTransform: stripUnread(),
 		},
 		// controller-runtime's server serves only its global registry, so it is off and the
 		// operator serves its own registry below.

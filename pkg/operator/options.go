@@ -62,6 +62,13 @@ type Options struct {
 	// the metrics address. Off by default: a CPU profile or trace costs the process while it
 	// runs, and the profiles reveal the process's internals to whoever reaches the address.
 	EnableProfiling bool
+	// GCPercent is the garbage collector's target (runtime/debug.SetGCPercent): a collection
+	// starts once the heap has grown by this percentage over what was live after the last one;
+	// -1 turns collection off, zero stands for DefaultGCPercent. The controller's live heap is mostly its informer cache, kept for
+	// the process's life, so Go's default of 100 lets the heap reach twice that cache before it
+	// collects; DefaultGCPercent trades CPU for a smaller peak (the figures are in README.md's
+	// performance section). GOGC, when set, is the default, as for any Go program.
+	GCPercent int
 	// NodeCost is what every new node costs per hour beyond its instance and volumes, in
 	// dollars (per-host licences of the agents every node runs: $15 per host per month is
 	// 15/730 = 0.0205). Provisioning minimises it with the instance prices, so it prefers fewer,
@@ -82,6 +89,8 @@ const (
 	DefaultLeaderElectionRenewDeadline = 10 * time.Second
 	DefaultLeaderElectionRetryPeriod   = 2 * time.Second
 	DefaultGracefulShutdownTimeout     = 8 * time.Second
+	// DefaultGCPercent is GCPercent unless GOGC is set (Options.GCPercent says why not Go's 100).
+	DefaultGCPercent = 50
 	// DefaultKubeClientQPS and DefaultKubeClientBurst are Karpenter's defaults.
 	DefaultKubeClientQPS   = 200
 	DefaultKubeClientBurst = 300
@@ -110,11 +119,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.EnableProfiling, "enable-profiling", o.envBool("ENABLE_PROFILING", false), "Serve Go profiles (pprof) under /debug/pprof/ on the metrics address [ENABLE_PROFILING]")
 	fs.IntVar(&o.KubeClientQPS, "kube-client-qps", o.envInt("KUBE_CLIENT_QPS", DefaultKubeClientQPS), "Requests per second the controller may make of the API server [KUBE_CLIENT_QPS]")
 	fs.Float64Var(&o.NodeCost, "node-cost", o.envFloat("NODE_COST", 0), "Dollars per hour every new node costs beyond its instance and EBS volumes, such as per-host licences ($15/host/month is 0.0205) [NODE_COST]")
+	fs.IntVar(&o.GCPercent, "gc-percent", o.envGCPercent(), "The garbage collector's target: a collection starts once the heap has grown by this percentage over what was live; -1 turns collection off [GOGC, where off is -1]")
 	fs.IntVar(&o.KubeClientBurst, "kube-client-burst", o.envInt("KUBE_CLIENT_BURST", DefaultKubeClientBurst), "Requests the controller may make of the API server in a burst above --kube-client-qps [KUBE_CLIENT_BURST]")
 }
 
-// WithDefaults returns o with every zero leader-election and shutdown duration set to its
-// default, for callers that build Options without AddFlags.
+// WithDefaults returns o with every zero leader-election and shutdown duration, and a zero
+// GCPercent, set to its default, for callers that build Options without AddFlags.
 func (o Options) WithDefaults() Options {
 	for _, d := range []struct {
 		field *time.Duration
@@ -128,6 +138,9 @@ func (o Options) WithDefaults() Options {
 		if *d.field == 0 {
 			*d.field = d.def
 		}
+	}
+	if o.GCPercent == 0 {
+		o.GCPercent = DefaultGCPercent
 	}
 	return o
 }
@@ -169,6 +182,9 @@ func (o *Options) Validate() error {
 	}
 	if o.NodeCost < 0 {
 		errs = append(errs, fmt.Errorf("--node-cost %v is negative: give dollars per node per hour, 0 or more", o.NodeCost))
+	}
+	if o.GCPercent < -1 {
+		errs = append(errs, fmt.Errorf("--gc-percent %d must be positive, or -1 for no collection, for example %d", o.GCPercent, DefaultGCPercent))
 	}
 	if o.KubeClientBurst < o.KubeClientQPS {
 		errs = append(errs, fmt.Errorf("--kube-client-burst %d must be at least --kube-client-qps %d", o.KubeClientBurst, o.KubeClientQPS))
@@ -222,6 +238,14 @@ func (o *Options) envInt(key string, def int) int {
 		return def
 	}
 	return n
+}
+
+// envGCPercent is GOGC as the Go runtime reads it ("off" is -1), else DefaultGCPercent.
+func (o *Options) envGCPercent() int {
+	if v, ok := os.LookupEnv("GOGC"); ok && v == "off" {
+		return -1
+	}
+	return o.envInt("GOGC", DefaultGCPercent)
 }
 
 func (o *Options) envFloat(key string, def float64) float64 {

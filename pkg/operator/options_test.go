@@ -1,6 +1,7 @@
 package operator_test
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -86,11 +87,49 @@ func TestOptions(t *testing.T) {
 	}
 }
 
+// TestGCPercent: the garbage collector's target is DefaultGCPercent, or GOGC as the Go runtime
+// reads it ("off" is -1), or the flag.
+func TestGCPercent(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		want    int
+		wantErr string
+	}{
+		{name: "default", want: operator.DefaultGCPercent},
+		{name: "GOGC", env: map[string]string{"GOGC": "200"}, want: 200},
+		{name: "GOGC off", env: map[string]string{"GOGC": "off"}, want: -1},
+		{name: "flag over GOGC", env: map[string]string{"GOGC": "200"}, args: []string{"--gc-percent=25"}, want: 25},
+		{name: "below -1", args: []string{"--gc-percent=-2"}, wantErr: "--gc-percent -2 must be positive"},
+		{name: "bad GOGC", env: map[string]string{"GOGC": "lots"}, wantErr: `GOGC="lots" is not a whole number`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"CLUSTER_NAME": "c"}
+			maps.Copy(env, tc.env)
+			o := parseOptions(t, env, tc.args)
+			err := o.Validate()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Validate() = %v, want an error containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Validate() = %v", err)
+			}
+			if o.GCPercent != tc.want {
+				t.Errorf("GCPercent = %d, want %d", o.GCPercent, tc.want)
+			}
+		})
+	}
+}
+
 // parseOptions parses args into Options with exactly the variables of env set among those the
 // options read.
 func parseOptions(t *testing.T, env map[string]string, args []string) *operator.Options {
 	t.Helper()
-	for _, k := range []string{"CLUSTER_NAME", "BATCH_IDLE_DURATION", "BATCH_MAX_DURATION", "LOG_LEVEL", "INTERRUPTION_QUEUE", "KUBE_CLIENT_QPS", "GRACEFUL_SHUTDOWN_TIMEOUT", "ENABLE_PROFILING", "METRICS_BIND_ADDRESS"} {
+	for _, k := range []string{"CLUSTER_NAME", "BATCH_IDLE_DURATION", "BATCH_MAX_DURATION", "LOG_LEVEL", "INTERRUPTION_QUEUE", "KUBE_CLIENT_QPS", "GRACEFUL_SHUTDOWN_TIMEOUT", "ENABLE_PROFILING", "METRICS_BIND_ADDRESS", "GOGC"} {
 		t.Setenv(k, env[k])
 		if _, ok := env[k]; !ok {
 			unsetenv(t, k)

@@ -18,6 +18,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -62,7 +63,7 @@ func (c *Controller) Name() string { return name }
 func (c *Controller) Register(_ context.Context, mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
-		For(&v1.NodeClaim{}).
+		For(&v1.NodeClaim{}, builder.WithPredicates(driftInputChanged())).
 		// Drift reads the NodePool's spec only. Its status changes with every node launched or
 		// registered; looking again at every NodeClaim of the pool each time made a scale-up
 		// of n nodes read the cloud for n² drift checks.
@@ -74,6 +75,25 @@ func (c *Controller) Register(_ context.Context, mgr ctrl.Manager) error {
 		return fmt.Errorf("registering %s, %w", name, err)
 	}
 	return nil
+}
+
+// driftInputChanged passes a NodeClaim's creation, deletion, and every update that changes what
+// drifted reads of it: its spec, labels, annotations, provider ID, or deletion. Its status
+// otherwise changes with every phase of its lifecycle (launched, registered, initialized) and
+// every pod bound to its node (lastPodEventTime), and each drift check reads the cloud (a
+// DescribeInstances call): in a 1,000-pod scale-up those updates were thousands of checks of
+// instances launched seconds before. What only the cloud sees is polled (PollInterval).
+func driftInputChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		old, oldOK := e.ObjectOld.(*v1.NodeClaim)
+		nc, newOK := e.ObjectNew.(*v1.NodeClaim)
+		if !oldOK || !newOK {
+			return true
+		}
+		return old.Generation != nc.Generation || old.Status.ProviderID != nc.Status.ProviderID ||
+			!old.DeletionTimestamp.Equal(nc.DeletionTimestamp) ||
+			!maps.Equal(old.Labels, nc.Labels) || !maps.Equal(old.Annotations, nc.Annotations)
+	}}
 }
 
 func (c *Controller) byNodePool(ctx context.Context, nodePool client.Object) []reconcile.Request {

@@ -184,7 +184,8 @@ type phase func(ctx context.Context, nodeClaim *v1.NodeClaim) (reconcile.Result,
 
 // Reconcile runs the phases of a live NodeClaim, or its finalization when it is being deleted, and
 // patches what changed. If the returned error is non-nil the Result is ignored and the request is
-// requeued with backoff.
+// requeued with backoff; conflicts alone are no error, the request comes back after
+// ConflictRetry.
 func (c *Controller) Reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (reconcile.Result, error) {
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("nodeclaim", klog.KObj(nodeClaim)))
 	if !nodeClaim.DeletionTimestamp.IsZero() {
@@ -215,10 +216,41 @@ func (c *Controller) Reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (re
 	setReady(nodeClaim, c.clock.Now())
 	c.recordTransitions(stored, nodeClaim)
 	errs = append(errs, c.patch(ctx, stored, nodeClaim))
-	if err := errors.Join(errs...); err != nil {
-		return reconcile.Result{}, err
+	err := errors.Join(errs...)
+	switch {
+	case err == nil:
+		return result, nil
+	case onlyConflicts(errs):
+		log.FromContext(ctx).V(1).Info("Retrying after a conflict", "error", err.Error())
+		return combine(result, reconcile.Result{RequeueAfter: ConflictRetry}), nil
 	}
-	return result, nil
+	return reconcile.Result{}, err
+}
+
+// ConflictRetry is how soon a reconcile whose only failures were conflicts runs again: another
+// writer changed the Node or the NodeClaim after the cache's copy was read (a new Node's kubelet,
+// kube-controller-manager and the agents all write it in its first seconds), and the change
+// reaches the cache within a second or two even on a loaded API server (its event usually
+// brings the NodeClaim back sooner). Not through the rate limiter, which counts conflicts as
+// failures: its per-item backoff starts at 5 ms, retrying while the cache is still stale, and its
+// bucket (10 per second across all NodeClaims) held hundreds back by up to tens of seconds in a
+// 1,000-pod scale-up, and with them the Nodes' registration. At 500 ms the 80e14bd run retried
+// 958 times for 445 Nodes, each retry another patch for the API server.
+const ConflictRetry = 2 * time.Second
+
+// onlyConflicts reports whether errs has a failure and every failure in it is a conflict.
+func onlyConflicts(errs []error) bool {
+	conflicts := 0
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if !apierrors.IsConflict(err) {
+			return false
+		}
+		conflicts++
+	}
+	return conflicts > 0
 }
 
 // patch writes the NodeClaim's metadata and status if they changed: one patch each.
@@ -277,11 +309,19 @@ func (c *Controller) nodesFor(ctx context.Context, nodeClaim *v1.NodeClaim) ([]c
 }
 
 // recordTransitions emits one event for every condition whose status, reason or message changed:
-// Normal when it is True or Unknown, Warning when it is False.
+// Normal when it is True or Unknown, Warning when it is False. A condition not decided yet
+// (Unknown, and Unknown or absent before: a launched instance waiting for its Node, a Node
+// waiting to initialize) emits none; its message is on the condition. Those were four of a
+// NodeClaim's eight events, and in a 1,000-pod scale-up 1,600 of the controller's 4,420 event
+// writes to an API server it kept at full load. A fall back to Unknown from True or False (a
+// Node that stopped reporting) still emits one.
 func (c *Controller) recordTransitions(stored, nodeClaim *v1.NodeClaim) {
 	for _, cond := range nodeClaim.Status.Conditions {
 		old := findCondition(stored.Status.Conditions, cond.Type)
 		if old != nil && old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message {
+			continue
+		}
+		if cond.Status == metav1.ConditionUnknown && (old == nil || old.Status == metav1.ConditionUnknown) {
 			continue
 		}
 		eventType := corev1.EventTypeNormal
