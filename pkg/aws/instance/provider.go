@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/smithy-go"
+	"k8s.io/utils/clock"
 
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
@@ -62,12 +63,15 @@ type Provider struct {
 	clusterName string
 	// roles, when set, names the node role in a refused registration's diagnosis.
 	roles RoleReader
+	// clock dates the descriptions Recent answers from.
+	clock  clock.PassiveClock
+	recent recent
 }
 
 // NewProvider returns a provider for the cluster's instances; denials may be nil (denied
 // launches are then reported with EC2's message).
-func NewProvider(api EC2API, unavailable Unavailable, denials Denials, clusterName string) *Provider {
-	return &Provider{ec2: api, unavailable: unavailable, denials: denials, clusterName: clusterName}
+func NewProvider(api EC2API, unavailable Unavailable, denials Denials, clusterName string, clk clock.PassiveClock) *Provider {
+	return &Provider{ec2: api, unavailable: unavailable, denials: denials, clusterName: clusterName, clock: clk}
 }
 
 // Launch is one instance to launch.
@@ -230,29 +234,37 @@ func (p *Provider) classify(ctx context.Context, err error) error {
 	return fmt.Errorf("launching nodeclaim, %w", err)
 }
 
-// Get describes one instance. A missing or terminated instance is a NodeClaimNotFoundError.
+// Get describes one instance, as EC2 describes it now. A missing or terminated instance is a
+// NodeClaimNotFoundError. The description is remembered for Recent.
 func (p *Provider) Get(ctx context.Context, id string) (*Instance, error) {
+	at := p.clock.Now()
 	out, err := p.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
 	var ae smithy.APIError
 	if errors.As(err, &ae) && ae.ErrorCode() == "InvalidInstanceID.NotFound" {
+		p.recent.forget(id)
 		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s not found", id))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("describing instance %s, %w", id, err)
 	}
 	if len(out.Reservations) == 0 || len(out.Reservations[0].Instances) == 0 {
+		p.recent.forget(id)
 		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s not found", id))
 	}
 	inst := read(out.Reservations[0].Instances[0])
 	if inst.State == string(ec2types.InstanceStateNameTerminated) {
+		p.recent.forget(id)
 		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s is terminated", id))
 	}
+	p.recent.put(inst, at)
 	return inst, nil
 }
 
 // List returns the cluster's instances that Joiner launched (tagged kubernetes.io/cluster/<name>
-// and karpenter.sh/nodepool) and that are not terminated.
+// and karpenter.sh/nodepool) and that are not terminated. A complete listing is remembered for
+// Recent.
 func (p *Provider) List(ctx context.Context) ([]*Instance, error) {
+	at := p.clock.Now()
 	in := &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
 		{Name: aws.String("tag-key"), Values: []string{awsv1.TagKeyPrefixCluster + p.clusterName}},
 		{Name: aws.String("tag-key"), Values: []string{awsv1.TagKeyNodePool}},
@@ -272,6 +284,7 @@ func (p *Provider) List(ctx context.Context) ([]*Instance, error) {
 		}
 	}
 	slices.SortFunc(out, func(a, b *Instance) int { return strings.Compare(a.ID, b.ID) })
+	p.recent.listed(out, at)
 	return out, nil
 }
 
@@ -319,6 +332,7 @@ func (p *Provider) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	if inst.State == string(ec2types.InstanceStateNameShuttingDown) {
+		p.recent.forget(id)
 		return cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s is terminating", id))
 	}
 	if _, err := p.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}}); err != nil {
@@ -328,6 +342,7 @@ func (p *Provider) Delete(ctx context.Context, id string) error {
 		}
 		return fmt.Errorf("terminating instance %s, %w", id, err)
 	}
+	p.recent.forget(id)
 	return nil
 }
 
