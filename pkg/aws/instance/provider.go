@@ -88,6 +88,11 @@ type Launch struct {
 	// UID: a launch retried before DescribeInstances lists the first one's instance (EC2 is
 	// eventually consistent) does not launch a second instance.
 	ClientToken string
+	// ImageIDs are the image of each instance type's launch template, and SecurityGroupIDs the
+	// launch templates' security groups: with the fleet's answer they describe the launched
+	// instance without a DescribeInstances.
+	ImageIDs         map[string]string
+	SecurityGroupIDs []string
 }
 
 // FleetInput is the CreateFleet request of a launch: type instant, one instance, spot
@@ -139,11 +144,15 @@ func FleetInput(l Launch, dryRun bool) *ec2.CreateFleetInput {
 }
 
 // Create launches one instance through CreateFleet. Every override EC2 reports as out of
-// capacity is marked unavailable. A launched instance is returned even when describing it
-// fails (from what CreateFleet said), so a successful launch is never reported as a failure. With no instance launched it returns an
-// InsufficientCapacityError when every error was a capacity error, a CreateError for a denial,
-// and a plain error otherwise; errors are wrapped "launching nodeclaim, ...".
+// capacity is marked unavailable. The launched instance is described from what CreateFleet said
+// (its ID, type and override) and what the launch asked for (image, security groups, tags),
+// pending, launched now, and remembered for Recent: describing it again cost one
+// DescribeInstances per launch, which EC2 may not answer for seconds after the launch anyway.
+// With no instance launched it returns an InsufficientCapacityError when every error was a
+// capacity error, a CreateError for a denial, and a plain error otherwise; errors are wrapped
+// "launching nodeclaim, ...".
 func (p *Provider) Create(ctx context.Context, l Launch) (*Instance, error) {
+	at := p.clock.Now()
 	out, err := p.ec2.CreateFleet(ctx, FleetInput(l, false))
 	if err != nil {
 		return nil, p.classify(ctx, err)
@@ -174,19 +183,18 @@ func (p *Provider) Create(ctx context.Context, l Launch) (*Instance, error) {
 		if len(fi.InstanceIds) == 0 {
 			continue
 		}
-		inst, err := p.Get(ctx, fi.InstanceIds[0])
-		if err != nil {
-			// DescribeInstances is eventually consistent, and may fail: the instance exists all
-			// the same, so describe it from what the fleet said rather than fail (and leak it).
-			inst = &Instance{ID: fi.InstanceIds[0], Type: string(fi.InstanceType), CapacityType: l.CapacityType, Tags: l.Tags}
-			if lo := fi.LaunchTemplateAndOverrides; lo != nil && lo.Overrides != nil {
-				inst.Zone = aws.ToString(lo.Overrides.AvailabilityZone)
-				inst.SubnetID = aws.ToString(lo.Overrides.SubnetId)
-				if inst.Zone == "" {
-					inst.Zone = zoneOf[inst.SubnetID]
-				}
+		inst := &Instance{
+			ID: fi.InstanceIds[0], Type: string(fi.InstanceType), CapacityType: l.CapacityType, ImageID: l.ImageIDs[string(fi.InstanceType)],
+			SecurityGroupIDs: slices.Clone(l.SecurityGroupIDs), State: string(ec2types.InstanceStateNamePending), LaunchTime: at, Tags: maps.Clone(l.Tags),
+		}
+		if lo := fi.LaunchTemplateAndOverrides; lo != nil && lo.Overrides != nil {
+			inst.Zone = aws.ToString(lo.Overrides.AvailabilityZone)
+			inst.SubnetID = aws.ToString(lo.Overrides.SubnetId)
+			if inst.Zone == "" {
+				inst.Zone = zoneOf[inst.SubnetID]
 			}
 		}
+		p.recent.put(inst, at)
 		return inst, nil
 	}
 	if len(otherErrs) == 0 {

@@ -226,15 +226,23 @@ func TestCreateAdoptsTheOldest(t *testing.T) {
 	}
 }
 
-// TestReadsShareOneList: Get and IsDrifted of many NodeClaims, as garbage collection and drift
-// make them at every NodeClaim change, share one DescribeInstances (a List of the cluster's
-// instances) while its description is younger than DescribedMaxAge, instead of one call per
-// NodeClaim and per read; an instance terminated behind Joiner's back is still described until
-// then, and found gone by a current read after.
+// TestReadsShareOneList: a launch describes its instance from what it launched, making one
+// DescribeInstances (the check for an instance launched before, to adopt), not a second to
+// describe the new one. Get and IsDrifted of many NodeClaims, as garbage collection and drift
+// make them at every NodeClaim change, answer from that, then share one DescribeInstances (a
+// List of the cluster's instances) while its description is younger than DescribedMaxAge,
+// instead of one call per NodeClaim and per read; an instance terminated behind Joiner's back
+// is still described until then, and found gone by a current read after.
 func TestReadsShareOneList(t *testing.T) {
 	e := newEnv(t)
+	describes := func() int {
+		got := 0
+		e.state.View(func(w *state.World) { got = w.Calls["DescribeInstances"] })
+		return got
+	}
 	const n = 10
 	var claims []*v1.NodeClaim
+	launching := describes()
 	for i := range n {
 		claim, err := e.provider.Create(t.Context(), nodeClaim(fmt.Sprintf("shared-%d", i)))
 		if err != nil {
@@ -242,10 +250,8 @@ func TestReadsShareOneList(t *testing.T) {
 		}
 		claims = append(claims, claim)
 	}
-	describes := func() int {
-		got := 0
-		e.state.View(func(w *state.World) { got = w.Calls["DescribeInstances"] })
-		return got
+	if got := describes() - launching; got != n {
+		t.Errorf("%d launches made %d DescribeInstances calls, want %d", n, got, n)
 	}
 	readAll := func() {
 		t.Helper()

@@ -197,7 +197,7 @@ func (c *CloudProvider) launch(ctx context.Context, nodeClass *awsv1.EC2NodeClas
 			return nil, nil, err
 		}
 		inst, err := c.cfg.Instances.Create(ctx, instance.Launch{CapacityType: capacityType, Overrides: overrides, Tags: instance.Tags(c.cfg.Cluster.Name, nodeClass, nodeClaim),
-			ClientToken: string(nodeClaim.UID)})
+			ClientToken: string(nodeClaim.UID), ImageIDs: images, SecurityGroupIDs: securityGroupIDs(nodeClass)})
 		if ce := cloudprovider.AsCreateError(err); ce != nil && ce.ConditionReason == instance.ReasonLaunchTemplateNotFound && attempt == 0 {
 			for _, o := range overrides {
 				c.cfg.LaunchTemplates.Forget(o.LaunchTemplate)
@@ -206,6 +206,15 @@ func (c *CloudProvider) launch(ctx context.Context, nodeClass *awsv1.EC2NodeClas
 		}
 		return inst, images, err
 	}
+}
+
+// securityGroupIDs are the security groups the node class's launch templates give instances.
+func securityGroupIDs(nodeClass *awsv1.EC2NodeClass) []string {
+	out := make([]string, 0, len(nodeClass.Status.SecurityGroups))
+	for _, g := range nodeClass.Status.SecurityGroups {
+		out = append(out, g.ID)
+	}
+	return out
 }
 
 // overrides chooses, per instance type, the newest AMI whose requirements it meets, ensures one
