@@ -66,6 +66,8 @@ type Provider struct {
 	// clock dates the descriptions Recent answers from.
 	clock  clock.PassiveClock
 	recent recent
+	// adoptions merges the adoption checks of concurrent launches (ForNodeClaim).
+	adoptions adoptions
 }
 
 // NewProvider returns a provider for the cluster's instances; denials may be nil (denied
@@ -294,42 +296,6 @@ func (p *Provider) List(ctx context.Context) ([]*Instance, error) {
 	slices.SortFunc(out, func(a, b *Instance) int { return strings.Compare(a.ID, b.ID) })
 	p.recent.listed(out, at)
 	return out, nil
-}
-
-// ForNodeClaim returns the oldest pending or running instance of the cluster (tagged
-// kubernetes.io/cluster/<name>) tagged karpenter.sh/nodeclaim=<nodeClaim>, or nil when there is
-// none. Several exist only after a duplicate launch; the others are left to garbage collection.
-// DescribeInstances is eventually consistent: an instance launched moments ago may not be found.
-func (p *Provider) ForNodeClaim(ctx context.Context, nodeClaim string) (*Instance, error) {
-	in := &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
-		{Name: aws.String("tag-key"), Values: []string{awsv1.TagKeyPrefixCluster + p.clusterName}},
-		{Name: aws.String("tag:" + awsv1.TagKeyNodeClaim), Values: []string{nodeClaim}},
-		{Name: aws.String("instance-state-name"), Values: []string{string(ec2types.InstanceStateNamePending), string(ec2types.InstanceStateNameRunning)}},
-	}}
-	var oldest *Instance
-	pages := ec2.NewDescribeInstancesPaginator(p.ec2, in)
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("finding the instance of nodeclaim %s, %w", nodeClaim, err)
-		}
-		for _, r := range page.Reservations {
-			for _, i := range r.Instances {
-				inst := read(i)
-				// The filters are EC2's; check them again so that a looser EC2API cannot adopt
-				// another NodeClaim's or a terminated instance.
-				if _, ours := inst.Tags[awsv1.TagKeyPrefixCluster+p.clusterName]; !ours || inst.Tags[awsv1.TagKeyNodeClaim] != nodeClaim ||
-					(inst.State != string(ec2types.InstanceStateNamePending) && inst.State != string(ec2types.InstanceStateNameRunning)) {
-					continue
-				}
-				if oldest == nil || inst.LaunchTime.Before(oldest.LaunchTime) ||
-					(inst.LaunchTime.Equal(oldest.LaunchTime) && inst.ID < oldest.ID) {
-					oldest = inst
-				}
-			}
-		}
-	}
-	return oldest, nil
 }
 
 // Delete terminates the instance. It returns a NodeClaimNotFoundError when the instance is
