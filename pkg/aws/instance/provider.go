@@ -48,8 +48,12 @@ type Instance struct {
 	SubnetID         string
 	SecurityGroupIDs []string
 	State            string
-	LaunchTime       time.Time
-	Tags             map[string]string
+	// StateReason is EC2's message for the state (why it stopped or terminated), if any.
+	StateReason string
+	// InstanceProfileARN is the ARN of the instance's profile, when described by EC2.
+	InstanceProfileARN string
+	LaunchTime         time.Time
+	Tags               map[string]string
 }
 
 // ProviderID is the instance's Kubernetes provider ID, aws:///<zone>/<id>.
@@ -331,6 +335,12 @@ func read(i ec2types.Instance) *Instance {
 	}
 	if i.State != nil {
 		inst.State = string(i.State.Name)
+	}
+	if i.StateReason != nil {
+		inst.StateReason = aws.ToString(i.StateReason.Message)
+	}
+	if i.IamInstanceProfile != nil {
+		inst.InstanceProfileARN = aws.ToString(i.IamInstanceProfile.Arn)
 	}
 	if i.InstanceLifecycle == ec2types.InstanceLifecycleTypeSpot {
 		inst.CapacityType = v1.CapacityTypeSpot
