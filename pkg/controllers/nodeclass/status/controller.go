@@ -74,10 +74,9 @@ func (c *Controller) Name() string { return name }
 
 // Register reconciles each EC2NodeClass when it changes, and every class when
 // kube-system/aws-auth or a NodePool's spec changes (both decide whether its nodes can join).
-// A NodePool's status is not watched: it changes with every node launched, registered or
-// removed, and resolving every class at each of those changes read AWS several times a second
-// for as long as nodes came and went (about fifteen calls a resolve, 7 to 11 resolves a second
-// in the 1,000-pod consolidation run).
+// A NodePool's status is not read, and it changes with every node launched or registered: in a
+// 1,000-pod scale-up each of those resolved every class again (userData rendered, the join
+// checked), 24 MB of allocations in ten seconds.
 func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
 	all := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
 		classes := &awsv1.EC2NodeClassList{}
