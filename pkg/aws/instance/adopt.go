@@ -13,8 +13,9 @@ import (
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 )
 
-// MaxAdoptionChecks is the most NodeClaims one DescribeInstances looks for (ForNodeClaim): EC2
-// takes at most 200 values per filter.
+// MaxAdoptionChecks is the most NodeClaims one DescribeInstances looks for (ForNodeClaim): the
+// values of one tag filter are kept to a modest number (the limit EC2 applies to them was not
+// checked), and more checks at once go in several calls.
 const MaxAdoptionChecks = 100
 
 // adoptions merges the ForNodeClaim calls of concurrent launches: while one DescribeInstances
