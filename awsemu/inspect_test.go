@@ -300,3 +300,48 @@ func checkRefusedFaults(t *testing.T, e *env) {
 		t.Errorf("a refused PUT changed the faults: %+v", got)
 	}
 }
+
+// TestAuthorizationLogDropsByRole: the authorization log keeps state.MaxDecisions decisions of
+// every principal together, and the endpoint reports, for the role asked for, how many of that
+// role's own decisions it dropped: other principals filling the log leave a role's report
+// complete; once its own oldest are dropped, it says how many.
+func TestAuthorizationLogDropsByRole(t *testing.T) {
+	e := newEnv(t)
+	const controller, node = "arn:aws:iam::111122223333:role/Controller", "arn:aws:iam::111122223333:role/Node"
+	record := func(role string, n int) {
+		_ = e.state.Update(func(w *state.World) error {
+			for range n {
+				w.IAM.RecordDecision(state.Decision{Role: role, Action: "ec2:DescribeInstances", Resource: "*", Allowed: true})
+			}
+			return nil
+		})
+	}
+	report := func() inspect.Authorizations {
+		t.Helper()
+		resp, err := http.Get(e.url + "/_awsemu/authorizations?role=" + url.QueryEscape(controller))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		var log inspect.Authorizations
+		if err := json.NewDecoder(resp.Body).Decode(&log); err != nil {
+			t.Fatal(err)
+		}
+		return log
+	}
+	record(node, state.MaxDecisions)
+	record(controller, 3)
+	if log := report(); len(log.Decisions) != 3 || log.Dropped != 0 {
+		t.Errorf("after the nodes filled the log: %d decisions, %d dropped; want 3, 0", len(log.Decisions), log.Dropped)
+	}
+	record(node, state.MaxDecisions-2)
+	if log := report(); len(log.Decisions) != 2 || log.Dropped != 1 {
+		t.Errorf("after the controller's oldest went: %d decisions, %d dropped; want 2, 1", len(log.Decisions), log.Dropped)
+	}
+	_ = e.state.Update(func(w *state.World) error {
+		if w.IAM.DroppedDecisions != state.MaxDecisions+1 || w.IAM.DroppedByRole[node] != state.MaxDecisions {
+			t.Errorf("dropped %d in all, %d of the nodes; want %d, %d", w.IAM.DroppedDecisions, w.IAM.DroppedByRole[node], state.MaxDecisions+1, state.MaxDecisions)
+		}
+		return nil
+	})
+}

@@ -261,8 +261,9 @@ type Authorizations struct {
 	// Decisions are the logged decisions, oldest first, of the role asked for (?role=ARN) or of
 	// every principal.
 	Decisions []state.Decision `json:"decisions"`
-	// Dropped counts the oldest decisions the log no longer holds (state.MaxDecisions), of any
-	// principal: a coverage check over a log that dropped some is incomplete.
+	// Dropped counts the oldest decisions the log no longer holds (state.MaxDecisions) of the
+	// role asked for, or of every principal: a coverage check of a role whose decisions were
+	// dropped is incomplete; one whose log lost only other principals' decisions is not.
 	Dropped int `json:"dropped"`
 }
 
@@ -271,6 +272,9 @@ func (h *Handler) authorizations(w http.ResponseWriter, r *http.Request) {
 	out := Authorizations{Decisions: []state.Decision{}}
 	h.state.View(func(world *state.World) {
 		out.Dropped = world.IAM.DroppedDecisions
+		if role != "" {
+			out.Dropped = world.IAM.DroppedByRole[role]
+		}
 		for _, d := range world.IAM.Decisions {
 			if role == "" || d.Role == role {
 				out.Decisions = append(out.Decisions, d)

@@ -16,9 +16,14 @@ type IAM struct {
 	// MaxDecisions (the oldest are dropped, and counted in DroppedDecisions).
 	Decisions        []Decision
 	DroppedDecisions int
+	// DroppedByRole counts the dropped decisions by role ARN: a check of one role's decisions is
+	// incomplete only when some of that role's were dropped, not when other principals (the
+	// administrator, the nodes) filled the log.
+	DroppedByRole map[string]int
 }
 
-// MaxDecisions bounds the authorization log: a day of a controller's calls fits.
+// MaxDecisions bounds the authorization log, of every principal together: a day of a
+// controller's calls fits.
 const MaxDecisions = 200000
 
 // Decision is one authorization the emulator decided: who asked for which action on which
@@ -36,6 +41,10 @@ type Decision struct {
 // RecordDecision appends d to the authorization log, dropping the oldest entry when it is full.
 func (i *IAM) RecordDecision(d Decision) {
 	if len(i.Decisions) >= MaxDecisions {
+		if i.DroppedByRole == nil {
+			i.DroppedByRole = map[string]int{}
+		}
+		i.DroppedByRole[i.Decisions[0].Role]++
 		i.Decisions = i.Decisions[1:]
 		i.DroppedDecisions++
 	}

@@ -94,18 +94,22 @@ func start(t *testing.T, p *Programs, checks privilegeChecks, controllerArgs ...
 		t.Fatalf("starting the local stack: %v\n%s", err, out.String())
 	}
 	t.Cleanup(func() {
+		// Deferred, so that the logs are kept and the stack stopped even when the check below
+		// ends the test with t.Fatal (a stack left running took a core from the next test).
+		defer func() {
+			if t.Failed() {
+				DumpLogs(t, filepath.Join(work, "logs"))
+				keepLogs(t, filepath.Join(work, "logs"))
+			}
+			if err := stack.Stop(); err != nil {
+				t.Errorf("stopping the stack: %v", err)
+			}
+		}()
 		if !t.Failed() {
 			// Whatever the test checked, nothing the controller asked for may have been refused.
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
 			checkPrivileges(t, ctx, stack, false, checks)
-			cancel()
-		}
-		if t.Failed() {
-			DumpLogs(t, filepath.Join(work, "logs"))
-			keepLogs(t, filepath.Join(work, "logs"))
-		}
-		if err := stack.Stop(); err != nil {
-			t.Errorf("stopping the stack: %v", err)
 		}
 	})
 	objects, err := localstack.SampleObjects("EC2NodeClass", "ConfigMap")

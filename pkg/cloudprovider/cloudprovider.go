@@ -44,7 +44,9 @@ type CloudProvider interface {
 
 	// Get returns a NodeClaim describing the instance with the given provider ID, as Create would
 	// have returned it. It returns a NodeClaimNotFoundError when no such instance exists or it has
-	// terminated.
+	// terminated. An implementation may describe an existing instance from a recent read of
+	// bounded age, which it states, so that calls for every NodeClaim share one cloud read; a
+	// NodeClaimNotFoundError must be current, since garbage collection deletes the NodeClaim on it.
 	Get(ctx context.Context, providerID string) (*v1.NodeClaim, error)
 
 	// List returns a NodeClaim for every instance this cluster's Joiner launched and that is not
@@ -62,7 +64,7 @@ type CloudProvider interface {
 
 	// IsDrifted reports why the NodeClaim's instance no longer matches its node class (a new AMI,
 	// a subnet or security group no longer selected, a changed static field), or "" when it
-	// matches. A NodeClaimNotFoundError means the instance is gone; other errors are transient.
+	// matches. Like Get, it may read the instance as it was a bounded time ago. A NodeClaimNotFoundError means the instance is gone; other errors are transient.
 	IsDrifted(ctx context.Context, nodeClaim *v1.NodeClaim) (DriftReason, error)
 
 	// Name is the provider's name, for logs and metrics ("aws").

@@ -185,8 +185,9 @@ func (s *Stack) applyChartRBAC(ctx context.Context) error {
 }
 
 // Authorizations returns the emulator's authorization decisions for the controller role
-// (Options.GeneratedPolicy), oldest first. It fails when the emulator's log dropped decisions:
-// a comparison with the policy would be incomplete.
+// (Options.GeneratedPolicy), oldest first. It fails when the emulator's log dropped decisions
+// of the controller role: a comparison with the policy would be incomplete. Decisions of other
+// principals the log dropped do not matter.
 func (s *Stack) Authorizations(ctx context.Context) ([]iampolicy.Decision, error) {
 	if s.ControllerRoleARN == "" {
 		return nil, fmt.Errorf("the stack was started without GeneratedPolicy: no controller role to read decisions of")
@@ -209,7 +210,7 @@ func (s *Stack) Authorizations(ctx context.Context) ([]iampolicy.Decision, error
 		return nil, fmt.Errorf("decoding the emulator's authorization log, %w", err)
 	}
 	if log.Dropped > 0 {
-		return nil, fmt.Errorf("the emulator's authorization log dropped its %d oldest decisions", log.Dropped)
+		return nil, fmt.Errorf("the emulator's authorization log dropped the %d oldest decisions of the controller role %s", log.Dropped, s.ControllerRoleARN)
 	}
 	out := make([]iampolicy.Decision, 0, len(log.Decisions))
 	for _, d := range log.Decisions {

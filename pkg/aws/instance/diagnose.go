@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -15,45 +16,67 @@ import (
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 )
 
-// Diagnose says why the instance's Node has not joined, from its state (DescribeInstances) and its
-// console output (GetConsoleOutput, read with ReadConsole). An instance described as stopping,
-// stopped, shutting-down or terminated is certain; one that DescribeInstances does not list is not:
-// EC2 is eventually consistent and lists a new instance only seconds after CreateFleet returns
-// (the liveness timeout and garbage collection handle one that truly vanished); so is what ReadConsole finds certain. An error is returned
-// only when neither could be read; a console that may not be read (ec2:GetConsoleOutput denied)
-// gives an uncertain Diagnosis that says so.
+// DiagnosisMaxAge is how old a description of the instance's state Diagnose may answer from
+// (Recent): less than the lifecycle controller's 15-second diagnosis interval, so each diagnosis
+// sees a state newer than the last one's, while the diagnoses of every NodeClaim waiting for its
+// Node share one List instead of one DescribeInstances each (a scale-up of hundreds of nodes
+// diagnosed each of them every 15 seconds until it joined).
+const DiagnosisMaxAge = 10 * time.Second
+
+// Diagnose says why the instance's Node has not joined, from its state (DescribeInstances,
+// through Recent) and its console output (GetConsoleOutput, read with ReadConsole). An instance
+// described as stopping, stopped, shutting-down or terminated is certain; one that
+// DescribeInstances does not list is not: EC2 is eventually consistent and lists a new instance
+// only seconds after CreateFleet returns (the liveness timeout and garbage collection handle one
+// that truly vanished); so is what ReadConsole finds certain. An error is returned only when
+// neither could be read; a console that may not be read (ec2:GetConsoleOutput denied) gives an
+// uncertain Diagnosis that says so.
 func (p *Provider) Diagnose(ctx context.Context, id string) (cloudprovider.Diagnosis, error) {
-	out, err := p.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
-	var ae smithy.APIError
-	if errors.As(err, &ae) && ae.ErrorCode() == "InvalidInstanceID.NotFound" {
-		return notListed(id), nil
+	inst, err := p.Recent(ctx, id, DiagnosisMaxAge)
+	if cloudprovider.IsNodeClaimNotFoundError(err) {
+		// Not listed, or terminated: only EC2's own answer tells which.
+		inst, err = p.describeAny(ctx, id)
 	}
 	if err != nil {
 		return cloudprovider.Diagnosis{}, fmt.Errorf("diagnosing instance %s, %w", id, err)
 	}
-	if len(out.Reservations) == 0 || len(out.Reservations[0].Instances) == 0 {
+	if inst == nil {
 		return notListed(id), nil
 	}
-	i := out.Reservations[0].Instances[0]
-	if i.State != nil {
-		switch i.State.Name {
-		case ec2types.InstanceStateNameShuttingDown, ec2types.InstanceStateNameTerminated,
-			ec2types.InstanceStateNameStopping, ec2types.InstanceStateNameStopped:
-			why := "it is " + string(i.State.Name)
-			if r := i.StateReason; r != nil && aws.ToString(r.Message) != "" {
-				why += " (" + aws.ToString(r.Message) + ")"
-			}
-			return gone(id, why), nil
-		case ec2types.InstanceStateNamePending:
-			return cloudprovider.Diagnosis{Message: fmt.Sprintf("Instance %s is still pending", id)}, nil
+	switch ec2types.InstanceStateName(inst.State) {
+	case ec2types.InstanceStateNameShuttingDown, ec2types.InstanceStateNameTerminated,
+		ec2types.InstanceStateNameStopping, ec2types.InstanceStateNameStopped:
+		why := "it is " + inst.State
+		if inst.StateReason != "" {
+			why += " (" + inst.StateReason + ")"
 		}
+		return gone(id, why), nil
+	case ec2types.InstanceStateNamePending:
+		return cloudprovider.Diagnosis{Message: fmt.Sprintf("Instance %s is still pending", id)}, nil
 	}
-	return p.diagnoseRunning(ctx, i)
+	return p.diagnoseRunning(ctx, inst)
+}
+
+// describeAny describes the instance in whatever state, terminated included, or returns nil
+// when DescribeInstances does not list it.
+func (p *Provider) describeAny(ctx context.Context, id string) (*Instance, error) {
+	out, err := p.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+	var ae smithy.APIError
+	if errors.As(err, &ae) && ae.ErrorCode() == "InvalidInstanceID.NotFound" {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(out.Reservations) == 0 || len(out.Reservations[0].Instances) == 0 {
+		return nil, nil
+	}
+	return read(out.Reservations[0].Instances[0]), nil
 }
 
 // diagnoseRunning reads the console of a running instance.
-func (p *Provider) diagnoseRunning(ctx context.Context, i ec2types.Instance) (cloudprovider.Diagnosis, error) {
-	id := aws.ToString(i.InstanceId)
+func (p *Provider) diagnoseRunning(ctx context.Context, inst *Instance) (cloudprovider.Diagnosis, error) {
+	id := inst.ID
 	console, err := p.ec2.GetConsoleOutput(ctx, &ec2.GetConsoleOutputInput{InstanceId: aws.String(id)})
 	if err != nil {
 		var ae smithy.APIError
@@ -72,9 +95,9 @@ func (p *Provider) diagnoseRunning(ctx context.Context, i ec2types.Instance) (cl
 		return cloudprovider.Diagnosis{}, fmt.Errorf("decoding the console of instance %s, %w", id, err)
 	}
 	d := ReadConsoleOf(string(text), Identity{ClusterName: p.clusterName})
-	if d.Reason == cloudprovider.ReasonNodeRoleNotAuthorized && p.roles != nil && i.IamInstanceProfile != nil {
+	if d.Reason == cloudprovider.ReasonNodeRoleNotAuthorized && p.roles != nil && inst.InstanceProfileARN != "" {
 		// Only a refused registration is worth an IAM call: its fix names the role to map.
-		role, err := p.roles.RoleOfInstanceProfile(ctx, aws.ToString(i.IamInstanceProfile.Arn))
+		role, err := p.roles.RoleOfInstanceProfile(ctx, inst.InstanceProfileARN)
 		if err != nil {
 			log.FromContext(ctx).V(1).Info("Reading the instance's node role for its diagnosis", "instance", id, "error", err.Error())
 		} else if role != "" {

@@ -5,7 +5,8 @@
 // grace period). Provider makes the calls behind EC2API, which the SDK's EC2 client satisfies:
 // CreateFleet type instant (FleetInput), feeding insufficient-capacity errors to the
 // unavailable-offerings cache and classifying failures into cloudprovider errors;
-// DescribeInstances; TerminateInstances.
+// DescribeInstances, with Recent answering from the last descriptions of bounded age so that
+// reads for every NodeClaim share one List; TerminateInstances.
 //
 // It must not pick instance types (scheduling did) nor resolve AMIs, subnets or launch templates
 // (their own packages do); it combines what it is given, and never requests an instance type with

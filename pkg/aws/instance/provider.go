@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/smithy-go"
+	"k8s.io/utils/clock"
 
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
@@ -47,8 +48,12 @@ type Instance struct {
 	SubnetID         string
 	SecurityGroupIDs []string
 	State            string
-	LaunchTime       time.Time
-	Tags             map[string]string
+	// StateReason is EC2's message for the state (why it stopped or terminated), if any.
+	StateReason string
+	// InstanceProfileARN is the ARN of the instance's profile, when described by EC2.
+	InstanceProfileARN string
+	LaunchTime         time.Time
+	Tags               map[string]string
 }
 
 // ProviderID is the instance's Kubernetes provider ID, aws:///<zone>/<id>.
@@ -62,12 +67,17 @@ type Provider struct {
 	clusterName string
 	// roles, when set, names the node role in a refused registration's diagnosis.
 	roles RoleReader
+	// clock dates the descriptions Recent answers from.
+	clock  clock.PassiveClock
+	recent recent
+	// adoptions merges the adoption checks of concurrent launches (ForNodeClaim).
+	adoptions adoptions
 }
 
 // NewProvider returns a provider for the cluster's instances; denials may be nil (denied
 // launches are then reported with EC2's message).
-func NewProvider(api EC2API, unavailable Unavailable, denials Denials, clusterName string) *Provider {
-	return &Provider{ec2: api, unavailable: unavailable, denials: denials, clusterName: clusterName}
+func NewProvider(api EC2API, unavailable Unavailable, denials Denials, clusterName string, clk clock.PassiveClock) *Provider {
+	return &Provider{ec2: api, unavailable: unavailable, denials: denials, clusterName: clusterName, clock: clk}
 }
 
 // Launch is one instance to launch.
@@ -84,6 +94,11 @@ type Launch struct {
 	// UID: a launch retried before DescribeInstances lists the first one's instance (EC2 is
 	// eventually consistent) does not launch a second instance.
 	ClientToken string
+	// ImageIDs are the image of each instance type's launch template, and SecurityGroupIDs the
+	// launch templates' security groups: with the fleet's answer they describe the launched
+	// instance without a DescribeInstances.
+	ImageIDs         map[string]string
+	SecurityGroupIDs []string
 }
 
 // FleetInput is the CreateFleet request of a launch: type instant, one instance, spot
@@ -135,11 +150,15 @@ func FleetInput(l Launch, dryRun bool) *ec2.CreateFleetInput {
 }
 
 // Create launches one instance through CreateFleet. Every override EC2 reports as out of
-// capacity is marked unavailable. A launched instance is returned even when describing it
-// fails (from what CreateFleet said), so a successful launch is never reported as a failure. With no instance launched it returns an
-// InsufficientCapacityError when every error was a capacity error, a CreateError for a denial,
-// and a plain error otherwise; errors are wrapped "launching nodeclaim, ...".
+// capacity is marked unavailable. The launched instance is described from what CreateFleet said
+// (its ID, type and override) and what the launch asked for (image, security groups, tags),
+// pending, launched now, and remembered for Recent: describing it again cost one
+// DescribeInstances per launch, which EC2 may not answer for seconds after the launch anyway.
+// With no instance launched it returns an InsufficientCapacityError when every error was a
+// capacity error, a CreateError for a denial, and a plain error otherwise; errors are wrapped
+// "launching nodeclaim, ...".
 func (p *Provider) Create(ctx context.Context, l Launch) (*Instance, error) {
+	at := p.clock.Now()
 	out, err := p.ec2.CreateFleet(ctx, FleetInput(l, false))
 	if err != nil {
 		return nil, p.classify(ctx, err)
@@ -170,19 +189,18 @@ func (p *Provider) Create(ctx context.Context, l Launch) (*Instance, error) {
 		if len(fi.InstanceIds) == 0 {
 			continue
 		}
-		inst, err := p.Get(ctx, fi.InstanceIds[0])
-		if err != nil {
-			// DescribeInstances is eventually consistent, and may fail: the instance exists all
-			// the same, so describe it from what the fleet said rather than fail (and leak it).
-			inst = &Instance{ID: fi.InstanceIds[0], Type: string(fi.InstanceType), CapacityType: l.CapacityType, Tags: l.Tags}
-			if lo := fi.LaunchTemplateAndOverrides; lo != nil && lo.Overrides != nil {
-				inst.Zone = aws.ToString(lo.Overrides.AvailabilityZone)
-				inst.SubnetID = aws.ToString(lo.Overrides.SubnetId)
-				if inst.Zone == "" {
-					inst.Zone = zoneOf[inst.SubnetID]
-				}
+		inst := &Instance{
+			ID: fi.InstanceIds[0], Type: string(fi.InstanceType), CapacityType: l.CapacityType, ImageID: l.ImageIDs[string(fi.InstanceType)],
+			SecurityGroupIDs: slices.Clone(l.SecurityGroupIDs), State: string(ec2types.InstanceStateNamePending), LaunchTime: at, Tags: maps.Clone(l.Tags),
+		}
+		if lo := fi.LaunchTemplateAndOverrides; lo != nil && lo.Overrides != nil {
+			inst.Zone = aws.ToString(lo.Overrides.AvailabilityZone)
+			inst.SubnetID = aws.ToString(lo.Overrides.SubnetId)
+			if inst.Zone == "" {
+				inst.Zone = zoneOf[inst.SubnetID]
 			}
 		}
+		p.recent.put(inst, at)
 		return inst, nil
 	}
 	if len(otherErrs) == 0 {
@@ -230,29 +248,37 @@ func (p *Provider) classify(ctx context.Context, err error) error {
 	return fmt.Errorf("launching nodeclaim, %w", err)
 }
 
-// Get describes one instance. A missing or terminated instance is a NodeClaimNotFoundError.
+// Get describes one instance, as EC2 describes it now. A missing or terminated instance is a
+// NodeClaimNotFoundError. The description is remembered for Recent.
 func (p *Provider) Get(ctx context.Context, id string) (*Instance, error) {
+	at := p.clock.Now()
 	out, err := p.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
 	var ae smithy.APIError
 	if errors.As(err, &ae) && ae.ErrorCode() == "InvalidInstanceID.NotFound" {
+		p.recent.forget(id)
 		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s not found", id))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("describing instance %s, %w", id, err)
 	}
 	if len(out.Reservations) == 0 || len(out.Reservations[0].Instances) == 0 {
+		p.recent.forget(id)
 		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s not found", id))
 	}
 	inst := read(out.Reservations[0].Instances[0])
 	if inst.State == string(ec2types.InstanceStateNameTerminated) {
+		p.recent.forget(id)
 		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s is terminated", id))
 	}
+	p.recent.put(inst, at)
 	return inst, nil
 }
 
 // List returns the cluster's instances that Joiner launched (tagged kubernetes.io/cluster/<name>
-// and karpenter.sh/nodepool) and that are not terminated.
+// and karpenter.sh/nodepool) and that are not terminated. A complete listing is remembered for
+// Recent.
 func (p *Provider) List(ctx context.Context) ([]*Instance, error) {
+	at := p.clock.Now()
 	in := &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
 		{Name: aws.String("tag-key"), Values: []string{awsv1.TagKeyPrefixCluster + p.clusterName}},
 		{Name: aws.String("tag-key"), Values: []string{awsv1.TagKeyNodePool}},
@@ -272,43 +298,8 @@ func (p *Provider) List(ctx context.Context) ([]*Instance, error) {
 		}
 	}
 	slices.SortFunc(out, func(a, b *Instance) int { return strings.Compare(a.ID, b.ID) })
+	p.recent.listed(out, at)
 	return out, nil
-}
-
-// ForNodeClaim returns the oldest pending or running instance of the cluster (tagged
-// kubernetes.io/cluster/<name>) tagged karpenter.sh/nodeclaim=<nodeClaim>, or nil when there is
-// none. Several exist only after a duplicate launch; the others are left to garbage collection.
-// DescribeInstances is eventually consistent: an instance launched moments ago may not be found.
-func (p *Provider) ForNodeClaim(ctx context.Context, nodeClaim string) (*Instance, error) {
-	in := &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
-		{Name: aws.String("tag-key"), Values: []string{awsv1.TagKeyPrefixCluster + p.clusterName}},
-		{Name: aws.String("tag:" + awsv1.TagKeyNodeClaim), Values: []string{nodeClaim}},
-		{Name: aws.String("instance-state-name"), Values: []string{string(ec2types.InstanceStateNamePending), string(ec2types.InstanceStateNameRunning)}},
-	}}
-	var oldest *Instance
-	pages := ec2.NewDescribeInstancesPaginator(p.ec2, in)
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("finding the instance of nodeclaim %s, %w", nodeClaim, err)
-		}
-		for _, r := range page.Reservations {
-			for _, i := range r.Instances {
-				inst := read(i)
-				// The filters are EC2's; check them again so that a looser EC2API cannot adopt
-				// another NodeClaim's or a terminated instance.
-				if _, ours := inst.Tags[awsv1.TagKeyPrefixCluster+p.clusterName]; !ours || inst.Tags[awsv1.TagKeyNodeClaim] != nodeClaim ||
-					(inst.State != string(ec2types.InstanceStateNamePending) && inst.State != string(ec2types.InstanceStateNameRunning)) {
-					continue
-				}
-				if oldest == nil || inst.LaunchTime.Before(oldest.LaunchTime) ||
-					(inst.LaunchTime.Equal(oldest.LaunchTime) && inst.ID < oldest.ID) {
-					oldest = inst
-				}
-			}
-		}
-	}
-	return oldest, nil
 }
 
 // Delete terminates the instance. It returns a NodeClaimNotFoundError when the instance is
@@ -319,6 +310,7 @@ func (p *Provider) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	if inst.State == string(ec2types.InstanceStateNameShuttingDown) {
+		p.recent.forget(id)
 		return cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s is terminating", id))
 	}
 	if _, err := p.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}}); err != nil {
@@ -328,6 +320,7 @@ func (p *Provider) Delete(ctx context.Context, id string) error {
 		}
 		return fmt.Errorf("terminating instance %s, %w", id, err)
 	}
+	p.recent.forget(id)
 	return nil
 }
 
@@ -342,6 +335,12 @@ func read(i ec2types.Instance) *Instance {
 	}
 	if i.State != nil {
 		inst.State = string(i.State.Name)
+	}
+	if i.StateReason != nil {
+		inst.StateReason = aws.ToString(i.StateReason.Message)
+	}
+	if i.IamInstanceProfile != nil {
+		inst.InstanceProfileARN = aws.ToString(i.IamInstanceProfile.Arn)
 	}
 	if i.InstanceLifecycle == ec2types.InstanceLifecycleTypeSpot {
 		inst.CapacityType = v1.CapacityTypeSpot

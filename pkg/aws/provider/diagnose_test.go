@@ -1,8 +1,11 @@
 package provider
 
 import (
+	"fmt"
+	"maps"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -13,6 +16,7 @@ import (
 	"github.com/joinerhq/joiner/awsemu/state"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/aws/instance"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 )
 
@@ -124,5 +128,51 @@ func readyAsOnceResolved(t *testing.T, e *env, refusedByPreflight bool) {
 	meta.SetStatusCondition(&e.nodeClass.Status.Conditions, metav1.Condition{Type: awsv1.ConditionTypeReady, Status: metav1.ConditionTrue, Reason: "Ready"})
 	if err := e.kube.Status().Update(t.Context(), e.nodeClass); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDiagnosesShareOneList: the join diagnoses of many NodeClaims waiting for their Nodes, made
+// every 15 seconds each, read the instances' state from one List younger than
+// instance.DiagnosisMaxAge (and from the launch itself right after it), not with one
+// DescribeInstances each; each running instance's console is still read.
+func TestDiagnosesShareOneList(t *testing.T) {
+	e := newEnv(t)
+	const n = 5
+	var claims []*v1.NodeClaim
+	for i := range n {
+		claim, err := e.provider.Create(t.Context(), nodeClaim(fmt.Sprintf("waiting-%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		claims = append(claims, claim)
+	}
+	calls := func() map[string]int {
+		out := map[string]int{}
+		e.state.View(func(w *state.World) { maps.Copy(out, w.Calls) })
+		return out
+	}
+	for _, tt := range []struct {
+		step                time.Duration
+		describes, consoles int
+		message             string
+	}{
+		{step: 0, describes: 0, consoles: 0, message: "still pending"},
+		{step: instance.DiagnosisMaxAge + time.Second, describes: 1, consoles: n, message: "is running"},
+	} {
+		e.clock.Step(tt.step)
+		before := calls()
+		for _, claim := range claims {
+			d, err := e.provider.DiagnoseJoin(t.Context(), claim)
+			if err != nil || !strings.Contains(d.Message, tt.message) {
+				t.Errorf("DiagnoseJoin %s after %v = %+v, %v; want a message saying %q", claim.Name, tt.step, d, err, tt.message)
+			}
+		}
+		after := calls()
+		if got := after["DescribeInstances"] - before["DescribeInstances"]; got != tt.describes {
+			t.Errorf("%d diagnoses %v after launch made %d DescribeInstances calls, want %d", n, tt.step, got, tt.describes)
+		}
+		if got := after["GetConsoleOutput"] - before["GetConsoleOutput"]; got != tt.consoles {
+			t.Errorf("%d diagnoses %v after launch read %d consoles, want %d", n, tt.step, got, tt.consoles)
+		}
 	}
 }

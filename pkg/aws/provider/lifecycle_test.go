@@ -1,9 +1,12 @@
 package provider
 
 import (
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -220,5 +223,89 @@ func TestCreateAdoptsTheOldest(t *testing.T) {
 	}
 	if got := e.instancesOf("lagged"); len(got) != 2 {
 		t.Errorf("instances of the nodeclaim %v, want the two launched", got)
+	}
+}
+
+// TestReadsShareOneList: a launch describes its instance from what it launched, making one
+// DescribeInstances (the check for an instance launched before, to adopt), not a second to
+// describe the new one. Get and IsDrifted of many NodeClaims, as garbage collection and drift
+// make them at every NodeClaim change, answer from that, then share one DescribeInstances (a
+// List of the cluster's instances) while its description is younger than DescribedMaxAge,
+// instead of one call per NodeClaim and per read; an instance terminated behind Joiner's back
+// is still described until then, and found gone by a current read after.
+func TestReadsShareOneList(t *testing.T) {
+	e := newEnv(t)
+	describes := func() int {
+		got := 0
+		e.state.View(func(w *state.World) { got = w.Calls["DescribeInstances"] })
+		return got
+	}
+	const n = 10
+	var claims []*v1.NodeClaim
+	launching := describes()
+	for i := range n {
+		claim, err := e.provider.Create(t.Context(), nodeClaim(fmt.Sprintf("shared-%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		claims = append(claims, claim)
+	}
+	if got := describes() - launching; got != n {
+		t.Errorf("%d launches made %d DescribeInstances calls, want %d", n, got, n)
+	}
+	readAll := func() {
+		t.Helper()
+		for range 3 {
+			for _, claim := range claims {
+				if _, err := e.provider.Get(t.Context(), claim.Status.ProviderID); err != nil {
+					t.Fatalf("Get %s: %v", claim.Name, err)
+				}
+				if reason, err := e.provider.IsDrifted(t.Context(), claim); err != nil || reason != "" {
+					t.Fatalf("IsDrifted %s = %q, %v", claim.Name, reason, err)
+				}
+			}
+		}
+	}
+	// What Create described serves at once; then, once that is too old, one List serves all.
+	for _, step := range []time.Duration{0, DescribedMaxAge + time.Second} {
+		e.clock.Step(step)
+		before := describes()
+		readAll()
+		want := 0
+		if step > 0 {
+			want = 1
+		}
+		if got := describes() - before; got != want {
+			t.Errorf("%d reads of %d NodeClaims %v after they launched made %d DescribeInstances calls, want %d", 6*n, n, step, got, want)
+		}
+	}
+
+	// Readers that find the descriptions too old at once wait for one List.
+	e.clock.Step(DescribedMaxAge + time.Second)
+	before := describes()
+	var wg sync.WaitGroup
+	for _, claim := range claims {
+		wg.Go(func() {
+			if _, err := e.provider.Get(t.Context(), claim.Status.ProviderID); err != nil {
+				t.Errorf("Get %s: %v", claim.Name, err)
+			}
+		})
+	}
+	wg.Wait()
+	if got := describes() - before; got != 1 {
+		t.Errorf("%d concurrent Gets made %d DescribeInstances calls, want 1", n, got)
+	}
+
+	gone := claims[0]
+	if _, err := e.clients.EC2.TerminateInstances(t.Context(), &ec2.TerminateInstancesInput{InstanceIds: []string{instance.InstanceID(gone.Status.ProviderID)}}); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Step(state.ShuttingDownFor + time.Second)
+	if _, err := e.provider.Get(t.Context(), gone.Status.ProviderID); err != nil {
+		t.Errorf("Get within DescribedMaxAge of the last List: %v, want the instance as listed", err)
+	}
+	e.clock.Step(DescribedMaxAge)
+	if _, err := e.provider.Get(t.Context(), gone.Status.ProviderID); !cloudprovider.IsNodeClaimNotFoundError(err) {
+		t.Errorf("Get after DescribedMaxAge: %v, want NodeClaimNotFound", err)
 	}
 }

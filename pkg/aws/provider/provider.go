@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -196,7 +197,7 @@ func (c *CloudProvider) launch(ctx context.Context, nodeClass *awsv1.EC2NodeClas
 			return nil, nil, err
 		}
 		inst, err := c.cfg.Instances.Create(ctx, instance.Launch{CapacityType: capacityType, Overrides: overrides, Tags: instance.Tags(c.cfg.Cluster.Name, nodeClass, nodeClaim),
-			ClientToken: string(nodeClaim.UID)})
+			ClientToken: string(nodeClaim.UID), ImageIDs: images, SecurityGroupIDs: securityGroupIDs(nodeClass)})
 		if ce := cloudprovider.AsCreateError(err); ce != nil && ce.ConditionReason == instance.ReasonLaunchTemplateNotFound && attempt == 0 {
 			for _, o := range overrides {
 				c.cfg.LaunchTemplates.Forget(o.LaunchTemplate)
@@ -205,6 +206,15 @@ func (c *CloudProvider) launch(ctx context.Context, nodeClass *awsv1.EC2NodeClas
 		}
 		return inst, images, err
 	}
+}
+
+// securityGroupIDs are the security groups the node class's launch templates give instances.
+func securityGroupIDs(nodeClass *awsv1.EC2NodeClass) []string {
+	out := make([]string, 0, len(nodeClass.Status.SecurityGroups))
+	for _, g := range nodeClass.Status.SecurityGroups {
+		out = append(out, g.ID)
+	}
+	return out
 }
 
 // overrides chooses, per instance type, the newest AMI whose requirements it meets, ensures one
@@ -304,13 +314,23 @@ func (c *CloudProvider) nodeClaimOf(nc *v1.NodeClaim, inst *instance.Instance, i
 	return nc
 }
 
-// Get describes the instance with the provider ID.
+// DescribedMaxAge is how old a description of an instance Get and IsDrifted may answer from
+// (instance.Provider.Recent): twice the interval at which the leaked-instance collector lists
+// every instance of the cluster, so that its listing serves them. Both were called for every
+// NodeClaim at each of its changes, one DescribeInstances each: 14 a second in the 1,000-pod
+// consolidation run, where EC2 throttles its Describe calls at about 20 a second for the whole
+// account. What they compare (an instance's image, subnet and security groups, its existence)
+// changes rarely, and a NodeClaimNotFoundError is always current.
+const DescribedMaxAge = 2 * time.Minute
+
+// Get describes the instance with the provider ID, as it was at most DescribedMaxAge ago; a
+// NodeClaimNotFoundError is EC2's current answer.
 func (c *CloudProvider) Get(ctx context.Context, providerID string) (*v1.NodeClaim, error) {
 	id := instance.InstanceID(providerID)
 	if id == "" {
 		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("%q is not an AWS provider ID", providerID))
 	}
-	inst, err := c.cfg.Instances.Get(ctx, id)
+	inst, err := c.cfg.Instances.Recent(ctx, id, DescribedMaxAge)
 	if err != nil {
 		return nil, err
 	}
@@ -391,7 +411,8 @@ func (c *CloudProvider) Delete(ctx context.Context, nodeClaim *v1.NodeClaim) err
 	return c.cfg.Instances.Delete(ctx, id)
 }
 
-// IsDrifted compares the instance with its node class (drift.Reason).
+// IsDrifted compares the instance, as described at most DescribedMaxAge ago, with its node
+// class (drift.Reason).
 func (c *CloudProvider) IsDrifted(ctx context.Context, nodeClaim *v1.NodeClaim) (cloudprovider.DriftReason, error) {
 	id := instance.InstanceID(nodeClaim.Status.ProviderID)
 	if id == "" {
@@ -404,7 +425,7 @@ func (c *CloudProvider) IsDrifted(ctx context.Context, nodeClaim *v1.NodeClaim) 
 	if err := c.cfg.Kube.Get(ctx, types.NamespacedName{Name: nodeClaim.Spec.NodeClassRef.Name}, nodeClass); err != nil {
 		return "", client.IgnoreNotFound(err)
 	}
-	inst, err := c.cfg.Instances.Get(ctx, id)
+	inst, err := c.cfg.Instances.Recent(ctx, id, DescribedMaxAge)
 	if err != nil {
 		return "", err
 	}

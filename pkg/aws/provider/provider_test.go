@@ -263,7 +263,8 @@ func TestCreateDeniedPassRole(t *testing.T) {
 }
 
 // TestCreateWhileDescribeLags: EC2's eventual consistency hides the new instance from
-// DescribeInstances; Create still returns the NodeClaim from what CreateFleet said.
+// DescribeInstances; Create still returns the NodeClaim from what CreateFleet said, and Get
+// answers from that launch while a current read does not find the instance yet.
 func TestCreateWhileDescribeLags(t *testing.T) {
 	e := newEnv(t)
 	e.putFaultsJSON(t, map[string]any{"insufficientCapacity": []state.Pool{}, "describeInstancesLag": "1m"})
@@ -275,8 +276,11 @@ func TestCreateWhileDescribeLags(t *testing.T) {
 	if !strings.HasPrefix(got.Status.ProviderID, "aws:///us-west-2c/i-") || got.Status.ImageID == "" || got.Labels[corev1.LabelInstanceTypeStable] != "m5.large" {
 		t.Errorf("providerID %q imageID %q labels %v", got.Status.ProviderID, got.Status.ImageID, got.Labels)
 	}
-	if _, err := e.provider.Get(t.Context(), got.Status.ProviderID); !cloudprovider.IsNodeClaimNotFoundError(err) {
-		t.Errorf("Get during the lag: %v, want NodeClaimNotFound", err)
+	if described, err := e.provider.Get(t.Context(), got.Status.ProviderID); err != nil || described.Status.ProviderID != got.Status.ProviderID {
+		t.Errorf("Get during the lag: %v, %v; want the launched instance", described, err)
+	}
+	if _, err := e.instances.Get(t.Context(), instance.InstanceID(got.Status.ProviderID)); !cloudprovider.IsNodeClaimNotFoundError(err) {
+		t.Errorf("a current read during the lag: %v, want NodeClaimNotFound", err)
 	}
 }
 

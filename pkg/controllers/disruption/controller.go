@@ -63,6 +63,9 @@ type Controller struct {
 	// notes are the last reason given per NodeClaim for keeping it, so that an event goes out
 	// only when it changes.
 	notes map[string]string
+	// stuck are the NodeClaims the last deciding pass found could not go on their own (see
+	// pass.stuckBefore).
+	stuck map[string]bool
 	// cleaned is set once the first pass resumed the commands an earlier leader left in flight
 	// and untainted the nodes it left tainted with none (resume).
 	cleaned bool
@@ -208,7 +211,9 @@ func (c *Controller) Disrupt(ctx context.Context) (Result, error) {
 		}
 	default:
 		start := c.clock.Now()
+		ps.stuckBefore = c.stuck
 		d, err := ps.decide()
+		c.stuck = ps.stuck()
 		errs = append(errs, err)
 		for name, why := range d.notes {
 			notes[name] = why

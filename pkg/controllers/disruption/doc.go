@@ -23,9 +23,9 @@
 // Methods, in Karpenter's order, the first that finds something wins: Empty (every empty
 // consolidatable node the Empty budgets allow); Drifted (every empty drifted node the budgets
 // allow, else the first drifted node whose pods find room, on other nodes or new NodeClaims at
-// any price); multi-node consolidation (the longest prefix, by binary search over the first
-// MaxMultiNodeCandidates, of nodes that can be deleted or replaced by cheaper nodes of types
-// none of them has); single-node consolidation (the first node that can be deleted or replaced
+// any price); multi-node consolidation (among the first MaxMultiNodeCandidates, several nodes
+// that can be deleted or replaced by cheaper nodes: Karpenter's longest prefix, or a set grown
+// one node at a time where each adds savings, whichever saves more; see multi); single-node consolidation (the first node that can be deleted or replaced
 // by cheaper nodes). "Room" is scheduling.Solve over the snapshot without the candidates,
 // with their pods, the pods of nodes already leaving and the pending pods (those marked
 // unschedulable, and those kube-scheduler has not tried yet): the candidates' pods must all be

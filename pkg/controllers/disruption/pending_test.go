@@ -184,12 +184,13 @@ func TestSplit(t *testing.T) {
 	}
 }
 
-// TestRepack: two m7i.large nodes, one with a 1.5 CPU pod and one with two 300m pods, are
-// replaced together by an m7i.large and a c7i.medium ($0.14/h against $0.20/h): re-packed onto
-// several nodes, a replacement may be of a candidate's type.
+// TestRepack: two m7i.large nodes (2 CPU) holding 1.4 CPU each, neither of which a cheaper type
+// holds alone, are replaced together by an m7i.large and a c7i.medium (1 CPU; $0.16/h against
+// $0.20/h, where three c7i.medium would cost $0.18/h): re-packed onto several nodes, a
+// replacement may be of a candidate's type.
 func TestRepack(t *testing.T) {
 	h := newController(t)
-	medium := instanceType("c7i.medium", 0.04, v1.CapacityTypeOnDemand)
+	medium := instanceType("c7i.medium", 0.06, v1.CapacityTypeOnDemand)
 	medium.Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("2Gi"), corev1.ResourcePods: resource.MustParse("10")}
 	h.cloud.InstanceTypes = []*cloudprovider.InstanceType{instanceType("m7i.large", 0.10, v1.CapacityTypeOnDemand), medium}
 	pool := "repack"
@@ -199,9 +200,11 @@ func TestRepack(t *testing.T) {
 	})
 	_, a := newNode(t, pool, pool+"-a", onDemand)
 	_, b := newNode(t, pool, pool+"-b", onDemand)
-	newPod(t, pool+"-a", a.Name, requesting("1500m", pool))
-	newPod(t, pool+"-b1", b.Name, requesting("300m", pool))
-	newPod(t, pool+"-b2", b.Name, requesting("300m", pool))
+	newPod(t, pool+"-a1", a.Name, requesting("1", pool))
+	newPod(t, pool+"-a2", a.Name, requesting("400m", pool))
+	newPod(t, pool+"-b1", b.Name, requesting("600m", pool))
+	newPod(t, pool+"-b2", b.Name, requesting("400m", pool))
+	newPod(t, pool+"-b3", b.Name, requesting("400m", pool))
 	res, err := h.Disrupt(t.Context())
 	if err != nil {
 		t.Fatal(err)

@@ -47,6 +47,29 @@ type pass struct {
 	others *float64
 	// receivers are the snapshot's nodes as simulations see them, computed on first use.
 	receivers []receiverView
+	// alone says why each candidate tried on its own this pass could not go (single-node
+	// consolidation takes multi-node's answer rather than simulating it again), and movable
+	// which could.
+	alone   map[*candidate]string
+	movable map[*candidate]bool
+	// stuckBefore are the NodeClaims that earlier passes found could not go on their own:
+	// multi-node consolidation grows its set from the others first (see unstuck).
+	stuckBefore map[string]bool
+}
+
+// stuck returns, for the next pass, the candidates that could not go on their own: those this
+// pass tried alone and found so, and those found so before that it did not try alone.
+func (ps *pass) stuck() map[string]bool {
+	out := map[string]bool{}
+	for _, p := range ps.pools {
+		for _, cand := range p.candidates {
+			_, failed := ps.alone[cand]
+			if failed || !ps.movable[cand] && ps.stuckBefore[cand.name()] {
+				out[cand.name()] = true
+			}
+		}
+	}
+	return out
 }
 
 // pool is one NodePool's part of a pass.

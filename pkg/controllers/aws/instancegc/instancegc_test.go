@@ -51,7 +51,7 @@ func newEnv(t *testing.T) *env {
 	scheme := runtime.NewScheme()
 	_ = v1.AddToScheme(scheme)
 	return &env{clock: clk, state: st, ec2: c.EC2, kube: fake.NewClientBuilder().WithScheme(scheme).Build(),
-		instances: instance.NewProvider(c.EC2, nil, nil, state.DefaultSeed().ClusterName)}
+		instances: instance.NewProvider(c.EC2, nil, nil, state.DefaultSeed().ClusterName, clk)}
 }
 
 // launch runs one instance tagged as Joiner tags the instances it launches for the cluster.

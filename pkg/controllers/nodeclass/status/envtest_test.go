@@ -137,3 +137,124 @@ func TestNodeJoinReadyWatchesAWSAuth(t *testing.T) {
 		t.Errorf("%d AWSAuthMapsControllerRole events, want 1 (not one per reconcile): %v", n, recorder.Events())
 	}
 }
+
+// TestNodePoolStatusDoesNotResolve: a NodePool's status changes with every node it launches or
+// loses; none of those changes resolves the class again (each resolve reads AWS about fifteen
+// times), while a change of the class still does. Each round patches the NodePool's status, then
+// annotates the class, and waits for the resolve the annotation asks for. Resolves are counted
+// by the emulator's DescribeSubnets calls (one per resolve): one per round, and at most one more,
+// a reconcile of the class's own first patches that may still be queued when the rounds begin
+// (the workqueue merges a request with one already queued, so no barrier tells it apart). When
+// NodePool status was watched, about half the rounds resolved twice.
+func TestNodePoolStatusDoesNotResolve(t *testing.T) {
+	ctx := t.Context()
+	removeClasses(t)
+	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	st, err := awsemu.NewState(clk, state.DefaultSeed())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(awsemu.New(st, clk))
+	t.Cleanup(srv.Close)
+	cfg, err := sdk.LoadConfig(ctx, sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
+		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kubeEnv.StartManager(ctx, func(ctx context.Context, mgr manager.Manager) error {
+		a := provider.Build(mgr.GetClient(), sdk.NewClients(cfg), provider.Options{
+			Cluster: userdata.Cluster{Name: "demo", Endpoint: "https://demo.eks.example", CABundle: "Q0E=", DNS: "10.100.0.10", CIDR: "10.100.0.0/16"},
+			Region:  "us-west-2", KubernetesVersion: "1.33",
+		}, clk)
+		return NewController(mgr.GetClient(), a.NodeClasses, a.InstanceProfiles, clk, &testenv.Recorder{}).Register(ctx, mgr)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	resolves := func() int {
+		n := 0
+		st.View(func(w *state.World) { n = w.Calls["DescribeSubnets"] })
+		return n
+	}
+
+	np := &v1.NodePool{}
+	np.Name = "status-churn"
+	np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64"}}}
+	np.Spec.Template.Spec.NodeClassRef = &v1.NodeClassReference{Group: awsv1.Group, Kind: "EC2NodeClass", Name: "status-churn"}
+	nc := class()
+	nc.Name = "status-churn"
+	for _, o := range []client.Object{np, nc} {
+		if err := kubeEnv.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.Eventually(t, 20*time.Second, func() string {
+		if err := kubeEnv.Client.Get(ctx, client.ObjectKeyFromObject(nc), nc); err != nil {
+			return err.Error()
+		}
+		if !meta.IsStatusConditionTrue(nc.Status.Conditions, awsv1.ConditionTypeReady) {
+			return fmt.Sprintf("not Ready: %v", nc.Status.Conditions)
+		}
+		return ""
+	})
+	annotate := func(round int) {
+		t.Helper()
+		stored := nc.DeepCopy()
+		if nc.Annotations == nil {
+			nc.Annotations = map[string]string{}
+		}
+		nc.Annotations["test.joiner.sh/round"] = fmt.Sprint(round)
+		if err := kubeEnv.Client.Patch(ctx, nc, client.MergeFrom(stored)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settled := resolves()
+	annotate(0)
+	testenv.Eventually(t, 20*time.Second, func() string {
+		if resolves() <= settled {
+			return "the annotation did not resolve the class"
+		}
+		return ""
+	})
+	base := resolves()
+	const rounds = 10
+	for round := 1; round <= rounds; round++ {
+		stored := np.DeepCopy()
+		np.Status.Nodes = new(int64(round))
+		if err := kubeEnv.Client.Status().Patch(ctx, np, client.MergeFrom(stored)); err != nil {
+			t.Fatal(err)
+		}
+		annotate(round)
+		testenv.Eventually(t, 20*time.Second, func() string {
+			if got := resolves() - base; got < round {
+				return fmt.Sprintf("%d resolves after %d rounds", got, round)
+			}
+			return ""
+		})
+	}
+	if got := resolves() - base; got > rounds+1 {
+		t.Errorf("%d resolves in %d rounds of a NodePool status change and a class change, want at most %d (one per class change, and one left from the setup)", got, rounds, rounds+1)
+	}
+}
+
+// removeClasses deletes the classes earlier tests of the package left on the shared API server,
+// releasing their finalizers (their managers are gone), so that a test's manager resolves only
+// its own.
+func removeClasses(t *testing.T) {
+	t.Helper()
+	ctx := t.Context()
+	list := &awsv1.EC2NodeClassList{}
+	if err := kubeEnv.Client.List(ctx, list); err != nil {
+		t.Fatal(err)
+	}
+	for i := range list.Items {
+		nc := &list.Items[i]
+		stored := nc.DeepCopy()
+		nc.Finalizers = nil
+		if err := kubeEnv.Client.Patch(ctx, nc, client.MergeFrom(stored)); client.IgnoreNotFound(err) != nil {
+			t.Fatal(err)
+		}
+		if err := kubeEnv.Client.Delete(ctx, nc); client.IgnoreNotFound(err) != nil {
+			t.Fatal(err)
+		}
+	}
+}
