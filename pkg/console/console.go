@@ -1,15 +1,11 @@
 package console
 
 import (
-	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
-	"fmt"
-	"html/template"
 	"io/fs"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -25,14 +21,30 @@ var assets embed.FS
 // PollInterval is how often a page asks /api/PAGE for its new content.
 const PollInterval = 5 * time.Second
 
-// page is one page of the console: its path, title and what it computes.
+// page is one page of the console: its path, title, what it reads and how it renders that.
 type page struct {
-	Path, Name, Title string
-	data              func(ctx context.Context, c *Console) (any, error)
+	path, name, title string
+	// read returns the page's data (its typed nil with the error when the cluster could not be
+	// read); /api/PAGE sends it as JSON.
+	read func(ctx context.Context, c *Console) (any, error)
+	// render writes the <main> content of what read returned.
+	render func(w *htmlWriter, data any)
+}
+
+// newPage ties a page's reader to its renderer through the type of its data.
+func newPage[T any](path, name, title string, read func(context.Context, *Console) (T, error), render func(*htmlWriter, T)) page {
+	return page{
+		path: path, name: name, title: title,
+		read: func(ctx context.Context, c *Console) (any, error) { return read(ctx, c) },
+		render: func(w *htmlWriter, data any) {
+			d, _ := data.(T) // what read returned; another type renders as T's zero value
+			render(w, d)
+		},
+	}
 }
 
 var pages = []page{
-	{Path: "/", Name: "overview", Title: "Overview", data: func(ctx context.Context, c *Console) (any, error) {
+	newPage("/", "overview", "Overview", func(ctx context.Context, c *Console) (*Overview, error) {
 		s, err := c.read(ctx)
 		if err != nil {
 			return nil, err
@@ -40,27 +52,27 @@ var pages = []page{
 		o := s.overview()
 		o.History = c.history.trend(s.now, o.CostPerHour)
 		return o, nil
-	}},
-	{Path: "/nodes", Name: "nodes", Title: "Nodes", data: func(ctx context.Context, c *Console) (any, error) {
+	}, writeOverview),
+	newPage("/nodes", "nodes", "Nodes", func(ctx context.Context, c *Console) ([]NodeGroup, error) {
 		s, err := c.read(ctx)
 		if err != nil {
 			return nil, err
 		}
 		return s.nodeGroups(), nil
-	}},
-	{Path: "/pending", Name: "pending", Title: "Pending pods", data: func(ctx context.Context, c *Console) (any, error) {
+	}, writeNodes),
+	newPage("/pending", "pending", "Pending pods", func(ctx context.Context, c *Console) (*Pending, error) {
 		return c.pending(ctx)
-	}},
-	{Path: "/nodeclaims", Name: "nodeclaims", Title: "NodeClaims", data: func(ctx context.Context, c *Console) (any, error) {
+	}, writePending),
+	newPage("/nodeclaims", "nodeclaims", "NodeClaims", func(ctx context.Context, c *Console) ([]ClaimRow, error) {
 		s, err := c.read(ctx)
 		if err != nil {
 			return nil, err
 		}
 		return s.claims(), nil
-	}},
-	{Path: "/nodeclasses", Name: "nodeclasses", Title: "EC2NodeClasses", data: func(ctx context.Context, c *Console) (any, error) {
+	}, writeNodeClaims),
+	newPage("/nodeclasses", "nodeclasses", "EC2NodeClasses", func(ctx context.Context, c *Console) ([]NodeClassRow, error) {
 		return c.nodeClasses(ctx)
-	}},
+	}, writeNodeClasses),
 }
 
 // Console serves the pages. It is safe for concurrent use: it holds what New was given, the cost
@@ -72,26 +84,13 @@ type Console struct {
 	cloud      cloudprovider.CloudProvider
 	clock      clock.Clock
 	log        logr.Logger
-	tmpl       *template.Template
 }
 
 // New returns a console reading the cluster through kube and instance types and prices through
-// cloud (nil: prices and pending-pod reasons are shown as unknown).
+// cloud (nil: prices and pending-pod reasons are shown as unknown). It returns no error now that
+// the pages are rendered in Go (there is no template left to parse).
 func New(kube client.Reader, cloud cloudprovider.CloudProvider, clk clock.Clock, log logr.Logger) (*Console, error) {
-	tmpl, err := template.New("").Funcs(template.FuncMap{
-		"price":  func(p float64) string { return fmt.Sprintf("$%.4f", p) },
-		"status": func(s string) string { return strings.ToLower(s) },
-		"ago": func(t *time.Time) string {
-			if t == nil {
-				return ""
-			}
-			return t.UTC().Format(time.RFC3339)
-		},
-	}).ParseFS(assets, "assets/*.html")
-	if err != nil {
-		return nil, fmt.Errorf("parsing the console's templates, %w", err)
-	}
-	return &Console{kube: kube, cloud: cloud, clock: clk, log: log, tmpl: tmpl}, nil
+	return &Console{kube: kube, cloud: cloud, clock: clk, log: log}, nil
 }
 
 // Handler serves the pages, /api/PAGE (JSON: the page's rendered <main> and its data), and
@@ -101,51 +100,37 @@ func (c *Console) Handler() http.Handler {
 	static, _ := fs.Sub(assets, "assets") // a constant path of the embedded tree
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	for _, p := range pages {
-		pattern := "GET " + p.Path
-		if p.Path == "/" {
+		pattern := "GET " + p.path
+		if p.path == "/" {
 			pattern = "GET /{$}"
 		}
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) { c.servePage(w, r, p, false) })
-		mux.HandleFunc("GET /api/"+p.Name, func(w http.ResponseWriter, r *http.Request) { c.servePage(w, r, p, true) })
+		mux.HandleFunc("GET /api/"+p.name, func(w http.ResponseWriter, r *http.Request) { c.servePage(w, r, p, true) })
 	}
 	return mux
 }
 
-type view struct {
-	Page     page
-	Pages    []page
-	Data     any
-	Error    string
-	Updated  string
-	PollMs   int64
-	Explains int
-}
-
 func (c *Console) servePage(w http.ResponseWriter, r *http.Request, p page, api bool) {
-	v := view{Page: p, Pages: pages, PollMs: PollInterval.Milliseconds(), Explains: MaxExplained, Updated: c.clock.Now().UTC().Format(time.RFC3339)}
-	data, err := p.data(r.Context(), c)
+	updated := c.clock.Now().UTC().Format(time.RFC3339)
+	data, err := p.read(r.Context(), c)
+	var problem string
 	if err != nil {
-		c.log.Error(err, "Reading the cluster for the console", "page", p.Name)
-		v.Error = err.Error()
+		c.log.Error(err, "Reading the cluster for the console", "page", p.name)
+		problem = err.Error()
 	}
-	v.Data = data
-	var main bytes.Buffer
-	if err := c.tmpl.ExecuteTemplate(&main, p.Name, v); err != nil {
-		c.log.Error(err, "Rendering a console page", "page", p.Name)
-		http.Error(w, "rendering "+p.Name+": "+err.Error(), http.StatusInternalServerError)
-		return
+	content := func(w *htmlWriter) {
+		writeError(w, problem)
+		p.render(w, data)
 	}
 	w.Header().Set("Cache-Control", "no-store")
+	var out htmlWriter
 	if api {
+		content(&out)
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"page": p.Name, "updated": v.Updated, "error": v.Error, "main": main.String(), "data": data})
+		_ = json.NewEncoder(w).Encode(map[string]any{"page": p.name, "updated": updated, "error": problem, "main": out.String(), "data": data})
 		return
 	}
+	writeLayout(&out, document{page: p, nav: pages, updated: updated, pollMs: PollInterval.Milliseconds()}, content)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := c.tmpl.ExecuteTemplate(w, "layout", struct {
-		view
-		Main template.HTML
-	}{v, template.HTML(main.String())}); err != nil { // #nosec G203 -- rendered by html/template above
-		c.log.Error(err, "Rendering the console layout", "page", p.Name)
-	}
+	_, _ = w.Write(out.buf.Bytes()) // fails only when the client went away
 }
