@@ -15,9 +15,9 @@
 //
 // The pages are rendered in Go (render.go's htmlWriter: markup only from constants, every value
 // escaped with html.EscapeString, links only same-origin paths), and the package must not use
-// text/template or html/template outside its tests. Their evaluator calls reflect.Value.MethodByName; a binary that
-// can reach such a call makes the Go linker keep every exported method of every type that reaches
-// an interface, the whole AWS SDK's among them. With the console's templates the joiner binary
+// text/template or html/template outside its tests. Their evaluator calls
+// reflect.Value.MethodByName; a binary that can reach such a call makes the Go linker keep every
+// exported method of every type that reaches an interface, the whole AWS SDK's among them. With the console's templates the joiner binary
 // was 131.9 MB and `joiner controller --help` peaked at 48 MB RSS; with neither them nor the
 // other such call (`joiner dev` links envtest, which executes html/template), 66.3 MB and 39 MB
 // (a fresh copy of each binary, median of five): the controller maps less of its own file.
