@@ -36,13 +36,14 @@ dev: build testenv ## Run the local stack (control plane, emulator, controller, 
 	$(BIN)/joiner dev --assets "$$(hack/install-testenv.sh $(BIN)/testenv)" --workdir $(BIN)/localstack $(if $(WORLD),--world $(WORLD))
 
 .PHONY: build
-build: ## Build bin/joiner and the AWS emulator bin/awsemu.
+build: ## Build bin/joiner, bin/joiner-controller (joiner as the image ships it: without the local stack, which `joiner dev` runs it as the controller) and the AWS emulator bin/awsemu.
 	go build -o $(BIN)/joiner ./cmd/joiner
+	go build -tags nolocalstack -o $(BIN)/joiner-controller ./cmd/joiner
 	go build -o $(BIN)/awsemu ./cmd/awsemu
 
 .PHONY: image
 image: ## Build the controller image without a daemon into bin/joiner-image.tar (OCI layout archive; same digest for the same tree).
-	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) go build -trimpath -ldflags="-s -w" -o $(BIN)/joiner-linux-$(IMAGE_ARCH) ./cmd/joiner
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) go build -trimpath -tags nolocalstack -ldflags="-s -w" -o $(BIN)/joiner-linux-$(IMAGE_ARCH) ./cmd/joiner
 	cd hack/image && go run . -binary $(BIN)/joiner-linux-$(IMAGE_ARCH) -arch $(IMAGE_ARCH) \
 		-repository $(IMAGE_REPO) -version $(VERSION) -out $(BIN)/joiner-image.tar
 

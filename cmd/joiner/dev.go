@@ -1,3 +1,9 @@
+//go:build !nolocalstack
+
+// The local stack links controller-runtime's envtest, whose template rendering makes the linker
+// keep every exported method of the program (see TestLinkerCanDropUnusedMethods): the image's
+// binary is built with -tags nolocalstack and leaves it out (dev_nolocalstack.go).
+
 package main
 
 import (
@@ -26,8 +32,10 @@ func newDevCommand() *cobra.Command {
 		Long: `dev runs Joiner on loopback, every program a child process with its log in <workdir>/logs:
 etcd, kube-apiserver, kube-scheduler and kube-controller-manager from the binaries that
 hack/install-testenv.sh builds (make testenv); Joiner's CRDs; the AWS emulator (--awsemu), which
-boots the instances Joiner launches and registers their Nodes; and this program as
-` + "`joiner controller --cloud-provider aws`" + ` pointed at the emulator. It applies the sample
+boots the instances Joiner launches and registers their Nodes; and the controller as
+` + "`joiner controller --cloud-provider aws`" + ` pointed at the emulator: joiner-controller beside this
+program when it is there (` + "`make build`" + ` builds it: joiner as the image ships it, without the
+local stack, half the size), else this program. It applies the sample
 EC2NodeClass, NodePool, aws-auth mapping and Deployment and writes a kubeconfig.
 
 With --world FILE the emulator seeds the AWS account the world file describes (docs/world.md)
@@ -50,7 +58,7 @@ so that you can kubectl against it.`,
 			if err != nil {
 				return fmt.Errorf("finding the joiner program, %w", err)
 			}
-			opts.JoinerPath = self
+			opts.JoinerPath = controllerProgram(self)
 			if opts.EmulatorPath == "" {
 				opts.EmulatorPath = filepath.Join(filepath.Dir(self), "awsemu")
 			}
@@ -122,4 +130,15 @@ func findHelm(dir string) (string, error) {
 		return "", errors.New("--as-chart needs helm: build it with `make helm` or give --helm")
 	}
 	return h, nil
+}
+
+// controllerProgram is the program the local stack runs as the controller: joiner-controller
+// beside self (the build the image ships, whose memory is the controller's in production), else
+// self.
+func controllerProgram(self string) string {
+	lean := filepath.Join(filepath.Dir(self), "joiner-controller")
+	if info, err := os.Stat(lean); err == nil && info.Mode().IsRegular() && info.Mode().Perm()&0o111 != 0 {
+		return lean
+	}
+	return self
 }

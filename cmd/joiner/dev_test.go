@@ -1,3 +1,5 @@
+//go:build !nolocalstack
+
 package main
 
 import (

@@ -10,7 +10,9 @@ import (
 	"testing"
 )
 
-// TestLinkerCanDropUnusedMethods links joiner and fails when the linker marks a function
+// TestLinkerCanDropUnusedMethods links joiner as the image ships it (-tags nolocalstack: the
+// local stack's envtest renders templates, so `joiner dev` stays out of the controller's binary)
+// and fails when the linker marks a function
 // <ReflectMethod>: one that calls a method by a name known only at run time
 // (reflect.Value.MethodByName, text/template's and html/template's field evaluation). Once one is
 // reachable, the linker keeps every exported method of every type that reaches an interface, the
@@ -22,7 +24,7 @@ func TestLinkerCanDropUnusedMethods(t *testing.T) {
 		t.Skip("links the joiner binary")
 	}
 	// go test puts its own toolchain's bin first on PATH.
-	cmd := exec.CommandContext(t.Context(), "go", "build", "-ldflags=-dumpdep", "-o", filepath.Join(t.TempDir(), "joiner"), ".")
+	cmd := exec.CommandContext(t.Context(), "go", "build", "-tags", "nolocalstack", "-ldflags=-dumpdep", "-o", filepath.Join(t.TempDir(), "joiner"), ".")
 	dump, err := cmd.StderrPipe() // where go build relays the linker's -dumpdep lines
 	if err != nil {
 		t.Fatal(err)

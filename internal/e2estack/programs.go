@@ -15,12 +15,16 @@ type Programs struct {
 	Assets string
 	// Joiner and Awsemu are the programs built from ./cmd/joiner and ./cmd/awsemu.
 	Joiner, Awsemu string
+	// Controller is ./cmd/joiner built as the image ships it (-tags nolocalstack: without
+	// `joiner dev`, half the size): the stacks run it as the controller, so that its memory is
+	// the production controller's.
+	Controller string
 	// Helm renders the chart whose RBAC the controller runs with: $HELM, else bin/helm, else
 	// built from hack/tools; Chart is charts/joiner.
 	Helm, Chart string
 }
 
-// Build builds joiner and awsemu (and helm when neither $HELM nor bin/helm exists) into dir,
+// Build builds joiner, joiner-controller and awsemu (and helm when neither $HELM nor bin/helm exists) into dir,
 // which the caller removes after the tests.
 func Build(dir string) (*Programs, error) {
 	assets, err := testenv.AssetsDir()
@@ -33,13 +37,16 @@ func Build(dir string) (*Programs, error) {
 	}
 	p := &Programs{
 		Assets: assets, Joiner: filepath.Join(dir, "joiner"), Awsemu: filepath.Join(dir, "awsemu"),
-		Chart: filepath.Join(root, "charts", "joiner"),
+		Controller: filepath.Join(dir, "joiner-controller"),
+		Chart:      filepath.Join(root, "charts", "joiner"),
 	}
-	for out, pkg := range map[string]string{p.Joiner: "./cmd/joiner", p.Awsemu: "./cmd/awsemu"} {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
+	for _, b := range []struct{ out, pkg, tags string }{
+		{p.Joiner, "./cmd/joiner", ""}, {p.Controller, "./cmd/joiner", "nolocalstack"}, {p.Awsemu, "./cmd/awsemu", ""},
+	} {
+		cmd := exec.Command("go", "build", "-tags", b.tags, "-o", b.out, b.pkg)
 		cmd.Dir = root
 		if msg, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("building %s, %w\n%s", pkg, err, msg)
+			return nil, fmt.Errorf("building %s (tags %q), %w\n%s", b.pkg, b.tags, err, msg)
 		}
 	}
 	if p.Helm, err = helm(root, dir); err != nil {

@@ -88,7 +88,7 @@ func start(t *testing.T, p *Programs, checks privilegeChecks, controllerArgs ...
 	stack, err := localstack.Start(ctx, p.LeastPrivilege(localstack.Options{
 		AssetsDir: p.Assets, WorkDir: work, Out: &out,
 		EmulatorPath: p.Awsemu, EmulatorArgs: FastEmulator,
-		JoinerPath: p.Joiner, ControllerArgs: append([]string{"--leader-elect=false", "--log-level", "debug", "--batch-idle-duration", "3s"}, controllerArgs...),
+		JoinerPath: p.Controller, ControllerArgs: append([]string{"--leader-elect=false", "--log-level", "debug", "--batch-idle-duration", "3s"}, controllerArgs...),
 	}))
 	if err != nil {
 		t.Fatalf("starting the local stack: %v\n%s", err, out.String())

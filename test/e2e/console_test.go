@@ -171,7 +171,7 @@ func startConsoleStack(t *testing.T, controllerArgs ...string) *localstack.Stack
 	stack, err := localstack.Start(ctx, leastPrivilege(localstack.Options{
 		AssetsDir: programs.assets, WorkDir: work, Out: &out,
 		EmulatorPath: programs.awsemu, EmulatorArgs: []string{"--pending-for", "1s", "--boot-delay", "20s", "--shutting-down-for", "1s"},
-		JoinerPath: programs.joiner, ControllerArgs: append([]string{"--leader-elect=false", "--log-level", "debug"}, controllerArgs...),
+		JoinerPath: programs.controller, ControllerArgs: append([]string{"--leader-elect=false", "--log-level", "debug"}, controllerArgs...),
 	}))
 	if err != nil {
 		t.Fatalf("starting the local stack: %v\n%s", err, out.String())

@@ -16,7 +16,7 @@ func TestDemo(t *testing.T) {
 	var out bytes.Buffer
 	stack, err := localstack.Start(context.WithoutCancel(t.Context()), leastPrivilege(localstack.Options{
 		AssetsDir: programs.assets, WorkDir: t.TempDir(), Out: &out, Samples: true,
-		EmulatorPath: programs.awsemu, EmulatorArgs: fastEmulator, JoinerPath: programs.joiner,
+		EmulatorPath: programs.awsemu, EmulatorArgs: fastEmulator, JoinerPath: programs.controller,
 	}))
 	if err != nil {
 		t.Fatalf("starting the local stack: %v\n%s", err, out.String())

@@ -21,7 +21,7 @@ import (
 var (
 	bins     *e2estack.Programs
 	programs struct {
-		assets, joiner, awsemu string
+		assets, joiner, controller, awsemu string
 	}
 )
 
@@ -41,6 +41,6 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	programs.assets, programs.joiner, programs.awsemu = bins.Assets, bins.Joiner, bins.Awsemu
+	programs.assets, programs.joiner, programs.controller, programs.awsemu = bins.Assets, bins.Joiner, bins.Controller, bins.Awsemu
 	return m.Run()
 }

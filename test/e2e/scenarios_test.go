@@ -50,7 +50,7 @@ func startWorld(t *testing.T, name string) *localstack.Stack {
 	stack, err := localstack.Start(ctx, leastPrivilege(localstack.Options{
 		AssetsDir: programs.assets, WorkDir: work, Out: &out, World: filepath.Join(dir, name+".world.yaml"),
 		EmulatorPath: programs.awsemu, EmulatorArgs: fastEmulator,
-		JoinerPath: programs.joiner, ControllerArgs: []string{"--leader-elect=false", "--log-level", "debug"},
+		JoinerPath: programs.controller, ControllerArgs: []string{"--leader-elect=false", "--log-level", "debug"},
 	}))
 	if err != nil {
 		t.Fatalf("starting the local stack on world %s: %v\n%s", name, err, out.String())
