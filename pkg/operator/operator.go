@@ -81,7 +81,8 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options, registry *prome
 			// pod's or node's bytes: with thousands of pods they were most of the heap. Nor
 			// kubectl's last-applied annotation, nor much of a Pod's and a Node's spec and
 			// status (stripUnread). Patches of a cached object without them leave the server's
-			// fields as they are.
+			// fields as they are. The strings that repeat across Pods, Nodes and NodeClaims
+			// are interned (interner).
 			DefaultTransform: stripUnread(),
 		},
 		// controller-runtime's server serves only its global registry, so it is off and the
