@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -267,7 +268,11 @@ func (c *controllerRecorder) Eventf(regarding, related runtime.Object, eventType
 func (c *controllerRecorder) AnnotatedEventf(regarding, related runtime.Object, annotations map[string]string, eventType, reason, action, note string, args ...any) {
 	message := fmt.Sprintf(note, args...)
 	if len(message) > maxNoteBytes {
-		message = message[:maxNoteBytes]
+		end := maxNoteBytes
+		for end > 0 && !utf8.RuneStart(message[end]) {
+			end--
+		}
+		message = message[:end]
 	}
 	log := c.events.log.WithValues("type", eventType, "reason", reason, "message", message)
 	ref, err := reference.GetReference(c.events.scheme, regarding)

@@ -3,8 +3,10 @@ package operator
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
@@ -156,4 +158,17 @@ func TestEventRecorderMemoryIsBounded(t *testing.T) {
 func RecorderIsBounded(r any, controller string) bool {
 	rec, ok := r.(*controllerRecorder)
 	return ok && rec.controller == controller
+}
+
+// TestEventRecorderCutsLongNotes: a note over the API's 1 KiB limit is cut at a character
+// boundary, not refused by the API server.
+func TestEventRecorderCutsLongNotes(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	r, client := startRecorder(t, clk)
+	long := strings.Repeat("é", maxNoteBytes) // two bytes each
+	r.ForController("karpenter").Eventf(pod("web"), nil, corev1.EventTypeWarning, "FailedScheduling", "Schedule", "x%s", long)
+	got := waitForEvents(t, client, "apps", func(e []eventsv1.Event) bool { return len(e) == 1 })
+	if note := got[0].Note; len(note) > maxNoteBytes || !utf8.ValidString(note) || !strings.HasPrefix(note, "xé") {
+		t.Errorf("note of %d bytes (valid UTF-8: %t), want at most %d bytes of the message's start", len(note), utf8.ValidString(note), maxNoteBytes)
+	}
 }
