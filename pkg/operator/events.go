@@ -27,9 +27,10 @@ import (
 
 const (
 	// recentEvents bounds how many distinct events the recorder remembers to count repeats
-	// of as a series: 4,096, as client-go's core/v1 correlator. An event forgotten (the
-	// least recently seen go first) only means its next repeat is a new Event, not a series.
-	recentEvents = 4096
+	// of as a series, about 400 bytes each. An event forgotten (the least recently seen go
+	// first) only means its next repeat is a new Event, not a series: as many writes to the API
+	// server, and one more Event object.
+	recentEvents = 1024
 	// queuedEvents bounds the writes waiting for the API server. The recorder's own client
 	// writes at the operator's QPS (200 by default): thousands of events a batch drain in
 	// seconds. Beyond it an event is dropped and logged, as client-go's core/v1 broadcaster
@@ -40,6 +41,10 @@ const (
 	seriesWindow = 6 * time.Minute
 	// maxNoteBytes is the events.k8s.io/v1 limit on a note; longer notes are cut, not refused.
 	maxNoteBytes = 1024
+	// eventWriters is how many events are written at once. One at a time, a scale-up's
+	// thousands of events (a Nominated per pod, four or five per NodeClaim) waited in the
+	// queue for the API server's round trips, a MiB per thousand.
+	eventWriters = 4
 	// drainTimeout bounds the writes of queued events once the operator stops.
 	drainTimeout = 5 * time.Second
 )
@@ -51,8 +56,8 @@ const (
 // with bounded memory. client-go keeps every event it sent for six to twelve minutes to spot
 // repeats: at thousands of pods (a Nominated event each) and NodeClaims that was tens of MiB of
 // the heap, and one goroutine per event in flight. This recorder remembers the recentEvents
-// most recent events, by key and Event name only, and writes from one goroutine through a
-// bounded queue.
+// most recent events, by key and Event name only, and writes from eventWriters goroutines
+// through a bounded queue.
 //
 // Writes go through the recorder's own client, so that events never take the controllers'
 // share of the client rate limit. Events are written only while Start runs; those recorded
@@ -88,8 +93,9 @@ type eventSeries struct {
 	name, namespace string
 	count           int32
 	lastObserved    time.Time
-	// queued is set while the series waits in the queue: repeats meanwhile only count, and
-	// the write sends the count as it is then.
+	// queued is set while the series waits in the queue or is being written: repeats
+	// meanwhile only count. A write sends the count as it is then, and queues the series again
+	// when repeats came during it, so that one series has one write at a time, in order.
 	queued bool
 }
 
@@ -111,8 +117,18 @@ func (r *eventRecorder) ForController(controller string) recorder.EventRecorder 
 // NeedLeaderElection is false: the recorder writes what any replica records.
 func (r *eventRecorder) NeedLeaderElection() bool { return false }
 
-// Start writes queued events until ctx is done, then for up to drainTimeout those still queued.
+// Start writes queued events with eventWriters writers until ctx is done, then for up to
+// drainTimeout those still queued.
 func (r *eventRecorder) Start(ctx context.Context) error {
+	var writers sync.WaitGroup
+	for range eventWriters {
+		writers.Go(func() { r.writeUntilDone(ctx) })
+	}
+	writers.Wait()
+	return nil
+}
+
+func (r *eventRecorder) writeUntilDone(ctx context.Context) {
 	for {
 		select {
 		case s := <-r.queue:
@@ -125,7 +141,7 @@ func (r *eventRecorder) Start(ctx context.Context) error {
 				case s := <-r.queue:
 					r.write(drain, s)
 				default:
-					return nil
+					return
 				}
 			}
 		}
@@ -187,10 +203,17 @@ func (r *eventRecorder) forget(e *list.Element) {
 // gone from the server (expired) is created again with the count.
 func (r *eventRecorder) write(ctx context.Context, s *eventSeries) {
 	r.mu.Lock()
-	s.queued = false
 	event, name, namespace, count, last := s.event, s.name, s.namespace, s.count, s.lastObserved
 	s.event = nil
 	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		s.queued = false
+		if s.count != count {
+			r.enqueue(s)
+		}
+	}()
 	events := r.client.Events(namespace)
 	if event != nil {
 		if count > 1 {

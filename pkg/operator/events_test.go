@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clienttesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -170,5 +171,40 @@ func TestEventRecorderCutsLongNotes(t *testing.T) {
 	got := waitForEvents(t, client, "apps", func(e []eventsv1.Event) bool { return len(e) == 1 })
 	if note := got[0].Note; len(note) > maxNoteBytes || !utf8.ValidString(note) || !strings.HasPrefix(note, "xé") {
 		t.Errorf("note of %d bytes (valid UTF-8: %t), want at most %d bytes of the message's start", len(note), utf8.ValidString(note), maxNoteBytes)
+	}
+}
+
+// TestEventRecorderWritesOneSeriesAtATime: repeats that come while the series is being written
+// are counted and written after it, never beside it (a patch racing the create would find no
+// Event and create a second one).
+func TestEventRecorderWritesOneSeriesAtATime(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	r, client := startRecorder(t, clk)
+	// The API server's round trip: the repeats come while the Event is being created.
+	client.PrependReactor("create", "events", func(clienttesting.Action) (bool, runtime.Object, error) {
+		time.Sleep(50 * time.Millisecond)
+		return false, nil, nil
+	})
+	const repeats = 200
+	for range repeats {
+		r.ForController("karpenter").Eventf(pod("web"), nil, corev1.EventTypeWarning, "FailedScheduling", "Schedule", "no nodepool fits")
+	}
+	waitForEvents(t, client, "apps", func(e []eventsv1.Event) bool {
+		return len(e) == 1 && e[0].Series != nil && e[0].Series.Count == repeats
+	})
+	// Nothing more is on its way once the last write ends.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		r.mu.Lock()
+		queued := r.recent.Front().Value.(*eventSeries).queued
+		r.mu.Unlock()
+		if !queued {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("series still queued after its last count was written")
+		}
+	}
+	if list, err := client.EventsV1().Events("apps").List(t.Context(), metav1.ListOptions{}); err != nil || len(list.Items) != 1 {
+		t.Errorf("%d events, want 1 (err %v)", len(list.Items), err)
 	}
 }
