@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"testing"
@@ -10,6 +11,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joinerhq/joiner/internal/testenv"
@@ -155,7 +158,8 @@ func (r *copyRecorder) List(ctx context.Context, list client.ObjectList, opts ..
 
 // TestNodesReadsWithoutCopies: Nodes reads the Nodes, NodeClaims and bound pods of a cache
 // without copying them (its callers only read; copies were a quarter of a scale-up's
-// allocations), while UnboundPods still hands out copies.
+// allocations), nor the pending pods of UnboundPods (deep copies of every pending pod, alive through a
+// provisioning batch's solve).
 func TestNodesReadsWithoutCopies(t *testing.T) {
 	r := &copyRecorder{Reader: env.Client, uncopied: map[string]bool{}}
 	view := cluster.New(r, false)
@@ -167,10 +171,57 @@ func TestNodesReadsWithoutCopies(t *testing.T) {
 			t.Errorf("Nodes listed %s with copies", list)
 		}
 	}
+	clear(r.uncopied)
 	if _, err := view.UnboundPods(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if r.uncopied["*v1.PodList"] {
-		t.Error("UnboundPods listed pods without copies; its pods are documented as the caller's own")
+	if !r.uncopied["*v1.PodList"] {
+		t.Error("UnboundPods listed pods with copies")
+	}
+}
+
+// storeInformers are informers whose stores hold objects, and a cache.Informer of nothing else.
+type storeInformers map[string]toolscache.Store
+
+type storeInformer struct {
+	cache.Informer
+	store toolscache.Store
+}
+
+func (s storeInformer) GetStore() toolscache.Store { return s.store }
+
+func (s storeInformers) GetInformer(_ context.Context, obj client.Object, _ ...cache.InformerGetOption) (cache.Informer, error) {
+	return storeInformer{store: s[fmt.Sprintf("%T", obj)]}, nil
+}
+
+// refusingReader fails every List: what ReadingStores reads must not be listed.
+type refusingReader struct{ client.Reader }
+
+func (refusingReader) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return errors.New("listed instead of reading the informers' stores")
+}
+
+// TestNodesReadsTheInformersStores: with ReadingStores, Nodes hands out the informers' own
+// objects, not the copies of their top-level structs that even a List without deep copies makes
+// (ten MiB a call at 5,000 pods).
+func TestNodesReadsTheInformersStores(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}, Spec: corev1.NodeSpec{ProviderID: "fake:///zone/i-1"}}
+	claim := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "claim-a"}, Status: v1.NodeClaimStatus{ProviderID: "fake:///zone/i-1"}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}, Spec: corev1.PodSpec{NodeName: "node-a"}}
+	stores := storeInformers{}
+	for _, obj := range []client.Object{node, claim, pod} {
+		store := toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)
+		if err := store.Add(obj); err != nil {
+			t.Fatal(err)
+		}
+		stores[fmt.Sprintf("%T", obj)] = store
+	}
+	view := cluster.New(refusingReader{}, true, cluster.ReadingStores(stores))
+	nodes, err := view.Nodes(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes) != 1 || nodes[0].Node != node || nodes[0].NodeClaim != claim || len(nodes[0].Pods) != 1 || nodes[0].Pods[0] != pod {
+		t.Errorf("Nodes = %+v, want the stores' node-a, claim-a and pod web themselves", nodes)
 	}
 }

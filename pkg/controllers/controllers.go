@@ -75,7 +75,7 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 	if err := cluster.IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
 		return nil, err
 	}
-	view := cluster.New(mgr.GetClient(), true)
+	view := cluster.New(mgr.GetClient(), true, cluster.ReadingStores(mgr.GetCache()))
 
 	prov, err := provisioning.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock,
 		mgr.GetEventRecorder("karpenter"), deps.Registry, deps.BatchIdleDuration, deps.BatchMaxDuration, provisioning.WithNodeCost(deps.NodeCost))

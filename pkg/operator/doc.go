@@ -1,6 +1,8 @@
 // Package operator builds the process that runs Joiner's controllers: a controller-runtime
 // manager with leader election on a Lease, health and readiness probes, a Prometheus metrics
 // endpoint serving a registry the caller passes in, and zap structured logs through logr.
+// Its manager's cache keeps only what the controllers read, with repeated strings interned, and
+// its GetEventRecorder records events.k8s.io/v1 Events with bounded memory.
 //
 // Options holds every setting of the controller process, read from flags with environment
 // variables as their defaults (CLUSTER_NAME, CLUSTER_ENDPOINT, INTERRUPTION_QUEUE,

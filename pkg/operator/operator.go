@@ -17,7 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	eventsv1client "k8s.io/client-go/kubernetes/typed/events/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,7 +34,8 @@ import (
 
 // Operator is a configured manager, not yet started, with the registry its metrics go to.
 type Operator struct {
-	// Manager runs the controllers, the shared cache and leader election.
+	// Manager runs the controllers, the shared cache and leader election. Its
+	// GetEventRecorder returns the operator's recorders (eventRecorder), not controller-runtime's.
 	Manager manager.Manager
 	// Registry is where controllers register their metrics; /metrics serves it together with
 	// controller-runtime's own (workqueue, reconcile and client metrics).
@@ -53,7 +56,8 @@ func NewLogger(level zapcore.Level) logr.Logger {
 // the scheme's types cached, leader election on a Lease when
 // opts.LeaderElection is set (other replicas wait, running only their probes and metrics),
 // /healthz and /readyz on opts.HealthProbeBindAddress (ready once the cache has synced), and
-// /metrics on opts.MetricsBindAddress serving registry.
+// /metrics on opts.MetricsBindAddress serving registry. The manager's GetEventRecorder returns
+// recorders of events.k8s.io/v1 Events with bounded memory (eventRecorder).
 func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options, registry *prometheus.Registry, logger logr.Logger) (*Operator, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("validating options, %w", err)
@@ -77,7 +81,8 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options, registry *prome
 			// pod's or node's bytes: with thousands of pods they were most of the heap. Nor
 			// kubectl's last-applied annotation, nor much of a Pod's and a Node's spec and
 			// status (stripUnread). Patches of a cached object without them leave the server's
-			// fields as they are.
+			// fields as they are. The strings that repeat across Pods, Nodes and NodeClaims
+			// are interned (interner).
 			DefaultTransform: stripUnread(),
 		},
 		// controller-runtime's server serves only its global registry, so it is off and the
@@ -99,6 +104,14 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options, registry *prome
 	if err != nil {
 		return nil, fmt.Errorf("building manager, %w", err)
 	}
+	eventClient, err := eventsv1client.NewForConfigAndClient(cfg, mgr.GetHTTPClient())
+	if err != nil {
+		return nil, fmt.Errorf("building events client, %w", err)
+	}
+	events := newEventRecorder(eventClient, scheme, clock.RealClock{}, logger.WithName("events"))
+	if err := mgr.Add(events); err != nil {
+		return nil, fmt.Errorf("adding event recorder, %w", err)
+	}
 	if opts.HealthProbeBindAddress != "0" {
 		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 			return nil, fmt.Errorf("adding health check, %w", err)
@@ -114,7 +127,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options, registry *prome
 			return nil, fmt.Errorf("adding metrics server, %w", err)
 		}
 	}
-	return &Operator{Manager: mgr, Registry: registry, Options: opts}, nil
+	return &Operator{Manager: &recordingManager{Manager: mgr, events: events}, Registry: registry, Options: opts}, nil
 }
 
 // Start runs the manager until ctx is done.

@@ -6,6 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	toolscache "k8s.io/client-go/tools/cache"
+
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 )
 
 // lastAppliedAnnotation is where kubectl apply keeps the whole object it last applied, as JSON:
@@ -23,25 +25,32 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 // like), as Joiner's are, never an Update of the whole object, which would drop the stripped
 // fields on the server (or be refused, a Pod's spec being immutable). A field a controller
 // starts to read must come off these lists first.
+//
+// The transform also interns the strings that repeat from object to object (see interner).
 func stripUnread() toolscache.TransformFunc {
-	return func(in any) (any, error) {
-		if obj, err := meta.Accessor(in); err == nil {
+	in := newInterner(maxInterned)
+	return func(obj any) (any, error) {
+		if m, err := meta.Accessor(obj); err == nil {
 			// The nil check as controller-runtime's TransformStripManagedFields has it
 			// (kubernetes/kubernetes#124337).
-			if obj.GetManagedFields() != nil {
-				obj.SetManagedFields(nil)
+			if m.GetManagedFields() != nil {
+				m.SetManagedFields(nil)
 			}
-			if a := obj.GetAnnotations(); a[lastAppliedAnnotation] != "" {
+			if a := m.GetAnnotations(); a[lastAppliedAnnotation] != "" {
 				delete(a, lastAppliedAnnotation)
 			}
 		}
-		switch o := in.(type) {
+		switch o := obj.(type) {
 		case *corev1.Pod:
 			stripPod(o)
+			in.pod(o)
 		case *corev1.Node:
 			stripNode(o)
+			in.node(o)
+		case *v1.NodeClaim:
+			in.nodeClaim(o)
 		}
-		return in, nil
+		return obj, nil
 	}
 }
 

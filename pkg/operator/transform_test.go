@@ -1,12 +1,15 @@
 package operator
 
 import (
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -125,5 +128,85 @@ func TestStripUnread(t *testing.T) {
 				t.Errorf("stripUnread() (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestStripUnreadSharesRepeatedStrings: strings that repeat across cached objects (namespace,
+// labels, owners, node names, tolerations, resource names, instance types) are one copy,
+// whichever object they were decoded with; the objects are otherwise unchanged.
+func TestStripUnreadSharesRepeatedStrings(t *testing.T) {
+	transform := stripUnread()
+	// decoded is a fresh copy of s, as the decoder makes one for every object.
+	decoded := strings.Clone
+	newPod := func(name string) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: name, Namespace: decoded("kube-system"), Labels: map[string]string{decoded("k8s-app"): decoded("aws-node")},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: decoded("apps/v1"), Kind: decoded("DaemonSet"), Name: decoded("aws-node"), UID: types.UID(decoded("uid-1"))}},
+			},
+			Spec: corev1.PodSpec{
+				NodeName:    decoded("node-a"),
+				Tolerations: []corev1.Toleration{{Key: decoded("node.kubernetes.io/not-ready"), Operator: corev1.TolerationOpExists}},
+				Containers: []corev1.Container{{Name: decoded("aws-node"), Image: decoded("amazon/aws-node:1"),
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceName(decoded("cpu")): resource.MustParse("25m")}}}},
+			},
+			Status: corev1.PodStatus{Phase: corev1.PodPhase(decoded("Running")), Conditions: []corev1.PodCondition{{Type: corev1.PodConditionType(decoded("Ready")), Status: corev1.ConditionStatus(decoded("True"))}}},
+		}
+	}
+	newClaim := func(name string) *v1.NodeClaim {
+		return &v1.NodeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{decoded(v1.NodePoolLabelKey): decoded("general")}},
+			Spec: v1.NodeClaimSpec{Requirements: []v1.NodeSelectorRequirementWithMinValues{{
+				Key: decoded(corev1.LabelInstanceTypeStable), Operator: v1.NodeSelectorOpIn, Values: []string{decoded("m5.large"), decoded("c5.large")},
+			}}},
+			Status: v1.NodeClaimStatus{Conditions: []metav1.Condition{{Type: decoded("Launched"), Status: metav1.ConditionStatus(decoded("True")), Reason: decoded("Launched")}}},
+		}
+	}
+	run := func(obj client.Object) client.Object {
+		t.Helper()
+		before := obj.DeepCopyObject()
+		out, err := transform(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(before, out); diff != "" {
+			t.Errorf("interning changed %s (-before +after):\n%s", obj.GetName(), diff)
+		}
+		return out.(client.Object)
+	}
+	a, b := run(newPod("a")).(*corev1.Pod), run(newPod("b")).(*corev1.Pod)
+	ca, cb := run(newClaim("a")).(*v1.NodeClaim), run(newClaim("b")).(*v1.NodeClaim)
+	same := func(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) }
+	firstKey := func(m map[string]string) string {
+		for k := range m {
+			return k
+		}
+		return ""
+	}
+	firstResource := func(rl corev1.ResourceList) corev1.ResourceName {
+		for k := range rl {
+			return k
+		}
+		return ""
+	}
+	for what, ok := range map[string]bool{
+		"namespace":         same(a.Namespace, b.Namespace),
+		"label key":         same(firstKey(a.Labels), firstKey(b.Labels)),
+		"label value":       same(a.Labels["k8s-app"], b.Labels["k8s-app"]),
+		"owner UID":         same(string(a.OwnerReferences[0].UID), string(b.OwnerReferences[0].UID)),
+		"node name":         same(a.Spec.NodeName, b.Spec.NodeName),
+		"toleration key":    same(a.Spec.Tolerations[0].Key, b.Spec.Tolerations[0].Key),
+		"image":             same(a.Spec.Containers[0].Image, b.Spec.Containers[0].Image),
+		"phase":             same(string(a.Status.Phase), string(b.Status.Phase)),
+		"condition type":    same(string(a.Status.Conditions[0].Type), string(b.Status.Conditions[0].Type)),
+		"instance type":     same(ca.Spec.Requirements[0].Values[0], cb.Spec.Requirements[0].Values[0]),
+		"requirement key":   same(ca.Spec.Requirements[0].Key, cb.Spec.Requirements[0].Key),
+		"claim condition":   same(ca.Status.Conditions[0].Reason, cb.Status.Conditions[0].Reason),
+		"claim label value": same(ca.Labels[v1.NodePoolLabelKey], cb.Labels[v1.NodePoolLabelKey]),
+		"resource name":     same(string(firstResource(a.Spec.Containers[0].Resources.Requests)), string(firstResource(b.Spec.Containers[0].Resources.Requests))),
+	} {
+		if !ok {
+			t.Errorf("the two objects' %s are two copies, want one", what)
+		}
 	}
 }
