@@ -19,7 +19,8 @@
 // reflect.Value.MethodByName; a binary that can reach such a call makes the Go linker keep every
 // exported method of every type that reaches an interface, the whole AWS SDK's among them. With the console's templates the joiner binary
 // was 131.9 MB and `joiner controller --help` peaked at 48 MB RSS; with neither them nor the
-// other such call (`joiner dev` links envtest, which executes html/template), 66.3 MB and 39 MB
+// other such call (`joiner dev` links envtest, which executes html/template: the image's build,
+// -tags nolocalstack, leaves it out), 66.3 MB and 39 MB
 // (a fresh copy of each binary, median of five): the controller maps less of its own file.
 // cmd/joiner's TestLinkerCanDropUnusedMethods fails when such a call comes back. testdata/ keeps
 // the templates the pages were rendered with, as the oracle of TestRendererMatchesTemplates: the
