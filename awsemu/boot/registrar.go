@@ -136,6 +136,10 @@ func (r *Registrar) Heartbeat(ctx context.Context, name string, always bool) (bo
 		return false, nil
 	}
 	if err := r.client.Status().Patch(ctx, node, client.StrategicMergeFrom(base)); err != nil {
+		// The watch cache can still hold a Node just deleted: the patch is what finds it gone.
+		if apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("posting status of node %s, %w", name, ErrNodeGone)
+		}
 		return false, fmt.Errorf("posting status of node %s, %w", name, err)
 	}
 	return true, nil
