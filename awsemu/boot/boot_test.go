@@ -311,6 +311,7 @@ func TestRegistrarHeartbeat(t *testing.T) {
 	if err := apiClient().Status().Update(t.Context(), node); err != nil {
 		t.Fatal(err)
 	}
+	waitWatchCache(t, name, func(n *corev1.Node) bool { return !isReady(n) })
 	clk.Step(time.Minute)
 	if posted, err := r.Heartbeat(t.Context(), name, false); err != nil || !posted {
 		t.Fatalf("Heartbeat() = %v, %v, want a status posted", posted, err)
@@ -327,6 +328,7 @@ func TestRegistrarHeartbeat(t *testing.T) {
 			t.Errorf("condition %s heartbeat = %v, want %v", c.Type, c.LastHeartbeatTime, clk.Now())
 		}
 	}
+	waitWatchCache(t, name, isReady)
 	// Nothing changed: the status is left alone unless a report is due.
 	clk.Step(time.Minute)
 	if posted, err := r.Heartbeat(t.Context(), name, false); err != nil || posted {
@@ -414,6 +416,24 @@ func checkLease(t *testing.T, step string, key types.NamespacedName, returned *c
 	}
 	if lease.ResourceVersion != returned.ResourceVersion {
 		t.Errorf("%s: RenewLease returned resourceVersion %s, the stored lease has %s", step, returned.ResourceVersion, lease.ResourceVersion)
+	}
+}
+
+// waitWatchCache waits until the API server's watch cache, which Heartbeat reads, holds a version
+// of the Node named name that ok accepts: a write is there a moment after it returns.
+func waitWatchCache(t *testing.T, name string, ok func(*corev1.Node) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		node := &corev1.Node{}
+		err := apiClient().Get(t.Context(), client.ObjectKey{Name: name}, node, fromWatchCache())
+		if err == nil && ok(node) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the watch cache never showed node %s as wanted (last read: %v, %+v)", name, err, node.Status.Conditions)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
