@@ -291,6 +291,41 @@ func TestBootRetryJoinsOnceRoleIsMapped(t *testing.T) {
 	}
 }
 
+// watchCacheLagging is an API server whose watch cache has not caught up: a read from it
+// (resourceVersion "0") finds nothing.
+type watchCacheLagging struct{ client.Client }
+
+func (c watchCacheLagging) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	var o client.GetOptions
+	o.ApplyOptions(opts)
+	if o.Raw != nil && o.Raw.ResourceVersion == "0" {
+		return apierrors.NewNotFound(corev1.Resource("nodes"), key.Name)
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+// TestHeartbeatOfANodeTheWatchCacheLacks: a Node registered a moment ago can be missing from the
+// API server's watch cache, which Heartbeat reads; it is not taken for deleted (a kubelet that
+// did would never beat it again) until etcd says so.
+func TestHeartbeatOfANodeTheWatchCacheLacks(t *testing.T) {
+	setAWSAuth(t, nodeMapping())
+	out, clk, name := bootInstance(t, "AL2", al2Script(karpenterAL2Bootstrap), testCluster())
+	if !out.Joined {
+		t.Fatalf("Boot() = %s: %s, want joined", out.Reason, out.Message)
+	}
+	lagging := watchCacheLagging{apiClient()}
+	r := NewRegistrar(lagging, clk)
+	if posted, err := r.Heartbeat(t.Context(), name, true); err != nil || !posted {
+		t.Fatalf("Heartbeat() of a node the watch cache lacks = %v, %v, want a status posted", posted, err)
+	}
+	if err := apiClient().Delete(t.Context(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Heartbeat(t.Context(), name, true); !errors.Is(err, ErrNodeGone) {
+		t.Errorf("Heartbeat() after delete = %v, want ErrNodeGone", err)
+	}
+}
+
 func TestRegistrarHeartbeat(t *testing.T) {
 	setAWSAuth(t, nodeMapping())
 	out, clk, name := bootInstance(t, "AL2", al2Script(karpenterAL2Bootstrap), testCluster())

@@ -100,10 +100,16 @@ func (r *Registrar) RegisterNode(ctx context.Context, node *corev1.Node) error {
 // no longer exists. The caller decides how often to call it.
 func (r *Registrar) Heartbeat(ctx context.Context, name string, always bool) (bool, error) {
 	node := &corev1.Node{}
-	if err := r.client.Get(ctx, types.NamespacedName{Name: name}, node, fromWatchCache()); err != nil {
+	err := r.client.Get(ctx, types.NamespacedName{Name: name}, node, fromWatchCache())
+	if apierrors.IsNotFound(err) {
+		// The watch cache can lag behind a Node registered a moment ago: only a read of etcd
+		// says it is gone (a Node taken for gone is never beaten again, and goes NotReady).
+		err = r.client.Get(ctx, types.NamespacedName{Name: name}, node)
 		if apierrors.IsNotFound(err) {
 			return false, fmt.Errorf("posting status of node %s, %w", name, ErrNodeGone)
 		}
+	}
+	if err != nil {
 		return false, fmt.Errorf("reading node %s, %w", name, err)
 	}
 	base := node.DeepCopy()
