@@ -34,6 +34,11 @@ func underutilizedAllowed(nodePool *v1.NodePool) bool {
 		(d.ConsolidationPolicy == v1.ConsolidationPolicyWhenEmptyOrUnderutilized || d.ConsolidationPolicy == v1.ConsolidationPolicyBalanced)
 }
 
+// notInitialized is the note of a node not initialized yet. It is kept (explain shows it) but
+// not told as an event: every new node has it until its NodeClaim's Initialized event, so it
+// told nothing, once per node of a scale-up.
+const notInitialized = "not initialized"
+
 // notDisruptable returns why no method may touch the node at all, or "": it must be a Node
 // with its NodeClaim, neither being deleted, initialized and without the do-not-disrupt
 // annotation on either.
@@ -44,7 +49,7 @@ func notDisruptable(sn *cluster.StateNode) string {
 	case sn.Deleting():
 		return "being deleted"
 	case !sn.Initialized() || !isTrue(sn.NodeClaim, v1.ConditionTypeInitialized):
-		return "not initialized"
+		return notInitialized
 	}
 	return doNotDisrupt(sn.Node, sn.NodeClaim)
 }

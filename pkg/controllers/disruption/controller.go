@@ -299,6 +299,9 @@ func (c *Controller) emitNotes(ps *pass, notes map[string]string) {
 			continue
 		}
 		c.notes[sn.NodeClaim.Name] = why
+		if why == notInitialized {
+			continue
+		}
 		c.recorder.Eventf(sn.NodeClaim, nil, "Normal", ReasonDisruptionBlocked, "Disrupt", "Not disrupting: %s", why)
 	}
 	for name := range c.notes {

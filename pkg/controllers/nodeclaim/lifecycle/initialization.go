@@ -17,6 +17,13 @@ import (
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 )
 
+// ReasonKnownEphemeralTaintsExist is the Initialized reason, Unknown, of a Ready Node that still
+// has a taint the control plane puts on a Node that is not ready (node.kubernetes.io/not-ready,
+// which admission adds to every new Node): the node lifecycle controller lifts it within moments,
+// so it is a wait, not a failure, and tells no event (it told two Warnings, Initialized and
+// Ready False, for a fifth of the Nodes of a 1,000-pod scale-up, and a status write).
+const ReasonKnownEphemeralTaintsExist = "KnownEphemeralTaintsExist"
+
 // ephemeralTaintKeys are the taints the control plane puts on a Node that is not ready yet.
 var ephemeralTaintKeys = []string{
 	corev1.TaintNodeNotReady,
@@ -42,7 +49,11 @@ func (c *Controller) initialize(ctx context.Context, nodeClaim *v1.NodeClaim) (r
 	}
 	if node.Labels[v1.NodeInitializedLabelKey] != "true" {
 		if reason, message := uninitialized(nodeClaim, node); reason != "" {
-			setCondition(nodeClaim, v1.ConditionTypeInitialized, metav1.ConditionFalse, reason, message, now)
+			status := metav1.ConditionFalse
+			if reason == ReasonKnownEphemeralTaintsExist {
+				status = metav1.ConditionUnknown
+			}
+			setCondition(nodeClaim, v1.ConditionTypeInitialized, status, reason, message, now)
 			return reconcile.Result{}, nil
 		}
 		stored := node.DeepCopy()
@@ -62,7 +73,7 @@ func uninitialized(nodeClaim *v1.NodeClaim, node *corev1.Node) (reason, message 
 	if ready < 0 || node.Status.Conditions[ready].Status != corev1.ConditionTrue {
 		return "NodeNotReady", notReadyMessage(node)
 	}
-	var left []corev1.Taint
+	var left, ephemeral []corev1.Taint
 	for _, t := range nodeClaim.Spec.StartupTaints {
 		if hasTaint(node.Spec.Taints, t) {
 			left = append(left, t)
@@ -70,11 +81,14 @@ func uninitialized(nodeClaim *v1.NodeClaim, node *corev1.Node) (reason, message 
 	}
 	for _, t := range node.Spec.Taints {
 		if slices.Contains(ephemeralTaintKeys, t.Key) {
-			left = append(left, t)
+			ephemeral = append(ephemeral, t)
 		}
 	}
 	if len(left) > 0 {
-		return "StartupTaintsExist", taintsLeftMessage(node, left)
+		return "StartupTaintsExist", taintsLeftMessage(node, append(left, ephemeral...))
+	}
+	if len(ephemeral) > 0 {
+		return ReasonKnownEphemeralTaintsExist, taintsLeftMessage(node, ephemeral)
 	}
 	var missing []string
 	for name := range nodeClaim.Spec.Resources.Requests {

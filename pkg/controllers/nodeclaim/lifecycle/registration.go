@@ -2,16 +2,20 @@ package lifecycle
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -52,7 +56,7 @@ func (c *Controller) register(ctx context.Context, nodeClaim *v1.NodeClaim) (rec
 		return reconcile.Result{}, nil
 	}
 	node := &nodes[0]
-	if node.Labels[v1.NodeRegisteredLabelKey] != "true" {
+	if node.Labels[v1.NodeRegisteredLabelKey] != "true" && !c.registered.has(nodeClaim.UID, node.UID) {
 		if !hasTaint(node.Spec.Taints, v1.UnregisteredNoExecuteTaint()) {
 			// Certain: the kubelet registered without the taint its userData was to give it, and
 			// another instance from the same userData would do the same.
@@ -61,6 +65,7 @@ func (c *Controller) register(ctx context.Context, nodeClaim *v1.NodeClaim) (rec
 		if err := c.syncNode(ctx, nodeClaim, node); err != nil {
 			return reconcile.Result{}, err
 		}
+		c.registered.add(nodeClaim.UID, node.UID)
 	}
 	nodeClaim.Status.NodeName = node.Name
 	if !isTrue(nodeClaim, v1.ConditionTypeRegistered) {
@@ -85,45 +90,159 @@ func unregisteredTaintMessage(nodeName string) string {
 
 // syncNode copies the NodeClaim's labels, annotations and taints onto the Node (union, unless the
 // Node asks not to sync taints), removes the unregistered taint, adds the termination finalizer and
-// the NodeClaim as owner, and labels the Node registered. One patch, with optimistic locking.
+// the NodeClaim as owner, and labels the Node registered.
+//
+// One JSON patch that changes only what it names: labels and annotations key by key, the
+// NodeClaim's taints, the finalizer and the owner appended, the unregistered taint removed at the
+// index it was read at once a test op finds it still there. A merge patch replaces whole lists, so
+// it needed optimistic locking, and the kubelet's status posts and the control plane's writes
+// around a new Node's registration made it conflict about twice per Node in a 1,000-pod
+// scale-up: each conflict a failed request and a requeue while the Node's pods waited for the
+// unregistered taint to go. When the test fails (the list moved, or the cached Node was stale),
+// the Node is read again from the API server and the patch made anew, a few times at most.
 func (c *Controller) syncNode(ctx context.Context, nodeClaim *v1.NodeClaim, node *corev1.Node) error {
-	stored := node.DeepCopy()
-	if node.Labels == nil {
-		node.Labels = map[string]string{}
-	}
-	maps.Copy(node.Labels, nodeClaim.Labels)
-	node.Labels[v1.NodeRegisteredLabelKey] = "true"
-	if len(nodeClaim.Annotations) > 0 {
-		if node.Annotations == nil {
-			node.Annotations = map[string]string{}
+	var err error
+	for range syncNodeAttempts {
+		var patch []byte
+		if patch, err = registrationPatch(nodeClaim, node); err != nil {
+			return fmt.Errorf("registering node %s, %w", node.Name, err)
 		}
-		for k, v := range nodeClaim.Annotations {
-			if k == v1.NodeClaimTerminationTimestampAnnotationKey {
-				continue
-			}
-			node.Annotations[k] = v
+		log.FromContext(ctx).Info("Registering node", "node", klog.KObj(node))
+		err = c.kubeClient.Patch(ctx, node.DeepCopy(), client.RawPatch(types.JSONPatchType, patch))
+		if err == nil || !(apierrors.IsConflict(err) || apierrors.IsInvalid(err)) {
+			break
 		}
-	}
-	if node.Labels[v1.NodeDoNotSyncTaintsLabelKey] != "true" {
-		for _, t := range slices.Concat(nodeClaim.Spec.Taints, nodeClaim.Spec.StartupTaints) {
-			if !hasTaint(node.Spec.Taints, t) {
-				node.Spec.Taints = append(node.Spec.Taints, t)
-			}
+		// A failed test op (the taints changed since they were read) is Invalid; a conflict
+		// should not happen without a resourceVersion, but means the same.
+		fresh := &corev1.Node{}
+		if getErr := c.apiReader.Get(ctx, client.ObjectKeyFromObject(node), fresh); getErr != nil {
+			return fmt.Errorf("registering node %s, %w", node.Name, getErr)
 		}
+		if fresh.UID != node.UID {
+			return fmt.Errorf("registering node %s: the Node was replaced while registering, %w", node.Name, err)
+		}
+		if fresh.Labels[v1.NodeRegisteredLabelKey] == "true" {
+			return nil // registered meanwhile, by an earlier reconcile whose write the cache had not shown
+		}
+		node = fresh
 	}
+	if err != nil {
+		return fmt.Errorf("registering node %s, %w", node.Name, err)
+	}
+	return nil
+}
+
+// registeredNodes records which Node each NodeClaim's registration patched, by NodeClaim UID.
+type registeredNodes struct {
+	mu    sync.Mutex
+	nodes map[types.UID]types.UID
+}
+
+func (r *registeredNodes) has(nodeClaim, node types.UID) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.nodes[nodeClaim] == node
+}
+
+func (r *registeredNodes) add(nodeClaim, node types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.nodes == nil {
+		r.nodes = map[types.UID]types.UID{}
+	}
+	r.nodes[nodeClaim] = node
+}
+
+func (r *registeredNodes) forget(nodeClaim types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.nodes, nodeClaim)
+}
+
+// syncNodeAttempts bounds how many times syncNode patches a Node whose taints keep changing.
+const syncNodeAttempts = 3
+
+// jsonPatchOp is one operation of a JSON patch (RFC 6902).
+type jsonPatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value"`
+}
+
+// registrationPatch is the JSON patch that makes node what syncNode describes, from node as read.
+func registrationPatch(nodeClaim *v1.NodeClaim, node *corev1.Node) ([]byte, error) {
+	var ops []jsonPatchOp
+	labels := maps.Clone(nodeClaim.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[v1.NodeRegisteredLabelKey] = "true"
+	ops = appendMapOps(ops, "/metadata/labels", node.Labels, labels)
+	annotations := maps.Clone(nodeClaim.Annotations)
+	delete(annotations, v1.NodeClaimTerminationTimestampAnnotationKey)
+	ops = appendMapOps(ops, "/metadata/annotations", node.Annotations, annotations)
+
+	// The unregistered taint is removed by its index, tested first; the NodeClaim's taints are
+	// appended. Another writer's change elsewhere in the list (the node lifecycle controller
+	// lifting node.kubernetes.io/not-ready, which admission appends behind the kubelet's taints)
+	// does not fail the patch; one that moves the unregistered taint does.
 	unregistered := v1.UnregisteredNoExecuteTaint()
-	node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&unregistered) })
-	controllerutil.AddFinalizer(node, v1.TerminationFinalizer)
+	if i := slices.IndexFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&unregistered) }); i >= 0 {
+		at := fmt.Sprintf("/spec/taints/%d", i)
+		ops = append(ops, jsonPatchOp{Op: "test", Path: at, Value: node.Spec.Taints[i]}, jsonPatchOp{Op: "remove", Path: at})
+	}
+	// A list read empty is created; one read with items exists still (maybe emptied above).
+	n := len(node.Spec.Taints)
+	if node.Labels[v1.NodeDoNotSyncTaintsLabelKey] != "true" {
+		var added []corev1.Taint
+		for _, t := range slices.Concat(nodeClaim.Spec.Taints, nodeClaim.Spec.StartupTaints) {
+			if !hasTaint(node.Spec.Taints, t) && !hasTaint(added, t) {
+				added = append(added, t)
+				ops = appendListOp(ops, "/spec/taints", n, t)
+				n++
+			}
+		}
+	}
+
+	if !slices.Contains(node.Finalizers, v1.TerminationFinalizer) {
+		ops = appendListOp(ops, "/metadata/finalizers", len(node.Finalizers), v1.TerminationFinalizer)
+	}
 	owner := metav1.OwnerReference{
 		APIVersion: v1.SchemeGroupVersion.String(), Kind: "NodeClaim", Name: nodeClaim.Name, UID: nodeClaim.UID,
 		BlockOwnerDeletion: ptr.To(true),
 	}
 	if !slices.ContainsFunc(node.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == owner.UID }) {
-		node.OwnerReferences = append(node.OwnerReferences, owner)
+		ops = appendListOp(ops, "/metadata/ownerReferences", len(node.OwnerReferences), owner)
 	}
-	log.FromContext(ctx).Info("Registering node", "node", klog.KObj(node))
-	if err := c.kubeClient.Patch(ctx, node, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("registering node %s, %w", node.Name, err)
+	return json.Marshal(ops)
+}
+
+// appendMapOps adds to ops what sets every key of want on the map at path, which holds have.
+func appendMapOps(ops []jsonPatchOp, path string, have, want map[string]string) []jsonPatchOp {
+	if len(want) == 0 {
+		return ops
 	}
-	return nil
+	if have == nil {
+		return append(ops, jsonPatchOp{Op: "add", Path: path, Value: want})
+	}
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		if v, ok := have[k]; !ok || v != want[k] {
+			ops = append(ops, jsonPatchOp{Op: "add", Path: path + "/" + jsonPointerEscape(k), Value: want[k]})
+		}
+	}
+	return ops
+}
+
+// appendListOp adds to ops what appends item to the list at path, creating the list when it had
+// no items (n) as read, provided it has none still (a test for null, which an absent field passes).
+func appendListOp(ops []jsonPatchOp, path string, n int, item any) []jsonPatchOp {
+	if n == 0 {
+		return append(ops, jsonPatchOp{Op: "test", Path: path, Value: nil}, jsonPatchOp{Op: "add", Path: path, Value: []any{item}})
+	}
+	return append(ops, jsonPatchOp{Op: "add", Path: path + "/-", Value: item})
+}
+
+// jsonPointerEscape escapes a key for a JSON pointer (RFC 6901): label keys hold "/".
+func jsonPointerEscape(key string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
 }

@@ -2,6 +2,7 @@ package status_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -145,4 +146,83 @@ func mustCreate(t *testing.T, o client.Object) {
 	if err := env.Client.Create(context.Background(), o); err != nil {
 		t.Fatalf("creating %s: %v", o.GetName(), err)
 	}
+}
+
+// TestCountsWrittenAtMostEveryInterval: a change of only the counts (status.nodes and
+// status.resources) is written at once the first time, then no sooner than CountsWriteInterval
+// after the last write, the Reconcile asking to come back when it may; a condition change is
+// written at once, with the counts of the moment.
+func TestCountsWrittenAtMostEveryInterval(t *testing.T) {
+	ctx := t.Context()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	c := status.NewController(env.Client, cluster.New(env.Client, false), &fake.CloudProvider{}, clk)
+	np := &v1.NodePool{
+		ObjectMeta: metav1.ObjectMeta{Name: "throttled"},
+		Spec: v1.NodePoolSpec{Template: v1.NodeClaimTemplate{Spec: v1.NodeClaimTemplateSpec{
+			Requirements: []v1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64"}}},
+			NodeClassRef: &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "throttled-class"},
+		}}},
+	}
+	mustCreate(t, np)
+	claims := 0
+	addClaim := func(t *testing.T) {
+		claims++
+		mustCreate(t, nodeClaim(fmt.Sprintf("throttled-%d", claims), "throttled", "0", "0"))
+	}
+	steps := []struct {
+		name        string
+		before      func(t *testing.T)
+		after       time.Duration
+		wantNodes   int64
+		wantRequeue time.Duration
+	}{
+		{name: "first write", before: addClaim, wantNodes: 1},
+		{name: "counts only, a second later", before: addClaim, after: time.Second, wantNodes: 1, wantRequeue: status.CountsWriteInterval - time.Second},
+		{name: "counts only, still within the interval", before: addClaim, after: time.Second, wantNodes: 1, wantRequeue: status.CountsWriteInterval - 2*time.Second},
+		{name: "the interval over", after: status.CountsWriteInterval - 2*time.Second, wantNodes: 3},
+		{name: "a condition changed, a second later", before: func(t *testing.T) {
+			addClaim(t)
+			mustCreate(t, &awsv1.EC2NodeClass{
+				ObjectMeta: metav1.ObjectMeta{Name: "throttled-class"},
+				Spec: awsv1.EC2NodeClassSpec{
+					AMISelectorTerms:           []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}},
+					Role:                       "NodeRole",
+					SubnetSelectorTerms:        []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"k": "v"}}},
+					SecurityGroupSelectorTerms: []awsv1.SecurityGroupSelectorTerm{{Tags: map[string]string{"k": "v"}}},
+				},
+			})
+		}, after: time.Second, wantNodes: 4},
+	}
+	for _, step := range steps {
+		t.Run(step.name, func(t *testing.T) {
+			if step.before != nil {
+				step.before(t)
+			}
+			clk.Step(step.after)
+			got := &v1.NodePool{}
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(np), got); err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.Reconcile(ctx, got)
+			if err != nil {
+				t.Fatalf("Reconcile: %v", err)
+			}
+			if res.RequeueAfter != step.wantRequeue {
+				t.Errorf("RequeueAfter = %s, want %s", res.RequeueAfter, step.wantRequeue)
+			}
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(np), got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Status.Nodes == nil || *got.Status.Nodes != step.wantNodes {
+				t.Errorf("stored status.nodes = %s, want %d", nodes(got), step.wantNodes)
+			}
+		})
+	}
+}
+
+func nodes(np *v1.NodePool) string {
+	if np.Status.Nodes == nil {
+		return "unset"
+	}
+	return fmt.Sprint(*np.Status.Nodes)
 }
