@@ -109,7 +109,7 @@ func (c *Controller) syncNode(ctx context.Context, nodeClaim *v1.NodeClaim, node
 		}
 		log.FromContext(ctx).Info("Registering node", "node", klog.KObj(node))
 		err = c.kubeClient.Patch(ctx, node.DeepCopy(), client.RawPatch(types.JSONPatchType, patch))
-		if err == nil || !(apierrors.IsConflict(err) || apierrors.IsInvalid(err)) {
+		if err == nil || (!apierrors.IsConflict(err) && !apierrors.IsInvalid(err)) {
 			break
 		}
 		// A failed test op (the taints changed since they were read) is Invalid; a conflict
