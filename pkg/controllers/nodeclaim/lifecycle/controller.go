@@ -224,13 +224,28 @@ func (c *Controller) Reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (re
 		// cache has not shown yet: it was written, and its transitions told, already.
 		nodeClaim.Status = *stored.Status.DeepCopy()
 	}
-	c.recordTransitions(stored, nodeClaim)
-	errs = append(errs, c.patch(ctx, stored, nodeClaim))
-	if err := errors.Join(errs...); err != nil {
+	err := c.patch(ctx, stored, nodeClaim)
+	if apierrors.IsConflict(err) {
+		// The API server has a newer NodeClaim than the cache this reconcile read: the watch event
+		// of that write brings the NodeClaim back, read afresh. Retrying at once, with backoff from
+		// milliseconds, read the same stale cache and conflicted again, up to ten times in a row
+		// for one NodeClaim while the API server was loaded, each time telling the transitions again.
+		log.FromContext(ctx).V(1).Info("Nodeclaim changed since read; waiting for the newer one", "error", err.Error())
+		result = combine(result, reconcile.Result{RequeueAfter: conflictRequeue})
+		err = nil
+	} else if err == nil {
+		// Told once written: a write that failed is made, and told, again.
+		c.recordTransitions(stored, nodeClaim)
+	}
+	if err := errors.Join(append(errs, err)...); err != nil {
 		return reconcile.Result{}, err
 	}
 	return result, nil
 }
+
+// conflictRequeue is when a reconcile whose status write conflicted runs again if no watch event
+// of the newer NodeClaim has brought it back sooner.
+const conflictRequeue = 5 * time.Second
 
 // patch writes the NodeClaim's metadata and status if they changed: one patch each.
 func (c *Controller) patch(ctx context.Context, stored, nodeClaim *v1.NodeClaim) error {

@@ -263,6 +263,23 @@ func readyCondition(obj client.Object) (*metav1.Condition, error) {
 	return nil, nil
 }
 
+// firstRegistered is the NodeClaim that registered first (by the time its Registered turned True,
+// then by name), or nil when none has.
+func firstRegistered(claims []*v1.NodeClaim) *v1.NodeClaim {
+	var first *v1.NodeClaim
+	var at metav1.Time
+	for _, nc := range claims {
+		r := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeRegistered)
+		if r == nil || r.Status != metav1.ConditionTrue {
+			continue
+		}
+		if first == nil || r.LastTransitionTime.Before(&at) || (r.LastTransitionTime.Equal(&at) && nc.Name < first.Name) {
+			first, at = nc, r.LastTransitionTime
+		}
+	}
+	return first
+}
+
 // ready is True when NodeClassReady is True and validation has not failed.
 func ready(np *v1.NodePool) metav1.Condition {
 	cond := metav1.Condition{Type: v1.ConditionTypeReady, Status: metav1.ConditionTrue, Reason: ReasonReady}
@@ -319,14 +336,15 @@ func (c *Controller) registrationHealthy(ctx context.Context, np *v1.NodePool, c
 		cond.Message = fmt.Sprintf("NodeClaims %v failed to join (%s); what decides joining has changed since (or the hold lapsed): waiting for a node to register", f.NodeClaims, f.Reason)
 		return cond, reconcile.Result{}, nil
 	}
-	for _, nc := range claims {
-		if r := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeRegistered); r != nil && r.Status == metav1.ConditionTrue {
-			cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, ReasonNodeRegistered, "Node "+nc.Status.NodeName+" registered"
-			return cond, reconcile.Result{}, nil
-		}
-	}
+	// True stays as it was first written: it names the node that made it True. Naming whichever
+	// registered NodeClaim came first from the cache (in no fixed order) changed the message, and
+	// so wrote the status, at nearly every reconcile of a scale-up.
 	if prev := meta.FindStatusCondition(np.Status.Conditions, v1.ConditionTypeNodeRegistrationHealthy); prev != nil && prev.Status == metav1.ConditionTrue {
 		return *prev, reconcile.Result{}, nil
+	}
+	if nc := firstRegistered(claims); nc != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, ReasonNodeRegistered, "Node "+nc.Status.NodeName+" registered"
+		return cond, reconcile.Result{}, nil
 	}
 	cond.Status, cond.Reason, cond.Message = metav1.ConditionUnknown, ReasonAwaitingRegistration, "No node of this NodePool has registered yet"
 	return cond, reconcile.Result{}, nil

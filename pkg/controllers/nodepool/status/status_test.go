@@ -226,3 +226,59 @@ func nodes(np *v1.NodePool) string {
 	}
 	return fmt.Sprint(*np.Status.Nodes)
 }
+
+// TestNodeRegistrationHealthyKeepsItsNode: NodeRegistrationHealthy turns True naming the node
+// that registered first, and keeps naming it as more register (the message once named whichever
+// the cache listed first, and the status was written again at nearly every reconcile).
+func TestNodeRegistrationHealthyKeepsItsNode(t *testing.T) {
+	ctx := t.Context()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	c := status.NewController(env.Client, cluster.New(env.Client, false), &fake.CloudProvider{}, clk)
+	np := &v1.NodePool{
+		ObjectMeta: metav1.ObjectMeta{Name: "named"},
+		Spec: v1.NodePoolSpec{Template: v1.NodeClaimTemplate{Spec: v1.NodeClaimTemplateSpec{
+			Requirements: []v1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64"}}},
+			NodeClassRef: &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "named-class"},
+		}}},
+	}
+	mustCreate(t, np)
+	registered := func(t *testing.T, name string, at time.Time) {
+		t.Helper()
+		nc := nodeClaim(name, "named", "0", "0")
+		mustCreate(t, nc)
+		nc.Status.NodeName = "node-" + name
+		nc.Status.Conditions = []metav1.Condition{{Type: v1.ConditionTypeRegistered, Status: metav1.ConditionTrue, Reason: "Registered", LastTransitionTime: metav1.NewTime(at)}}
+		if err := env.Client.Status().Update(ctx, nc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	message := func(t *testing.T) string {
+		t.Helper()
+		got := &v1.NodePool{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(np), got); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Reconcile(ctx, got); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(np), got); err != nil {
+			t.Fatal(err)
+		}
+		cond := meta.FindStatusCondition(got.Status.Conditions, v1.ConditionTypeNodeRegistrationHealthy)
+		if cond == nil || cond.Status != metav1.ConditionTrue {
+			t.Fatalf("NodeRegistrationHealthy = %+v, want True", cond)
+		}
+		return cond.Message
+	}
+	t0 := clk.Now()
+	registered(t, "named-b", t0)
+	registered(t, "named-a", t0.Add(time.Second))
+	if got, want := message(t), "Node node-named-b registered"; got != want {
+		t.Errorf("message %q, want %q (the first to register)", got, want)
+	}
+	registered(t, "named-0", t0.Add(-time.Minute))
+	clk.Step(time.Minute)
+	if got, want := message(t), "Node node-named-b registered"; got != want {
+		t.Errorf("after another registered, message %q, want it kept: %q", got, want)
+	}
+}
