@@ -71,6 +71,8 @@ type Controller struct {
 	// reconcile may read the Node from a cache that does not show that write yet, and must not
 	// register it again (its patch would fail on the taint already removed).
 	registered registeredNodes
+	// initializedNodes are the Nodes this controller labelled initialized, likewise.
+	initializedNodes registeredNodes
 	// written is what status this controller last wrote to each NodeClaim (writtenStatuses).
 	written writtenStatuses
 
@@ -337,6 +339,7 @@ func (c *Controller) recordTransitions(stored, nodeClaim *v1.NodeClaim) {
 func (c *Controller) finalize(ctx context.Context, nodeClaim *v1.NodeClaim) (reconcile.Result, error) {
 	c.diagnoses.forget(nodeClaim.UID)
 	c.registered.forget(nodeClaim.UID)
+	c.initializedNodes.forget(nodeClaim.UID)
 	c.written.forget(nodeClaim.UID)
 	if !controllerutil.ContainsFinalizer(nodeClaim, v1.TerminationFinalizer) {
 		return reconcile.Result{}, nil

@@ -47,7 +47,7 @@ func (c *Controller) initialize(ctx context.Context, nodeClaim *v1.NodeClaim) (r
 		}
 		return reconcile.Result{}, fmt.Errorf("getting node %s, %w", nodeClaim.Status.NodeName, err)
 	}
-	if node.Labels[v1.NodeInitializedLabelKey] != "true" {
+	if node.Labels[v1.NodeInitializedLabelKey] != "true" && !c.initializedNodes.has(nodeClaim.UID, node.UID) {
 		if reason, message := uninitialized(nodeClaim, node); reason != "" {
 			status := metav1.ConditionFalse
 			if reason == ReasonKnownEphemeralTaintsExist {
@@ -62,6 +62,7 @@ func (c *Controller) initialize(ctx context.Context, nodeClaim *v1.NodeClaim) (r
 		if err := c.kubeClient.Patch(ctx, node, client.MergeFrom(stored)); err != nil {
 			return reconcile.Result{}, fmt.Errorf("labelling node %s initialized, %w", node.Name, err)
 		}
+		c.initializedNodes.add(nodeClaim.UID, node.UID)
 	}
 	setCondition(nodeClaim, v1.ConditionTypeInitialized, metav1.ConditionTrue, "Initialized", "Node "+node.Name+" is ready", now)
 	return reconcile.Result{}, nil

@@ -132,7 +132,7 @@ func (c *Controller) syncNode(ctx context.Context, nodeClaim *v1.NodeClaim, node
 	return nil
 }
 
-// registeredNodes records which Node each NodeClaim's registration patched, by NodeClaim UID.
+// registeredNodes records which Node a write of each NodeClaim's went to, by NodeClaim UID.
 type registeredNodes struct {
 	mu    sync.Mutex
 	nodes map[types.UID]types.UID
