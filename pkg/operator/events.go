@@ -20,6 +20,7 @@ import (
 	eventsv1client "k8s.io/client-go/kubernetes/typed/events/v1"
 	"k8s.io/client-go/tools/record/util"
 	"k8s.io/client-go/tools/reference"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -319,7 +320,9 @@ func (c *controllerRecorder) AnnotatedEventf(regarding, related runtime.Object, 
 	if namespace == "" {
 		namespace = metav1.NamespaceDefault
 	}
-	log.V(1).Info(message, "object", ref)
+	// A reference, not the ObjectReference itself: controller-runtime's log encoder reads an
+	// object's metadata, which an ObjectReference has none of ("objectError" in every line).
+	log.V(1).Info(message, "kind", ref.Kind, "object", klog.KRef(ref.Namespace, ref.Name))
 	c.events.record(c.events.newEvent(key, namespace, c.events.clock.Now(), message, annotations))
 }
 
