@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 )
 
@@ -16,6 +17,8 @@ type Batcher struct {
 	mu          sync.Mutex
 	open        bool
 	first, last time.Time
+	// seen are the keys TriggerFor was given since the window opened.
+	seen map[types.UID]struct{}
 }
 
 // NewBatcher returns a Batcher whose windows close idle after the last trigger or max after the
@@ -28,11 +31,32 @@ func NewBatcher(clk clock.PassiveClock, idle, max time.Duration) *Batcher {
 func (b *Batcher) Trigger() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.trigger()
+}
+
+func (b *Batcher) trigger() {
 	now := b.clock.Now()
 	if !b.open {
 		b.open, b.first = true, now
 	}
 	b.last = now
+}
+
+// TriggerFor is Trigger for an event of the object key (a pod's UID), except that a key already
+// seen in the open window neither opens nor extends it, as Karpenter's batcher does: while
+// kube-scheduler marks a thousand pending pods unschedulable one by one, each pod's status update
+// is an event, and windows extended by them ran to their longest (10 s) after the last new pod.
+func (b *Batcher) TriggerFor(key types.UID) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, seen := b.seen[key]; seen && b.open {
+		return
+	}
+	if !b.open || b.seen == nil {
+		b.seen = map[types.UID]struct{}{}
+	}
+	b.seen[key] = struct{}{}
+	b.trigger()
 }
 
 // Wait returns how long until the open window closes; ok is false when no window is open.
@@ -55,7 +79,7 @@ func (b *Batcher) Wait() (wait time.Duration, ok bool) {
 func (b *Batcher) Take() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.open = false
+	b.open, b.seen = false, nil
 }
 
 // Retry reopens the window as already due, for a run that failed: the requeue that follows runs

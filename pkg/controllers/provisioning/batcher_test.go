@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
@@ -13,6 +14,7 @@ func TestBatcher(t *testing.T) {
 	type step struct {
 		advance  time.Duration
 		trigger  bool
+		key      types.UID
 		take     bool
 		retry    bool
 		wantOpen bool
@@ -42,6 +44,18 @@ func TestBatcher(t *testing.T) {
 			{advance: time.Second, take: true},
 			{advance: time.Minute, trigger: true, wantOpen: true, wantWait: time.Second},
 		}},
+		{name: "a key seen in the window does not extend it", steps: []step{
+			{key: "a", wantOpen: true, wantWait: time.Second},
+			{advance: 900 * time.Millisecond, key: "a", wantOpen: true, wantWait: 100 * time.Millisecond},
+			{advance: 50 * time.Millisecond, key: "b", wantOpen: true, wantWait: time.Second},
+			{advance: 950 * time.Millisecond, key: "a", wantOpen: true, wantWait: 50 * time.Millisecond},
+			{advance: 50 * time.Millisecond, trigger: true, wantOpen: true, wantWait: time.Second},
+		}},
+		{name: "a key seen in an earlier window opens the next", steps: []step{
+			{key: "a", wantOpen: true, wantWait: time.Second},
+			{advance: time.Second, take: true},
+			{advance: time.Minute, key: "a", wantOpen: true, wantWait: time.Second},
+		}},
 		{name: "retry is due at once", steps: []step{
 			{trigger: true, advance: 0, wantOpen: true, wantWait: time.Second},
 			{advance: time.Second, take: true},
@@ -56,6 +70,9 @@ func TestBatcher(t *testing.T) {
 				clk.SetTime(clk.Now().Add(s.advance))
 				if s.trigger {
 					b.Trigger()
+				}
+				if s.key != "" {
+					b.TriggerFor(s.key)
 				}
 				if s.take {
 					b.Take()

@@ -113,7 +113,7 @@ func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
 	c.apiReader = mgr.GetAPIReader()
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
-		Watches(&corev1.Pod{}, c.trigger(func(o client.Object) bool { return Provisionable(o.(*corev1.Pod)) })).
+		Watches(&corev1.Pod{}, c.podTrigger()).
 		Watches(&v1.NodePool{}, c.trigger(nil), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&appsv1.DaemonSet{}, c.trigger(nil), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Node{}, c.trigger(nil), builder.WithPredicates(deletedOnly())).
@@ -132,6 +132,19 @@ func (c *Controller) trigger(keep func(client.Object) bool) handler.EventHandler
 			return nil
 		}
 		c.batcher.Trigger()
+		return []reconcile.Request{singleton}
+	})
+}
+
+// podTrigger maps an event of a provisionable pod to the singleton request, opening the batch or
+// extending it when the pod is new to it (Batcher.TriggerFor).
+func (c *Controller) podTrigger() handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		pod, ok := o.(*corev1.Pod)
+		if !ok || !Provisionable(pod) {
+			return nil
+		}
+		c.batcher.TriggerFor(pod.UID)
 		return []reconcile.Request{singleton}
 	})
 }
