@@ -26,13 +26,7 @@ func TestNodeRegistrationHealthy(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	cloud := &fake.CloudProvider{}
 	c := status.NewController(env.Client, cluster.New(env.Client, false), cloud, clk)
-	np := &v1.NodePool{
-		ObjectMeta: metav1.ObjectMeta{Name: "joining"},
-		Spec: v1.NodePoolSpec{Template: v1.NodeClaimTemplate{Spec: v1.NodeClaimTemplateSpec{
-			Requirements: []v1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64"}}},
-			NodeClassRef: &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "joining-class"},
-		}}},
-	}
+	np := amd64NodePool("joining", "joining-class")
 	mustCreate(t, np)
 	record := func(nodeClaims ...string) func(t *testing.T) {
 		return func(t *testing.T) {

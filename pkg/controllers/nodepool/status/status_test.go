@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/joinerhq/joiner/internal/testenv"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
@@ -44,13 +45,7 @@ func TestNodePoolStatus(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	c := status.NewController(env.Client, cluster.New(env.Client, false), &fake.CloudProvider{}, clk)
 
-	np := &v1.NodePool{
-		ObjectMeta: metav1.ObjectMeta{Name: "counted"},
-		Spec: v1.NodePoolSpec{Template: v1.NodeClaimTemplate{Spec: v1.NodeClaimTemplateSpec{
-			Requirements: []v1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64"}}},
-			NodeClassRef: &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "np-class"},
-		}}},
-	}
+	np := amd64NodePool("counted", "np-class")
 	mustCreate(t, np)
 	// Two launched NodeClaims, one not launched yet (no capacity), one of another NodePool.
 	for _, nc := range []*v1.NodeClaim{nodeClaim("counted-a", "counted", "2", "8Gi"), nodeClaim("counted-b", "counted", "4", "16Gi"), nodeClaim("counted-c", "counted", "0", "0"), nodeClaim("other-a", "other", "8", "32Gi")} {
@@ -76,15 +71,7 @@ func TestNodePoolStatus(t *testing.T) {
 		{
 			name: "node class without conditions",
 			before: func(t *testing.T) {
-				mustCreate(t, &awsv1.EC2NodeClass{
-					ObjectMeta: metav1.ObjectMeta{Name: "np-class"},
-					Spec: awsv1.EC2NodeClassSpec{
-						AMISelectorTerms:           []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}},
-						Role:                       "NodeRole",
-						SubnetSelectorTerms:        []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"k": "v"}}},
-						SecurityGroupSelectorTerms: []awsv1.SecurityGroupSelectorTerm{{Tags: map[string]string{"k": "v"}}},
-					},
-				})
+				mustCreate(t, nodeClass("np-class"))
 			},
 			nodeClassReady: metav1.ConditionUnknown, nodeClassWhy: status.ReasonAwaitingReconciliation, ready: metav1.ConditionUnknown,
 		},
@@ -153,16 +140,9 @@ func mustCreate(t *testing.T, o client.Object) {
 // after the last write, the Reconcile asking to come back when it may; a condition change is
 // written at once, with the counts of the moment.
 func TestCountsWrittenAtMostEveryInterval(t *testing.T) {
-	ctx := t.Context()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	c := status.NewController(env.Client, cluster.New(env.Client, false), &fake.CloudProvider{}, clk)
-	np := &v1.NodePool{
-		ObjectMeta: metav1.ObjectMeta{Name: "throttled"},
-		Spec: v1.NodePoolSpec{Template: v1.NodeClaimTemplate{Spec: v1.NodeClaimTemplateSpec{
-			Requirements: []v1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64"}}},
-			NodeClassRef: &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "throttled-class"},
-		}}},
-	}
+	np := amd64NodePool("throttled", "throttled-class")
 	mustCreate(t, np)
 	claims := 0
 	addClaim := func(t *testing.T) {
@@ -182,15 +162,7 @@ func TestCountsWrittenAtMostEveryInterval(t *testing.T) {
 		{name: "the interval over", after: status.CountsWriteInterval - 2*time.Second, wantNodes: 3},
 		{name: "a condition changed, a second later", before: func(t *testing.T) {
 			addClaim(t)
-			mustCreate(t, &awsv1.EC2NodeClass{
-				ObjectMeta: metav1.ObjectMeta{Name: "throttled-class"},
-				Spec: awsv1.EC2NodeClassSpec{
-					AMISelectorTerms:           []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}},
-					Role:                       "NodeRole",
-					SubnetSelectorTerms:        []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"k": "v"}}},
-					SecurityGroupSelectorTerms: []awsv1.SecurityGroupSelectorTerm{{Tags: map[string]string{"k": "v"}}},
-				},
-			})
+			mustCreate(t, nodeClass("throttled-class"))
 		}, after: time.Second, wantNodes: 4},
 	}
 	for _, step := range steps {
@@ -199,19 +171,9 @@ func TestCountsWrittenAtMostEveryInterval(t *testing.T) {
 				step.before(t)
 			}
 			clk.Step(step.after)
-			got := &v1.NodePool{}
-			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(np), got); err != nil {
-				t.Fatal(err)
-			}
-			res, err := c.Reconcile(ctx, got)
-			if err != nil {
-				t.Fatalf("Reconcile: %v", err)
-			}
+			res, got := reconcileStored(t, c, np)
 			if res.RequeueAfter != step.wantRequeue {
 				t.Errorf("RequeueAfter = %s, want %s", res.RequeueAfter, step.wantRequeue)
-			}
-			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(np), got); err != nil {
-				t.Fatal(err)
 			}
 			if got.Status.Nodes == nil || *got.Status.Nodes != step.wantNodes {
 				t.Errorf("stored status.nodes = %s, want %d", nodes(got), step.wantNodes)
@@ -234,13 +196,7 @@ func TestNodeRegistrationHealthyKeepsItsNode(t *testing.T) {
 	ctx := t.Context()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	c := status.NewController(env.Client, cluster.New(env.Client, false), &fake.CloudProvider{}, clk)
-	np := &v1.NodePool{
-		ObjectMeta: metav1.ObjectMeta{Name: "named"},
-		Spec: v1.NodePoolSpec{Template: v1.NodeClaimTemplate{Spec: v1.NodeClaimTemplateSpec{
-			Requirements: []v1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64"}}},
-			NodeClassRef: &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "named-class"},
-		}}},
-	}
+	np := amd64NodePool("named", "named-class")
 	mustCreate(t, np)
 	registered := func(t *testing.T, name string, at time.Time) {
 		t.Helper()
@@ -254,16 +210,7 @@ func TestNodeRegistrationHealthyKeepsItsNode(t *testing.T) {
 	}
 	message := func(t *testing.T) string {
 		t.Helper()
-		got := &v1.NodePool{}
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(np), got); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Reconcile(ctx, got); err != nil {
-			t.Fatal(err)
-		}
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(np), got); err != nil {
-			t.Fatal(err)
-		}
+		_, got := reconcileStored(t, c, np)
 		cond := meta.FindStatusCondition(got.Status.Conditions, v1.ConditionTypeNodeRegistrationHealthy)
 		if cond == nil || cond.Status != metav1.ConditionTrue {
 			t.Fatalf("NodeRegistrationHealthy = %+v, want True", cond)
@@ -280,5 +227,46 @@ func TestNodeRegistrationHealthyKeepsItsNode(t *testing.T) {
 	clk.Step(time.Minute)
 	if got, want := message(t), "Node node-named-b registered"; got != want {
 		t.Errorf("after another registered, message %q, want it kept: %q", got, want)
+	}
+}
+
+// amd64NodePool is a NodePool of amd64 nodes of the EC2NodeClass class.
+func amd64NodePool(name, class string) *v1.NodePool {
+	return &v1.NodePool{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1.NodePoolSpec{Template: v1.NodeClaimTemplate{Spec: v1.NodeClaimTemplateSpec{
+			Requirements: []v1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64"}}},
+			NodeClassRef: &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: class},
+		}}},
+	}
+}
+
+// reconcileStored reconciles np as stored and returns the result and np as stored after.
+func reconcileStored(t *testing.T, c *status.Controller, np *v1.NodePool) (reconcile.Result, *v1.NodePool) {
+	t.Helper()
+	got := &v1.NodePool{}
+	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(np), got); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Reconcile(t.Context(), got)
+	if err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(np), got); err != nil {
+		t.Fatal(err)
+	}
+	return res, got
+}
+
+// nodeClass is an EC2NodeClass with no status yet.
+func nodeClass(name string) *awsv1.EC2NodeClass {
+	return &awsv1.EC2NodeClass{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: awsv1.EC2NodeClassSpec{
+			AMISelectorTerms:           []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}},
+			Role:                       "NodeRole",
+			SubnetSelectorTerms:        []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"k": "v"}}},
+			SecurityGroupSelectorTerms: []awsv1.SecurityGroupSelectorTerm{{Tags: map[string]string{"k": "v"}}},
+		},
 	}
 }
