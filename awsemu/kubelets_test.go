@@ -648,3 +648,62 @@ func TestKubeletsRunPodsWithoutWaitingForOthers(t *testing.T) {
 		t.Fatalf("pod free is %q while another Node's pod is held (%v), want Running", free.Status.Phase, err)
 	}
 }
+
+// TestKubeletsBootWithoutWaitingForOthers: in Run, an instance that comes due while another
+// instance's boot is held by the API server registers its Node without waiting for that boot,
+// as one kubelet does not wait on another's (a boot pass that waited for all of its boots made
+// the instances launched meanwhile wait for the slowest).
+func TestKubeletsBootWithoutWaitingForOthers(t *testing.T) {
+	kube(t)
+	direct, err := client.NewWithWatch(kubeEnv.Config, client.Options{Scheme: kubeEnv.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	c := interceptor.NewClient(direct, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, isNode := obj.(*corev1.Node); isNode {
+				first := false
+				once.Do(func() { first = true; close(held) })
+				if first {
+					<-release
+				}
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+	})
+	e := newKubeEnv(t)
+	e.kubelets = awsemu.NewKubelets(e.state, e.clock, awsemu.KubeletOptions{Client: c})
+	f := e.fixture(t)
+	a := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan struct{})
+	go func() { e.kubelets.Run(ctx, time.Second); close(ran) }()
+	t.Cleanup(func() { cancel(); <-ran })
+	defer close(release)
+	err = wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		select {
+		case <-held:
+			return true, nil
+		default:
+			e.clock.Step(time.Second) // the loops' ticker, and the instance's pending and boot delay
+			return false, nil
+		}
+	})
+	if err != nil {
+		t.Fatalf("instance %s never registered its Node (%v)", a, err)
+	}
+	b := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
+	err = wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		e.clock.Step(time.Second)
+		_, ok := nodes(t)[e.pid(b)]
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("instance %s did not register while instance %s's registration is held (%v)", b, a, err)
+	}
+	if _, ok := nodes(t)[e.pid(a)]; ok {
+		t.Errorf("instance %s registered although its Node's creation is held", a)
+	}
+}
