@@ -18,6 +18,7 @@ import (
 
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/operator"
 )
 
 // mixedWorkload is pods of five shapes in the given namespace, n in all: small and medium web
@@ -90,6 +91,9 @@ func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
 	if measuring {
 		// Profiles of the measured run: go tool pprof http://<metrics address>/debug/pprof/heap
 		args = append(args, "--enable-profiling")
+		// The controller as shipped: its default batch idle time and log level, not the e2e
+		// stack's (startStack: 3 s, so that the CI-size batch is one, and debug logs).
+		args = append(args, "--batch-idle-duration", operator.DefaultBatchIdleDuration.String(), "--log-level", "info")
 	}
 	stack := startStack(t, args...)
 	ctx := t.Context()
