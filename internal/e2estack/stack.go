@@ -571,9 +571,13 @@ func SimulateWithout(t *testing.T, ctx context.Context, p *Programs, stack *loca
 // CatalogueOf writes, in the shared/bench schema joiner simulate reads, the instance types the
 // AWS provider offers the NodePools, read through the real SDK from the emulator.
 func CatalogueOf(ctx context.Context, stack *localstack.Stack, pools []*v1.NodePool) (*workload.File, error) {
+	// The chaos suite's emulator throttles a share of all requests, these reads too: a few
+	// more attempts than the controller's keep the test's expectation from failing on a fault
+	// injected for the controller (3 attempts failed one CI run at 57 throttles in 274 requests).
 	cfg, err := sdk.LoadConfig(ctx, sdk.Options{
 		Region: localstack.DefaultRegion, Endpoint: stack.EmulatorURL,
 		Credentials: credentials.NewStaticCredentialsProvider(localstack.ControllerAccessKey, "local-stack", ""),
+		MaxAttempts: 10,
 	})
 	if err != nil {
 		return nil, err

@@ -199,8 +199,8 @@ func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
 			len(planned), plannedCost, (planRatio-1)*100, sim.Nodes, sim.TotalHourlyPrice)
 	}
 	// kube-scheduler binds pods to whichever new node is Ready first, not to the node the plan
-	// meant; the pods it strands buy more nodes (consolidation, not built yet, would return
-	// them). That is bounded, not equal.
+	// meant; the pods it strands buy more nodes (consolidation returns them later; these
+	// NodePools do not consolidate within the test). That is bounded, not equal.
 	ratio := launched / sim.TotalHourlyPrice
 	if ratio > 1.5 && !measuring {
 		t.Errorf("all launched instances cost $%.4f/h, %.1fx joiner simulate's $%.4f/h (over 1.5x)", launched, ratio, sim.TotalHourlyPrice)
