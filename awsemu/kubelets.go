@@ -289,21 +289,13 @@ func (k *Kubelets) boot(ctx context.Context, wait bool) (int, error) {
 	errs := make([]error, len(todo))
 	var wg sync.WaitGroup
 	for n, d := range todo {
-		wg.Add(1)
-		k.inflight.Go(func() {
-			defer wg.Done()
-			select {
-			case k.bootSlots <- struct{}{}:
-				errs[n] = k.bootOne(ctx, d)
-				<-k.bootSlots
-			case <-ctx.Done():
-				errs[n] = ctx.Err()
-			}
+		k.startInSlot(ctx, k.bootSlots, &wg, func() error { return k.bootOne(ctx, d) }, func(err error) {
+			errs[n] = err
 			k.mu.Lock()
 			delete(k.bootsBusy, d.region+"/"+d.id)
 			k.mu.Unlock()
-			if !wait && errs[n] != nil && ctx.Err() == nil {
-				log.FromContext(ctx).Error(errs[n], "Syncing the emulated kubelets", "step", "boot", "instance", d.id)
+			if !wait && err != nil && ctx.Err() == nil {
+				log.FromContext(ctx).Error(err, "Syncing the emulated kubelets", "step", "boot", "instance", d.id)
 			}
 		})
 	}
@@ -312,6 +304,24 @@ func (k *Kubelets) boot(ctx context.Context, wait bool) (int, error) {
 	}
 	wg.Wait()
 	return len(todo), errors.Join(errs...)
+}
+
+// startInSlot runs work on its own goroutine (in k.inflight, added to wg) once it holds one of
+// slots, then done with work's error, or with ctx's when ctx ends first.
+func (k *Kubelets) startInSlot(ctx context.Context, slots chan struct{}, wg *sync.WaitGroup, work func() error, done func(error)) {
+	wg.Add(1)
+	k.inflight.Go(func() {
+		defer wg.Done()
+		var err error
+		select {
+		case slots <- struct{}{}:
+			err = work()
+			<-slots
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		done(err)
+	})
 }
 
 // bootOne boots one due instance and records the outcome in it.
@@ -575,19 +585,11 @@ func (k *Kubelets) runPods(ctx context.Context, wait bool) (int, error) {
 	k.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range todo {
-		wg.Add(1)
-		k.inflight.Go(func() {
-			defer wg.Done()
-			select {
-			case k.podSlots <- struct{}{}:
-				k.podsOne(ctx, p)
-				<-k.podSlots
-			case <-ctx.Done():
-				p.err = ctx.Err()
-			}
+		k.startInSlot(ctx, k.podSlots, &wg, func() error { k.podsOne(ctx, p); return p.err }, func(err error) {
+			p.err = err
 			k.podsDone(p)
-			if !wait && p.err != nil && ctx.Err() == nil {
-				log.FromContext(ctx).Error(p.err, "Syncing the emulated kubelets", "step", "pods", "instance", p.id)
+			if !wait && err != nil && ctx.Err() == nil {
+				log.FromContext(ctx).Error(err, "Syncing the emulated kubelets", "step", "pods", "instance", p.id)
 			}
 		})
 	}

@@ -592,14 +592,9 @@ func TestKubeletsHeartbeatWithLease(t *testing.T) {
 // Running while another Node's pod status write is still held by the API server, as one kubelet
 // does not wait on another's (a keep pass that did made pods wait seconds behind slow Nodes).
 func TestKubeletsRunPodsWithoutWaitingForOthers(t *testing.T) {
-	kube(t)
-	direct, err := client.NewWithWatch(kubeEnv.Config, client.Options{Scheme: kubeEnv.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
 	held, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	c := interceptor.NewClient(direct, interceptor.Funcs{
+	c := intercepted(t, interceptor.Funcs{
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 			if obj.GetName() == "held" {
 				once.Do(func() { close(held) })
@@ -637,7 +632,7 @@ func TestKubeletsRunPodsWithoutWaitingForOthers(t *testing.T) {
 		t.Fatal("the held pod's status write never came")
 	}
 	free := bind("free", got[e.pid(b)].Name)
-	err = wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
 		e.clock.Step(time.Second) // the loops' ticker
 		if err := kube(t).Get(ctx, client.ObjectKeyFromObject(free), free); err != nil {
 			return false, err
@@ -654,14 +649,9 @@ func TestKubeletsRunPodsWithoutWaitingForOthers(t *testing.T) {
 // as one kubelet does not wait on another's (a boot pass that waited for all of its boots made
 // the instances launched meanwhile wait for the slowest).
 func TestKubeletsBootWithoutWaitingForOthers(t *testing.T) {
-	kube(t)
-	direct, err := client.NewWithWatch(kubeEnv.Config, client.Options{Scheme: kubeEnv.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
 	held, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	c := interceptor.NewClient(direct, interceptor.Funcs{
+	c := intercepted(t, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if _, isNode := obj.(*corev1.Node); isNode {
 				first := false
@@ -682,7 +672,7 @@ func TestKubeletsBootWithoutWaitingForOthers(t *testing.T) {
 	go func() { e.kubelets.Run(ctx, time.Second); close(ran) }()
 	t.Cleanup(func() { cancel(); <-ran })
 	defer close(release)
-	err = wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		select {
 		case <-held:
 			return true, nil
@@ -706,4 +696,15 @@ func TestKubeletsBootWithoutWaitingForOthers(t *testing.T) {
 	if _, ok := nodes(t)[e.pid(a)]; ok {
 		t.Errorf("instance %s registered although its Node's creation is held", a)
 	}
+}
+
+// intercepted is a direct client of the package's API server whose calls go through funcs.
+func intercepted(t *testing.T, funcs interceptor.Funcs) client.WithWatch {
+	t.Helper()
+	kube(t)
+	direct, err := client.NewWithWatch(kubeEnv.Config, client.Options{Scheme: kubeEnv.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return interceptor.NewClient(direct, funcs)
 }
