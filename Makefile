@@ -50,14 +50,26 @@ image: ## Build the controller image without a daemon into bin/joiner-image.tar 
 ##@ Testing
 
 .PHONY: test
-test: testenv chromium $(HELM) ## Run every test against the real control plane (builds it on first use), and the emulator's SDK contract tests again in us-east-1.
-	HELM=$(HELM) CHROMIUM="$$(hack/install-chromium.sh)" KUBEBUILDER_ASSETS="$$(hack/install-testenv.sh $(BIN)/testenv)" go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v /test/chaos)
-	# The chaos suite kills controllers and floods the emulator for ten minutes: alone, so that the
-	# end-to-end package's timed acceptance bounds are not measured on a machine it loads.
-	HELM=$(HELM) KUBEBUILDER_ASSETS="$$(hack/install-testenv.sh $(BIN)/testenv)" go test $(GO_TEST_FLAGS) ./test/chaos/
+test: unit e2e chaos ## Run every test: unit and envtest packages with the race detector, the end-to-end and chaos suites, the emulator's contract tests in us-east-1, the image build's tests and fuzzing (CI runs this).
 	KUBEBUILDER_ASSETS="$$(hack/install-testenv.sh $(BIN)/testenv)" AWSEMU_TEST_REGION=us-east-1 go test $(GO_TEST_FLAGS) ./awsemu/
 	cd hack/image && go test $(GO_TEST_FLAGS) ./...
 	$(MAKE) fuzz-ci
+
+# The suites that start the whole local stack (control plane, emulator, controller) and measure
+# it: they run without -race, whose slowdown their timed acceptance bounds were not set for.
+STACK_SUITES := /test/e2e$$|/test/chaos$$
+
+.PHONY: unit
+unit: testenv chromium $(HELM) ## The fast loop: unit and envtest packages (every package but test/e2e and test/chaos) with -race.
+	HELM=$(HELM) CHROMIUM="$$(hack/install-chromium.sh)" KUBEBUILDER_ASSETS="$$(hack/install-testenv.sh $(BIN)/testenv)" go test -race $(GO_TEST_FLAGS) $$(go list ./... | grep -vE '$(STACK_SUITES)')
+
+.PHONY: e2e
+e2e: testenv $(HELM) ## The end-to-end suite on the local stack (test/e2e).
+	HELM=$(HELM) KUBEBUILDER_ASSETS="$$(hack/install-testenv.sh $(BIN)/testenv)" go test $(GO_TEST_FLAGS) ./test/e2e/
+
+.PHONY: chaos
+chaos: testenv $(HELM) ## The chaos suite at its CI size (JOINER_CHAOS=full for at least 50 controller kills): alone, since it floods the emulator and kills controllers.
+	HELM=$(HELM) KUBEBUILDER_ASSETS="$$(hack/install-testenv.sh $(BIN)/testenv)" go test $(GO_TEST_FLAGS) ./test/chaos/
 
 .PHONY: fuzz-ci
 fuzz-ci: ## Run every Go fuzz target for FUZZTIME (default 3s) each and print its executions; a crasher fails.
@@ -101,8 +113,12 @@ chart: $(HELM) ## Lint the Helm chart and render it (helm lint, helm template).
 	$(HELM) lint --strict $(CHART) $(CHART_VALUES)
 	$(HELM) template joiner $(CHART) --namespace kube-system --include-crds $(CHART_VALUES) >/dev/null
 
+.PHONY: commits
+commits: ## Check the subjects of the commits since hack/commits-base: at most 72 characters.
+	hack/check-commits.sh
+
 .PHONY: verify
-verify: generate tidy vet lint chart ## Regenerate, tidy, vet, lint and check the chart; fail if anything changed.
+verify: generate tidy vet lint chart commits ## Regenerate, tidy, vet, lint, check the chart and commit subjects; fail if anything changed.
 	@if [ -n "$$(git status --porcelain)" ]; then \
 		echo "verify: the tree changed; commit the result of make generate / make tidy:"; \
 		git status --porcelain; git --no-pager diff --stat; exit 1; fi
