@@ -26,13 +26,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/yaml"
 
-	"github.com/joinerhq/joiner/internal/chartrbac"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/iampolicy"
 	"github.com/joinerhq/joiner/pkg/aws/provider"
 	"github.com/joinerhq/joiner/pkg/aws/sdk"
 	"github.com/joinerhq/joiner/pkg/aws/userdata"
+	"github.com/joinerhq/joiner/pkg/chartrbac"
 	"github.com/joinerhq/joiner/pkg/localstack"
 	"github.com/joinerhq/joiner/pkg/scheduling/workload"
 )

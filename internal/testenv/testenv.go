@@ -25,13 +25,12 @@ import (
 	"sync"
 
 	kruntime "k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/joinerhq/joiner/config/crd"
-	"github.com/joinerhq/joiner/pkg/apis"
+	"github.com/joinerhq/joiner/pkg/operator"
 )
 
 // Environment is a running etcd and kube-apiserver with Joiner's CRDs installed.
@@ -58,7 +57,7 @@ func Start() (*Environment, error) {
 	if err != nil {
 		return nil, err
 	}
-	scheme, err := NewScheme()
+	scheme, err := operator.NewScheme()
 	if err != nil {
 		return nil, err
 	}
@@ -100,18 +99,6 @@ func (e *Environment) WriteKubeconfig(path string) error {
 		return fmt.Errorf("rendering kubeconfig, %w", err)
 	}
 	return os.WriteFile(path, raw, 0o600)
-}
-
-// NewScheme returns a scheme with the client-go types and Joiner's API types.
-func NewScheme() (*kruntime.Scheme, error) {
-	scheme := kruntime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("registering client-go types, %w", err)
-	}
-	if err := apis.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("registering Joiner types, %w", err)
-	}
-	return scheme, nil
 }
 
 // AssetsDir finds the control-plane binaries: $KUBEBUILDER_ASSETS if set, else the newest

@@ -15,9 +15,9 @@ import (
 
 	"github.com/joinerhq/joiner/awsemu/inspect"
 	"github.com/joinerhq/joiner/awsemu/world"
-	"github.com/joinerhq/joiner/internal/chartrbac"
 	"github.com/joinerhq/joiner/pkg/aws/iampolicy"
 	"github.com/joinerhq/joiner/pkg/catalog"
+	"github.com/joinerhq/joiner/pkg/chartrbac"
 )
 
 // chartRelease and chartNamespace are the release the stack renders the chart as: the

@@ -33,10 +33,10 @@ import (
 	"github.com/joinerhq/joiner/awsemu/world"
 	"github.com/joinerhq/joiner/config/crd"
 	"github.com/joinerhq/joiner/config/samples"
-	"github.com/joinerhq/joiner/internal/testenv"
 	"github.com/joinerhq/joiner/pkg/aws/iampolicy"
 	"github.com/joinerhq/joiner/pkg/catalog"
 	"github.com/joinerhq/joiner/pkg/manifest"
+	"github.com/joinerhq/joiner/pkg/operator"
 )
 
 // Defaults of Options.
@@ -212,7 +212,7 @@ func (s *Stack) start(ctx context.Context) error {
 	if err := os.MkdirAll(o.WorkDir, 0o755); err != nil {
 		return fmt.Errorf("creating work directory, %w", err)
 	}
-	scheme, err := testenv.NewScheme()
+	scheme, err := operator.NewScheme()
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/joinerhq/joiner/internal/testenv"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	fakecloud "github.com/joinerhq/joiner/pkg/cloudprovider/fake"
+	"github.com/joinerhq/joiner/pkg/operator"
 )
 
 // TestStaleReadWaitsForTheNewerNodeClaim: a reconcile of a NodeClaim read before another write
@@ -21,7 +22,7 @@ import (
 // reconcile writes the status and tells each transition once.
 func TestStaleReadWaitsForTheNewerNodeClaim(t *testing.T) {
 	ctx := t.Context()
-	scheme, err := testenv.NewScheme()
+	scheme, err := operator.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}

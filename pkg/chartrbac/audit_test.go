@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/joinerhq/joiner/config/crd"
-	"github.com/joinerhq/joiner/internal/chartrbac"
+	"github.com/joinerhq/joiner/pkg/chartrbac"
 )
 
 // TestAuditShowsWhatTheChartGrantsAndUses runs the operator as the chart's ServiceAccount

@@ -25,10 +25,10 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/joinerhq/joiner/internal/chartrbac"
 	"github.com/joinerhq/joiner/internal/testenv"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/chartrbac"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
 	"github.com/joinerhq/joiner/pkg/controllers"
