@@ -4,23 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
-	"github.com/joinerhq/joiner/pkg/cloudprovider"
-	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
 	"github.com/joinerhq/joiner/pkg/controllers"
 	"github.com/joinerhq/joiner/pkg/operator"
-	"github.com/joinerhq/joiner/pkg/scheduling"
-	"github.com/joinerhq/joiner/pkg/scheduling/workload"
 )
 
 // Cloud provider names of --cloud-provider.
@@ -48,10 +41,7 @@ the controllers of pkg/controllers.
 --cloud-provider chooses what launches instances. --cloud-provider aws (the default) launches EC2
 instances in --aws-region with the default AWS credential chain (AWS_ENDPOINT_URL overrides the
 endpoints); the cluster endpoint, CA bundle, service CIDR and Kubernetes version come from EKS
-DescribeCluster of --cluster-name unless given by flags. --cloud-provider fake runs
-an in-memory fake that launches nothing real: it offers the instance types of
---fake-instance-types (a file in the shared/bench schema, as joiner simulate reads), or none, so
-that pods stay pending with a FailedScheduling event. It exists for trying the operator only.
+DescribeCluster of --cluster-name unless given by flags. ` + fakeProviderHelp + `
 
 Every flag defaults to the environment variable named in brackets.`,
 		Args: cobra.NoArgs,
@@ -121,69 +111,11 @@ Every flag defaults to the environment variable named in brackets.`,
 	}
 	opts.AddFlags(cmd.Flags())
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "Kubeconfig of the cluster; empty: $KUBECONFIG, then the in-cluster service account")
-	cmd.Flags().StringVar(&cloudProvider, "cloud-provider", cloudProviderAWS, "aws (EC2 instances) or fake (in-memory, launches nothing real; for trying the wiring)")
+	cmd.Flags().StringVar(&cloudProvider, "cloud-provider", cloudProviderAWS, cloudProviderUsage)
 	awsOpts.addFlags(cmd.Flags())
 	cmd.Flags().StringVar(&consoleListen, "console-listen", "", "Serve the read-only web console (joiner console) on this address, such as 127.0.0.1:8090; empty: off")
-	cmd.Flags().StringVar(&fakeInstanceTypes, "fake-instance-types", "", "With --cloud-provider fake: the instance types it offers, a file in the shared/bench schema")
+	addFakeFlags(cmd, &fakeInstanceTypes)
 	return cmd
-}
-
-// newCloudProvider returns the fake cloud provider, or nil for aws: that one needs the manager's
-// client and is built by newAWS.
-func newCloudProvider(name, fakeInstanceTypes string) (cloudprovider.CloudProvider, error) {
-	if fakeInstanceTypes != "" && name != cloudProviderFake {
-		return nil, errors.New("--fake-instance-types needs --cloud-provider fake")
-	}
-	switch name {
-	case cloudProviderAWS:
-		return nil, nil
-	case cloudProviderFake:
-		cp := &fake.CloudProvider{}
-		if fakeInstanceTypes != "" {
-			file, err := workload.Load(fakeInstanceTypes)
-			if err != nil {
-				return nil, fmt.Errorf("reading --fake-instance-types, %w", err)
-			}
-			for _, it := range file.Catalogue() {
-				cp.InstanceTypes = append(cp.InstanceTypes, fakeInstanceType(it))
-			}
-		}
-		return cp, nil
-	}
-	return nil, fmt.Errorf("--cloud-provider %q is not a provider: use aws or fake", name)
-}
-
-// fakeInstanceType turns a catalogue entry into what the fake offers: labels become
-// single-valued requirements, and what capacity has beyond allocatable becomes kube-reserved.
-func fakeInstanceType(it *scheduling.InstanceType) *cloudprovider.InstanceType {
-	out := &cloudprovider.InstanceType{
-		Name:         it.Name,
-		Requirements: map[string][]string{corev1.LabelInstanceTypeStable: {it.Name}},
-		Capacity:     it.Capacity.DeepCopy(),
-		Overhead:     cloudprovider.Overhead{KubeReserved: corev1.ResourceList{}},
-	}
-	if len(out.Capacity) == 0 {
-		out.Capacity = it.Allocatable.DeepCopy()
-	}
-	for k, v := range it.Labels {
-		out.Requirements[k] = []string{v}
-	}
-	for res, capacity := range out.Capacity {
-		if alloc, ok := it.Allocatable[res]; ok && capacity.Cmp(alloc) > 0 {
-			reserved := capacity.DeepCopy()
-			reserved.Sub(alloc)
-			out.Overhead.KubeReserved[res] = reserved
-		}
-	}
-	for _, o := range it.Offerings {
-		out.Offerings = append(out.Offerings, &cloudprovider.Offering{Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price, Available: o.Available})
-		for _, kv := range [][2]string{{corev1.LabelTopologyZone, o.Zone}, {v1.CapacityTypeLabelKey, o.CapacityType}} {
-			if !slices.Contains(out.Requirements[kv[0]], kv[1]) {
-				out.Requirements[kv[0]] = append(out.Requirements[kv[0]], kv[1])
-			}
-		}
-	}
-	return out
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {

@@ -224,3 +224,21 @@ func TestArchitectureListsEveryPackage(t *testing.T) {
 		}
 	}
 }
+
+// TestImageCarriesNoFake: the controller image's build (-tags nolocalstack, `make image`) links
+// neither the fake cloud provider nor the local stack; they are for tests and `joiner dev`.
+func TestImageCarriesNoFake(t *testing.T) {
+	cmd := exec.CommandContext(t.Context(), "go", "list", "-tags", "nolocalstack", "-deps", "./cmd/joiner")
+	cmd.Dir = moduleRoot(t)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	for _, forbidden := range []string{module + "/pkg/cloudprovider/fake", module + "/pkg/localstack", "sigs.k8s.io/controller-runtime/pkg/envtest"} {
+		if slices.Contains(strings.Fields(string(out)), forbidden) {
+			t.Errorf("the image's build (-tags nolocalstack) links %s", forbidden)
+		}
+	}
+}
