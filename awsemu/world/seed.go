@@ -91,13 +91,19 @@ func seedRole(r Role) state.SeedRole {
 	return out
 }
 
-// trustPolicy is a trust policy of one statement letting principal assume the role.
+// trustPolicy is a trust policy of one statement letting principal assume the role, its keys in
+// the order IAM's documents write them.
 func trustPolicy(principal map[string]string, action any, condition map[string]any) string {
-	st := map[string]any{"Effect": "Allow", "Principal": principal, "Action": action}
-	if condition != nil {
-		st["Condition"] = condition
+	type statement struct {
+		Effect    string            `json:"Effect"`
+		Principal map[string]string `json:"Principal"`
+		Action    any               `json:"Action"`
+		Condition map[string]any    `json:"Condition,omitempty"`
 	}
-	doc, _ := json.Marshal(map[string]any{"Version": "2012-10-17", "Statement": []any{st}})
+	doc, _ := json.Marshal(struct {
+		Version   string      `json:"Version"`
+		Statement []statement `json:"Statement"`
+	}{"2012-10-17", []statement{{"Allow", principal, action, condition}}})
 	return string(doc)
 }
 
