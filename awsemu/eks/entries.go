@@ -100,8 +100,8 @@ func checkIdentity(username string, groups []string) error {
 }
 
 // checkPrincipal checks a principal ARN as EKS does on creation: an IAM role or user; for node
-// types a role of the cluster's own account; and a role of this account must exist (with the
-// path it is given, if it is given one).
+// types a role of the cluster's own account; and a role or user of this account must exist
+// (with the path it is given, if it is given one).
 func (c *call) checkPrincipal(arn, typ string) error {
 	parts := strings.SplitN(arn, ":", 6)
 	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "iam" || parts[4] == "" ||
@@ -112,12 +112,19 @@ func (c *call) checkPrincipal(arn, typ string) error {
 	if isNodeType(typ) && (!strings.HasPrefix(resource, "role/") || account != c.world.AccountID) {
 		return invalid("The principalArn %s is not valid for type %s: it must be an IAM role of account %s.", arn, typ, c.world.AccountID)
 	}
-	if account != c.world.AccountID || !strings.HasPrefix(resource, "role/") {
+	if account != c.world.AccountID {
 		return nil
 	}
 	name := resource[strings.LastIndex(resource, "/")+1:]
-	role := c.world.IAM.Roles[name]
-	if role == nil || (strings.Count(resource, "/") > 1 && role.ARN != arn) {
+	existing := ""
+	if strings.HasPrefix(resource, "role/") {
+		if role := c.world.IAM.Roles[name]; role != nil {
+			existing = role.ARN
+		}
+	} else if user := c.world.IAM.Users[name]; user != nil {
+		existing = user.ARN
+	}
+	if existing == "" || (strings.Count(resource, "/") > 1 && existing != arn) {
 		return invalid("The specified principalArn is invalid: invalid principal %s.", arn)
 	}
 	return nil

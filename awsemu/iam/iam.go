@@ -44,6 +44,10 @@ func operations() map[string]operation {
 		"AttachRolePolicy":              attachRolePolicy,
 		"DetachRolePolicy":              detachRolePolicy,
 		"ListAttachedRolePolicies":      listAttachedRolePolicies,
+		"ListRoles":                     listRoles,
+		"GetUser":                       getUser,
+		"ListUsers":                     listUsers,
+		"ListAttachedUserPolicies":      listAttachedUserPolicies,
 	}
 }
 

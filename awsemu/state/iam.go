@@ -6,7 +6,9 @@ import (
 
 // IAM is the account's identities.
 type IAM struct {
-	Roles            map[string]*Role
+	Roles map[string]*Role
+	// Users are the account's IAM users by name.
+	Users            map[string]*User
 	InstanceProfiles map[string]*InstanceProfile
 	// AccessKeys maps an access key id to the name of the role whose session it stands for.
 	AccessKeys map[string]string
@@ -53,7 +55,7 @@ func (i *IAM) RecordDecision(d Decision) {
 
 func newIAM() *IAM {
 	return &IAM{
-		Roles: map[string]*Role{}, InstanceProfiles: map[string]*InstanceProfile{},
+		Roles: map[string]*Role{}, Users: map[string]*User{}, InstanceProfiles: map[string]*InstanceProfile{},
 		AccessKeys: map[string]string{}, AuthorizationMessages: map[string]string{},
 	}
 }
@@ -68,6 +70,19 @@ type Role struct {
 	Description              string
 	Policies                 map[string]string
 	// ManagedPolicyARNs are the managed policies attached to the role, in attachment order.
+	ManagedPolicyARNs []string
+	CreatedAt         time.Time
+	Tags              Tags
+}
+
+// User is an IAM user: a principal access entries and policies can name. The emulator gives
+// users no access keys: nothing signs requests as one.
+type User struct {
+	Name string
+	ID   string
+	ARN  string
+	Path string
+	// ManagedPolicyARNs are the managed policies attached to the user, in attachment order.
 	ManagedPolicyARNs []string
 	CreatedAt         time.Time
 	Tags              Tags

@@ -79,6 +79,11 @@ type SeedOptions struct {
 	ControllerPolicy string
 	// NodeRoles are the node roles; nil is one role named NodeRole.
 	NodeRoles []SeedRole
+	// Roles are the account's other roles (the administrators', SSO's, CI's): created as they
+	// are, not node roles.
+	Roles []SeedRole
+	// Users are the account's IAM users.
+	Users []SeedUser
 	// InstanceProfiles are the pre-created instance profiles; nil is one named after the first
 	// node role, holding it.
 	InstanceProfiles []SeedInstanceProfile
@@ -100,6 +105,15 @@ type SeedRole struct {
 	// AssumeRolePolicyDocument is the trust policy; "" trusts ec2.amazonaws.com.
 	AssumeRolePolicyDocument string
 	ManagedPolicyARNs        []string
+	Description              string
+	Tags                     Tags
+}
+
+// SeedUser is an IAM user a world file describes.
+type SeedUser struct {
+	Name, Path        string
+	ManagedPolicyARNs []string
+	Tags              Tags
 }
 
 // SeedInstanceProfile is an instance profile a world file describes; RoleName "" holds none.
@@ -357,11 +371,21 @@ func (w *World) seedIAM(o SeedOptions) error {
 		if nr.Name == o.ControllerRole {
 			return fmt.Errorf("node role %s is the controller role", nr.Name)
 		}
-		r := w.PutRolePath(nr.Name, nr.Path, nil)
-		if nr.AssumeRolePolicyDocument != "" {
-			r.AssumeRolePolicyDocument = nr.AssumeRolePolicyDocument
+		w.seedRole(nr)
+	}
+	for _, sr := range o.Roles {
+		if w.IAM.Roles[sr.Name] != nil {
+			return fmt.Errorf("role %s exists already", sr.Name)
 		}
-		r.ManagedPolicyARNs = slices.Clone(nr.ManagedPolicyARNs)
+		w.seedRole(sr)
+	}
+	for _, su := range o.Users {
+		if w.IAM.Users[su.Name] != nil {
+			return fmt.Errorf("user %s exists already", su.Name)
+		}
+		u := w.PutUserPath(su.Name, su.Path)
+		u.ManagedPolicyARNs = slices.Clone(su.ManagedPolicyARNs)
+		maps.Copy(u.Tags, su.Tags)
 	}
 	for _, ip := range o.InstanceProfiles {
 		if _, ok := w.IAM.InstanceProfiles[ip.Name]; ok {
@@ -375,6 +399,34 @@ func (w *World) seedIAM(o SeedOptions) error {
 		maps.Copy(p.Tags, ip.Tags)
 	}
 	return nil
+}
+
+// seedRole creates or replaces the role sr describes.
+func (w *World) seedRole(sr SeedRole) {
+	r := w.PutRolePath(sr.Name, sr.Path, nil)
+	if sr.AssumeRolePolicyDocument != "" {
+		r.AssumeRolePolicyDocument = sr.AssumeRolePolicyDocument
+	}
+	r.ManagedPolicyARNs = slices.Clone(sr.ManagedPolicyARNs)
+	r.Description = sr.Description
+	maps.Copy(r.Tags, sr.Tags)
+}
+
+// PutUserPath creates the named user with the IAM path ("" is "/") if it does not exist and
+// returns it.
+func (w *World) PutUserPath(name, path string) *User {
+	if u, ok := w.IAM.Users[name]; ok {
+		return u
+	}
+	if path == "" {
+		path = "/"
+	}
+	u := &User{
+		Name: name, ID: "AIDA" + strings.ToUpper(w.NewID("")[1:]), Path: path, CreatedAt: w.Now, Tags: Tags{},
+		ARN: fmt.Sprintf("arn:aws:iam::%s:user%s%s", w.AccountID, path, name),
+	}
+	w.IAM.Users[name] = u
+	return u
 }
 
 // PutRole creates or replaces the named role, with path "/", with the given inline policies.

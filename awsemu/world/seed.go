@@ -1,6 +1,9 @@
 package world
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/netip"
@@ -36,6 +39,7 @@ func (f *File) SeedOptions(base state.SeedOptions) state.SeedOptions {
 			o.NodeRole = o.NodeRoles[0].Name
 		}
 	}
+	o.Roles, o.Users = f.principals()
 	if f.InstanceProfiles != nil {
 		o.InstanceProfiles = f.instanceProfiles()
 	}
@@ -62,22 +66,115 @@ func (f *File) SeedOptions(base state.SeedOptions) state.SeedOptions {
 func (f *File) nodeRoles() []state.SeedRole {
 	out := []state.SeedRole{}
 	for _, nr := range f.NodeRoles {
-		r := state.SeedRole{Name: nr.Name, Path: nr.Path, ManagedPolicyARNs: nr.ManagedPolicies}
-		if m := roleARN.FindStringSubmatch(nr.ARN); m != nil {
-			r.Name, r.Path = m[3], m[2]
-		}
-		if p := nr.AssumeRolePolicyPrincipal; p != "" {
-			kind := "AWS"
-			if servicePrinc.MatchString(p) {
-				kind = "Service"
-			}
-			doc, _ := json.Marshal(map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{
-				"Effect": "Allow", "Principal": map[string]string{kind: p}, "Action": "sts:AssumeRole"}}})
-			r.AssumeRolePolicyDocument = string(doc)
-		}
-		out = append(out, r)
+		out = append(out, seedRole(nr))
 	}
 	return out
+}
+
+// seedRole is the role r describes.
+func seedRole(r Role) state.SeedRole {
+	out := state.SeedRole{Name: r.Name, Path: r.Path, ManagedPolicyARNs: r.ManagedPolicies, Description: r.Description, Tags: r.Tags}
+	if m := roleARN.FindStringSubmatch(r.ARN); m != nil {
+		out.Name, out.Path = m[3], m[2]
+	}
+	switch p := r.AssumeRolePolicyPrincipal; {
+	case len(r.AssumeRolePolicyDocument) > 0:
+		var compact bytes.Buffer
+		if json.Compact(&compact, r.AssumeRolePolicyDocument) == nil {
+			out.AssumeRolePolicyDocument = compact.String()
+		}
+	case servicePrinc.MatchString(p):
+		out.AssumeRolePolicyDocument = trustPolicy(map[string]string{"Service": p}, "sts:AssumeRole", nil)
+	case p != "":
+		out.AssumeRolePolicyDocument = trustPolicy(map[string]string{"AWS": p}, "sts:AssumeRole", nil)
+	}
+	return out
+}
+
+// trustPolicy is a trust policy of one statement letting principal assume the role, its keys in
+// the order IAM's documents write them.
+func trustPolicy(principal map[string]string, action any, condition map[string]any) string {
+	type statement struct {
+		Effect    string            `json:"Effect"`
+		Principal map[string]string `json:"Principal"`
+		Action    any               `json:"Action"`
+		Condition map[string]any    `json:"Condition,omitempty"`
+	}
+	doc, _ := json.Marshal(struct {
+		Version   string      `json:"Version"`
+		Statement []statement `json:"Statement"`
+	}{"2012-10-17", []statement{{"Allow", principal, action, condition}}})
+	return string(doc)
+}
+
+// ssoPath starts the path of the roles IAM Identity Center creates for its permission sets
+// (/aws-reserved/sso.amazonaws.com/, or /aws-reserved/sso.amazonaws.com/REGION/).
+const ssoPath = "/aws-reserved/sso.amazonaws.com/"
+
+// principals are the world's roles other than the controller's and the nodes', and its users:
+// those roles and users list, then those of the cluster's account that only an access entry
+// names, which the world creates as the account has them. A world written from
+// list-access-entries names its principals by ARN only, and EKS lets in only principals that
+// exist. Such a role trusts what would assume it: IAM Identity Center's SAML provider for a
+// permission set's role, the node service for a node type, else the account.
+func (f *File) principals() ([]state.SeedRole, []state.SeedUser) {
+	acct := f.Cluster.AccountID
+	roles, users := []state.SeedRole{}, []state.SeedUser{}
+	known := map[string]bool{roleARN.FindStringSubmatch(f.ControllerRole)[3]: true}
+	for _, nr := range f.NodeRoles {
+		known[seedRole(nr).Name] = true
+	}
+	if f.NodeRoles == nil {
+		known["KarpenterNodeRole-"+f.Cluster.Name] = true
+	}
+	for _, r := range f.Roles {
+		sr := seedRole(r)
+		known[sr.Name] = true
+		roles = append(roles, sr)
+	}
+	knownUsers := map[string]bool{}
+	for _, u := range f.Users {
+		su := state.SeedUser{Name: u.UserName, Path: u.Path, ManagedPolicyARNs: u.ManagedPolicies, Tags: u.Tags}
+		if m := userARN.FindStringSubmatch(u.ARN); m != nil {
+			su.Name, su.Path = m[3], m[2]
+		}
+		knownUsers[su.Name] = true
+		users = append(users, su)
+	}
+	for _, e := range f.AccessEntries {
+		if m := userARN.FindStringSubmatch(e.PrincipalARN); m != nil && m[1] == acct && !knownUsers[m[3]] {
+			knownUsers[m[3]] = true
+			users = append(users, state.SeedUser{Name: m[3], Path: m[2]})
+		}
+		m := roleARN.FindStringSubmatch(e.PrincipalARN)
+		if m == nil || m[1] != acct || known[m[3]] {
+			continue
+		}
+		known[m[3]] = true
+		roles = append(roles, state.SeedRole{Name: m[3], Path: m[2], AssumeRolePolicyDocument: implicitTrust(acct, m[2], e.Type)})
+	}
+	return roles, users
+}
+
+// implicitTrust is the trust policy of a role the world creates for an access entry.
+func implicitTrust(acct, path, typ string) string {
+	switch typ {
+	case state.AccessEntryEC2Linux, state.AccessEntryEC2Windows:
+		return trustPolicy(map[string]string{"Service": "ec2.amazonaws.com"}, "sts:AssumeRole", nil)
+	case state.AccessEntryFargateLinux:
+		return trustPolicy(map[string]string{"Service": "eks-fargate-pods.amazonaws.com"}, "sts:AssumeRole", nil)
+	case state.AccessEntryHybridLinux:
+		return trustPolicy(map[string]string{"Service": "ssm.amazonaws.com"}, []string{"sts:AssumeRole", "sts:TagSession"}, nil)
+	}
+	if strings.HasPrefix(path, ssoPath) {
+		// Identity Center names the account's provider AWSSSO_<16 hex digits>_DO_NOT_DELETE; the
+		// digits are the instance's, which a world cannot know: these are the account's.
+		sum := sha256.Sum256([]byte(acct))
+		provider := fmt.Sprintf("arn:aws:iam::%s:saml-provider/AWSSSO_%s_DO_NOT_DELETE", acct, hex.EncodeToString(sum[:8]))
+		return trustPolicy(map[string]string{"Federated": provider}, []string{"sts:AssumeRoleWithSAML", "sts:TagSession"},
+			map[string]any{"StringEquals": map[string]string{"SAML:aud": "https://signin.aws.amazon.com/saml"}})
+	}
+	return trustPolicy(map[string]string{"AWS": fmt.Sprintf("arn:aws:iam::%s:root", acct)}, "sts:AssumeRole", nil)
 }
 
 func (f *File) instanceProfiles() []state.SeedInstanceProfile {
@@ -98,8 +195,11 @@ func (f *File) instanceProfiles() []state.SeedInstanceProfile {
 func (f *File) accessEntries() []state.AccessEntry {
 	out := []state.AccessEntry{}
 	for _, e := range f.AccessEntries {
-		entry := state.AccessEntry{ARN: e.AccessEntryARN, PrincipalARN: e.PrincipalARN, Type: e.Type,
-			Username: e.Username, KubernetesGroups: e.KubernetesGroups, Tags: e.Tags}
+		entry := state.AccessEntry{ARN: e.AccessEntryARN, PrincipalARN: e.PrincipalARN, Type: e.Type, Tags: e.Tags}
+		// EKS assigns a node type's username and groups; a world may only repeat them.
+		if e.Type == state.AccessEntryStandard {
+			entry.Username, entry.KubernetesGroups = e.Username, e.KubernetesGroups
+		}
 		for _, p := range e.AccessPolicies {
 			entry.AccessPolicies = append(entry.AccessPolicies, state.AccessPolicyAssociation{
 				PolicyARN: p.PolicyARN, ScopeType: p.AccessScope.Type, Namespaces: p.AccessScope.Namespaces})

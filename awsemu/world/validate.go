@@ -55,8 +55,9 @@ func (f *File) Validate(cat *catalog.Catalog) error {
 	f.defaults()
 	region := f.validateCluster(c, cat)
 	roles := f.validateRoles(c)
+	users := f.validateUsers(c)
 	f.validateInstanceProfiles(c, roles)
-	f.validateAccessEntries(c, roles)
+	f.validateAccessEntries(c, roles, users)
 	f.validateNetwork(c, region)
 	f.validateImages(c)
 	if len(c.problems) > 0 {
@@ -159,13 +160,16 @@ func (f *File) validateRoles(c *checker) map[string]role {
 	}
 	validatePolicy(c, f.ControllerPolicy)
 	for i, nr := range f.NodeRoles {
-		f.validateNodeRole(c, fmt.Sprintf("nodeRoles[%d]", i), nr, roles)
+		f.validateRole(c, fmt.Sprintf("nodeRoles[%d]", i), nr, roles)
+	}
+	for i, r := range f.Roles {
+		f.validateRole(c, fmt.Sprintf("roles[%d]", i), r, roles)
 	}
 	return roles
 }
 
-// validateNodeRole checks one node role and adds it to roles.
-func (f *File) validateNodeRole(c *checker, at string, nr NodeRole, roles map[string]role) {
+// validateRole checks one role of nodeRoles or roles and adds it to roles.
+func (f *File) validateRole(c *checker, at string, nr Role, roles map[string]role) {
 	acct := f.Cluster.AccountID
 	if nr.Path != "" && !iamPath.MatchString(nr.Path) {
 		c.add(at+".path", "%q is not an IAM path: it starts and ends with /, such as /eks/", nr.Path)
@@ -187,13 +191,19 @@ func (f *File) validateNodeRole(c *checker, at string, nr NodeRole, roles map[st
 		if ctrl := roleARN.FindStringSubmatch(f.ControllerRole); ctrl != nil && ctrl[3] == name {
 			c.add(at+".name", "%s is the controller's role (controllerRole); nodes need a role of their own", name)
 		} else {
-			c.add(at+".name", "role %s is listed twice", name)
+			c.add(at+".name", "role %s is listed twice (nodeRoles and roles list each role once)", name)
 		}
 		return
 	}
 	roles[name] = role{arn: fmt.Sprintf("arn:aws:iam::%s:role%s%s", acct, path, name), path: path}
 	if p := nr.AssumeRolePolicyPrincipal; p != "" && !servicePrinc.MatchString(p) && !roleARN.MatchString(p) && !accountRoot.MatchString(p) {
 		c.add(at+".assumeRolePolicyPrincipal", "%q is neither a service principal (ec2.amazonaws.com) nor an IAM ARN", p)
+	}
+	if len(nr.AssumeRolePolicyDocument) > 0 {
+		if nr.AssumeRolePolicyPrincipal != "" {
+			c.add(at+".assumeRolePolicyDocument", "give the trust policy or assumeRolePolicyPrincipal, not both")
+		}
+		validateTrustPolicy(c, at+".assumeRolePolicyDocument", nr.AssumeRolePolicyDocument)
 	}
 	for j, arn := range nr.ManagedPolicies {
 		if !managedPolicy.MatchString(arn) {
@@ -204,7 +214,7 @@ func (f *File) validateNodeRole(c *checker, at string, nr NodeRole, roles map[st
 
 // nodeRoleName is the role's name and path from name and path, or from its ARN, which must
 // agree with them; ok is false when a problem was added.
-func (f *File) nodeRoleName(c *checker, at string, nr NodeRole) (name, path string, ok bool) {
+func (f *File) nodeRoleName(c *checker, at string, nr Role) (name, path string, ok bool) {
 	acct := f.Cluster.AccountID
 	name, path = nr.Name, nr.Path
 	if path == "" {
@@ -227,6 +237,102 @@ func (f *File) nodeRoleName(c *checker, at string, nr NodeRole) (name, path stri
 		return m[3], m[2], true
 	}
 	return "", "", false
+}
+
+// validateUsers checks the users and returns them by name.
+func (f *File) validateUsers(c *checker) map[string]role {
+	users := map[string]role{}
+	acct := f.Cluster.AccountID
+	for i, u := range f.Users {
+		at := fmt.Sprintf("users[%d]", i)
+		if u.Path != "" && !iamPath.MatchString(u.Path) {
+			c.add(at+".path", "%q is not an IAM path: it starts and ends with /, such as /ops/", u.Path)
+			continue
+		}
+		name, path := u.UserName, u.Path
+		if path == "" {
+			path = "/"
+		}
+		if u.ARN != "" {
+			m := userARN.FindStringSubmatch(u.ARN)
+			switch {
+			case m == nil:
+				c.add(at+".arn", "%q is not an IAM user ARN such as arn:aws:iam::%s:user/alice", u.ARN, acct)
+				continue
+			case m[1] != acct:
+				c.add(at+".arn", "the user is in account %s, not the cluster's %s (cluster.accountId); the world is one account", m[1], acct)
+				continue
+			case name != "" && m[3] != name:
+				c.add(at+".arn", "names user %s but userName is %s; make them agree or give only one", m[3], name)
+				continue
+			case u.Path != "" && m[2] != u.Path:
+				c.add(at+".arn", "has path %s but path is %s; make them agree or give only one", m[2], u.Path)
+				continue
+			}
+			name, path = m[3], m[2]
+		}
+		switch {
+		case name == "":
+			c.add(at+".userName", "is required (or arn): the user's name")
+			continue
+		case !iamName.MatchString(name):
+			c.add(at+".userName", "%q is not an IAM user name: 1 to 64 letters, digits and +=,.@_-", name)
+			continue
+		case users[name].arn != "":
+			c.add(at+".userName", "user %s is listed twice", name)
+			continue
+		}
+		users[name] = role{arn: fmt.Sprintf("arn:aws:iam::%s:user%s%s", acct, path, name), path: path}
+		for j, arn := range u.ManagedPolicies {
+			if !managedPolicy.MatchString(arn) {
+				c.add(fmt.Sprintf("%s.managedPolicies[%d]", at, j), "%q is not a managed policy ARN such as arn:aws:iam::aws:policy/ReadOnlyAccess", arn)
+			}
+		}
+	}
+	return users
+}
+
+// validateTrustPolicy checks a role's trust policy as IAM does before storing it: a mapping
+// with statements that each have an Effect, an Action and a Principal, and no Resource.
+func validateTrustPolicy(c *checker, at string, raw json.RawMessage) {
+	var doc struct {
+		Version   string          `json:"Version"`
+		Statement json.RawMessage `json:"Statement"`
+	}
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+		c.add(at, "must be a policy document, a mapping with Version and Statement, as get-role prints it")
+		return
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		c.add(at, "must be a policy document, a mapping with Version and Statement: %v", err)
+		return
+	}
+	var statements []map[string]json.RawMessage
+	if st := bytes.TrimSpace(doc.Statement); len(st) > 0 && st[0] == '{' {
+		var one map[string]json.RawMessage
+		if err := json.Unmarshal(st, &one); err == nil {
+			statements = append(statements, one)
+		}
+	} else if len(st) > 0 {
+		_ = json.Unmarshal(st, &statements)
+	}
+	if len(statements) == 0 {
+		c.add(at+".Statement", "is required: the statements saying who may assume the role")
+		return
+	}
+	for i, s := range statements {
+		sat := fmt.Sprintf("%s.Statement[%d]", at, i)
+		switch {
+		case s["Resource"] != nil || s["NotResource"] != nil:
+			c.add(sat, "a trust policy has no Resource (the role is the resource)")
+		case s["Principal"] == nil && s["NotPrincipal"] == nil:
+			c.add(sat+".Principal", "is required: who may assume the role")
+		case s["Action"] == nil && s["NotAction"] == nil:
+			c.add(sat+".Action", "is required, such as sts:AssumeRole")
+		case string(bytes.TrimSpace(s["Effect"])) != `"Allow"` && string(bytes.TrimSpace(s["Effect"])) != `"Deny"`:
+			c.add(sat+".Effect", "must be Allow or Deny")
+		}
+	}
 }
 
 // validatePolicy checks an identity policy strictly: the keys IAM knows, and what the
@@ -349,15 +455,15 @@ func checkRoleRef(c *checker, at, arn string, roles map[string]role, exact bool)
 	r, ok := roles[m[3]]
 	switch {
 	case !ok:
-		c.add(at, "role %s does not exist in this world; add it to nodeRoles (or name controllerRole)", m[3])
+		c.add(at, "role %s does not exist in this world; add it to nodeRoles or roles (or name controllerRole)", m[3])
 	case exact && r.arn != arn:
 		c.add(at, "role %s is %s (its path is part of its ARN)", m[3], r.arn)
 	}
 }
 
-func (f *File) validateAccessEntries(c *checker, roles map[string]role) {
+func (f *File) validateAccessEntries(c *checker, roles, users map[string]role) {
 	types := []string{state.AccessEntryStandard, state.AccessEntryEC2Linux, state.AccessEntryEC2Windows, state.AccessEntryFargateLinux, state.AccessEntryHybridLinux}
-	seen := map[string]bool{}
+	seen := map[string]string{}
 	for i := range f.AccessEntries {
 		e := &f.AccessEntries[i]
 		at := fmt.Sprintf("accessEntries[%d]", i)
@@ -370,20 +476,19 @@ func (f *File) validateAccessEntries(c *checker, roles map[string]role) {
 		if e.Type == "" {
 			e.Type = state.AccessEntryStandard
 		}
-		switch {
-		case e.PrincipalARN == "":
-			c.add(at+".principalArn", "is required: the IAM role or user the entry lets in")
-		case userARN.MatchString(e.PrincipalARN):
-		default:
-			checkRoleRef(c, at+".principalArn", e.PrincipalARN, roles, false)
-		}
-		if seen[e.PrincipalARN] {
-			c.add(at+".principalArn", "a cluster has one access entry per principal; %s has two", e.PrincipalARN)
-		}
-		seen[e.PrincipalARN] = true
 		if !slices.Contains(types, e.Type) {
 			c.add(at+".type", "%q is not an access entry type; use one of %s", e.Type, oneOf(types...))
 			continue
+		}
+		if f.checkPrincipal(c, at+".principalArn", e, roles, users) {
+			// EKS keeps the principal, not the spelling of its ARN: a role with and without its
+			// path is one principal.
+			id := principalID(e.PrincipalARN)
+			if first, dup := seen[id]; dup {
+				c.add(at+".principalArn", "a cluster has one access entry per principal; %s has another at %s", e.PrincipalARN, first)
+			} else {
+				seen[id] = at
+			}
 		}
 		f.validateEntryFields(c, at, e)
 		for j, p := range e.AccessPolicies {
@@ -392,22 +497,84 @@ func (f *File) validateAccessEntries(c *checker, roles map[string]role) {
 	}
 }
 
-// validateEntryFields checks what an entry of its type may set, and its ARN.
+// principalID is a role's or user's ARN without its path, which EKS tells principals apart by.
+func principalID(arn string) string {
+	if m := roleARN.FindStringSubmatch(arn); m != nil {
+		return "arn:aws:iam::" + m[1] + ":role/" + m[3]
+	}
+	if m := userARN.FindStringSubmatch(arn); m != nil {
+		return "arn:aws:iam::" + m[1] + ":user/" + m[3]
+	}
+	return arn
+}
+
+// checkPrincipal checks an entry's principal as EKS does: an IAM role or user, a role of the
+// cluster's account for the node types, and, when the world lists it, with the path the world
+// gives it (an ARN without a path names it too). A principal of the cluster's account that the
+// world does not list is one the world creates (see implicitPrincipals); one of another account
+// is let in as EKS lets it in, but not created. ok is false when the ARN cannot be read.
+func (f *File) checkPrincipal(c *checker, at string, e *AccessEntry, roles, users map[string]role) bool {
+	acct := f.Cluster.AccountID
+	arn := e.PrincipalARN
+	rm, um := roleARN.FindStringSubmatch(arn), userARN.FindStringSubmatch(arn)
+	switch {
+	case arn == "":
+		c.add(at, "is required: the IAM role or user the entry lets in")
+		return false
+	case strings.HasPrefix(arn, "arn:aws:sts::"):
+		c.add(at, "%q is a session, which EKS refuses; name its role (arn:aws:iam::ACCOUNT:role/NAME)", arn)
+		return false
+	case rm == nil && um == nil:
+		c.add(at, "%q is not an IAM role or user ARN such as arn:aws:iam::%s:role/NAME or arn:aws:iam::%s:user/NAME", arn, acct, acct)
+		return false
+	}
+	node := e.Type != state.AccessEntryStandard
+	switch {
+	case node && um != nil:
+		c.add(at, "an entry of type %s lets nodes in, by their role; %s is a user: use type STANDARD or a node role", e.Type, arn)
+		return true
+	case node && rm[1] != acct:
+		c.add(at, "an entry of type %s needs a role of the cluster's account %s (cluster.accountId), not of %s", e.Type, acct, rm[1])
+		return true
+	}
+	known, m, kind := roles, rm, "role"
+	if um != nil {
+		known, m, kind = users, um, "user"
+	}
+	if m[1] != acct {
+		return true
+	}
+	if p, ok := known[m[3]]; ok && m[2] != "/" && p.arn != arn {
+		c.add(at, "%s %s is %s in this world (a path is part of the ARN); name it so, or without its path", kind, m[3], p.arn)
+	}
+	return true
+}
+
+// validateEntryFields checks what an entry of its type may set, and its ARN. A node type may
+// repeat the username and groups EKS assigns it (describe-access-entry prints them) but set
+// nothing else.
 func (f *File) validateEntryFields(c *checker, at string, e *AccessEntry) {
 	if e.Type != state.AccessEntryStandard {
-		if e.Username != "" {
-			c.add(at+".username", "an entry of type %s cannot set username: EKS gives it system:node:{{EC2PrivateDNSName}}", e.Type)
+		username, groups := state.DefaultAccessEntryIdentity(e.PrincipalARN, e.Type)
+		if e.Username != "" && e.Username != username {
+			c.add(at+".username", "EKS assigns an entry of type %s the username %s; remove username or give that", e.Type, username)
 		}
-		if len(e.KubernetesGroups) > 0 {
-			c.add(at+".kubernetesGroups", "an entry of type %s cannot set kubernetesGroups: EKS gives it system:nodes", e.Type)
+		if len(e.KubernetesGroups) > 0 && !sameSet(e.KubernetesGroups, groups) {
+			c.add(at+".kubernetesGroups", "EKS assigns an entry of type %s the groups [%s]; remove kubernetesGroups or give those", e.Type, oneOf(groups...))
 		}
 		if len(e.AccessPolicies) > 0 {
 			c.add(at+".accessPolicies", "access policies can only be associated with STANDARD entries, not %s", e.Type)
 		}
-	}
-	for j, g := range e.KubernetesGroups {
-		if strings.HasPrefix(g, "system:") {
-			c.add(fmt.Sprintf("%s.kubernetesGroups[%d]", at, j), "EKS refuses groups starting with system: (%s) on access entries; use an access policy or a non-system group", g)
+	} else {
+		for j, g := range e.KubernetesGroups {
+			if strings.HasPrefix(g, "system:") {
+				c.add(fmt.Sprintf("%s.kubernetesGroups[%d]", at, j), "EKS refuses groups starting with system: (%s) on access entries; use an access policy or a non-system group", g)
+			}
+		}
+		for _, p := range []string{"system:", "eks:", "aws:", "amazon:", "iam:"} {
+			if strings.HasPrefix(e.Username, p) {
+				c.add(at+".username", "EKS refuses usernames starting with %s on STANDARD entries; choose another, or leave it out for the one EKS assigns", p)
+			}
 		}
 	}
 	if e.AccessEntryARN != "" {
@@ -416,6 +583,14 @@ func (f *File) validateEntryFields(c *checker, at string, e *AccessEntry) {
 			c.add(at+".accessEntryArn", "%q is not an access entry ARN of this cluster: it starts with %s", e.AccessEntryARN, prefix)
 		}
 	}
+}
+
+// sameSet reports whether a and b hold the same strings, in any order.
+func sameSet(a, b []string) bool {
+	x, y := slices.Clone(a), slices.Clone(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(slices.Compact(x), slices.Compact(y))
 }
 
 // validateAccessPolicy checks an access policy association.
@@ -463,6 +638,10 @@ func (f *File) validateNetwork(c *checker, region *catalog.Region) {
 			c.add(at+".subnetId", "subnet %s is listed twice", s.SubnetID)
 		}
 		ids[s.SubnetID] = true
+		f.checkPrinted(c, at, "subnet", s.SubnetID, s.SubnetARN, "subnetArn", s.OwnerID)
+		if s.IPv6Native {
+			c.add(at+".ipv6Native", "IPv6-only subnets are not emulated; list the cluster's IPv4 subnets")
+		}
 		checkVPC(c, at, s.VPCID, cl.VPCID)
 		checkZone(c, at, s.AvailabilityZone, region)
 		if p, ok := checkSubnetCIDR(c, at, s, cl.VPCCIDR, taken); ok {
@@ -517,7 +696,24 @@ func (f *File) validateSecurityGroups(c *checker) {
 			c.add(at+".groupName", "a VPC has one security group named %s", g.GroupName)
 		}
 		names[g.GroupName] = true
+		f.checkPrinted(c, at, "security-group", g.GroupID, g.SecurityGroupARN, "securityGroupArn", g.OwnerID)
 		checkVPC(c, at, g.VPCID, f.Cluster.VPCID)
+	}
+}
+
+// checkPrinted checks the ARN and owner EC2 prints for a subnet or security group, which the
+// world ignores, against the resource they are pasted with: the ARN names this resource in the
+// cluster's region, owned by ownerId (another account's for a subnet shared with the cluster's).
+func (f *File) checkPrinted(c *checker, at, kind, id, arn, arnField, owner string) {
+	if owner != "" && !accountID.MatchString(owner) {
+		c.add(at+".ownerId", "%q is not an AWS account id: 12 digits, quoted in YAML", owner)
+		return
+	}
+	if owner == "" {
+		owner = f.Cluster.AccountID
+	}
+	if want := fmt.Sprintf("arn:aws:ec2:%s:%s:%s/%s", f.Cluster.Region, owner, kind, id); arn != "" && arn != want {
+		c.add(at+"."+arnField, "%s does not name this %s, %s; it was printed for another one, or leave it out", arn, strings.ReplaceAll(kind, "-", " "), want)
 	}
 }
 

@@ -48,11 +48,17 @@ type File struct {
 	ControllerPolicy json.RawMessage `json:"controllerPolicy,omitempty"`
 	// NodeRoles are the roles nodes run with; left out: KarpenterNodeRole-CLUSTER.
 	NodeRoles []NodeRole `json:"nodeRoles,omitempty"`
+	// Roles are the account's other roles: those access entries, instance profiles and policies
+	// name beside the controller's and the nodes'.
+	Roles []Role `json:"roles,omitempty"`
+	// Users are the account's IAM users.
+	Users []User `json:"users,omitempty"`
 	// InstanceProfiles are the pre-created instance profiles; left out: one named after the
 	// first node role, holding it.
 	InstanceProfiles []InstanceProfile `json:"instanceProfiles,omitempty"`
 	// AccessEntries are the cluster's EKS access entries; left out: an EC2_LINUX entry per node
-	// role.
+	// role. A principal of the cluster's account that no other field lists is created with the
+	// world (see docs/world.md).
 	AccessEntries []AccessEntry `json:"accessEntries,omitempty"`
 	// Subnets are the cluster VPC's subnets; left out: one private subnet per zone tagged
 	// karpenter.sh/discovery: CLUSTER.
@@ -82,17 +88,58 @@ type Cluster struct {
 	InterruptionQueue string `json:"interruptionQueue,omitempty"`
 }
 
-// NodeRole is an IAM role for nodes (iam get-role).
-type NodeRole struct {
+// Role is an IAM role of the account (iam get-role, iam list-attached-role-policies): a node role
+// (nodeRoles) or any other role a policy or an access entry names (roles), such as an
+// administrator's, an IAM Identity Center permission set's
+// (/aws-reserved/sso.amazonaws.com/AWSReservedSSO_NAME_ID) or CI's.
+type Role struct {
 	// Name and Path, or ARN, name the role; when both are given they must agree.
 	Name string `json:"name,omitempty"`
 	Path string `json:"path,omitempty"`
 	ARN  string `json:"arn,omitempty"`
 	// AssumeRolePolicyPrincipal is the service (ec2.amazonaws.com, the default) or the ARN the
-	// role's trust policy allows to assume it.
+	// role's trust policy allows to assume it; give it or AssumeRolePolicyDocument.
 	AssumeRolePolicyPrincipal string `json:"assumeRolePolicyPrincipal,omitempty"`
+	// AssumeRolePolicyDocument is the role's trust policy as get-role prints it (a mapping with
+	// Version and Statement).
+	AssumeRolePolicyDocument json.RawMessage `json:"assumeRolePolicyDocument,omitempty"`
+	Description              string          `json:"description,omitempty"`
 	// ManagedPolicies are the ARNs of the managed policies attached to the role.
-	ManagedPolicies []string `json:"managedPolicies,omitempty"`
+	ManagedPolicies []string          `json:"managedPolicies,omitempty"`
+	Tags            map[string]string `json:"tags,omitempty"`
+	RoleReadOnly
+}
+
+// NodeRole is a role nodes run with (nodeRoles); it has the fields of any role.
+type NodeRole = Role
+
+// RoleReadOnly are the fields get-role prints that IAM assigns: accepted, so that its output
+// can be pasted, and ignored (the emulator assigns its own).
+type RoleReadOnly struct {
+	RoleID             string          `json:"roleId,omitempty"`
+	CreateDate         json.RawMessage `json:"createDate,omitempty"`
+	MaxSessionDuration json.RawMessage `json:"maxSessionDuration,omitempty"`
+	RoleLastUsed       json.RawMessage `json:"roleLastUsed,omitempty"`
+}
+
+// User is an IAM user of the account (iam get-user, iam list-attached-user-policies), such as
+// one an access entry names.
+type User struct {
+	// UserName and Path, or ARN, name the user; when both are given they must agree.
+	UserName string `json:"userName,omitempty"`
+	Path     string `json:"path,omitempty"`
+	ARN      string `json:"arn,omitempty"`
+	// ManagedPolicies are the ARNs of the managed policies attached to the user.
+	ManagedPolicies []string          `json:"managedPolicies,omitempty"`
+	Tags            map[string]string `json:"tags,omitempty"`
+	UserReadOnly
+}
+
+// UserReadOnly are the fields get-user prints that IAM assigns: accepted and ignored.
+type UserReadOnly struct {
+	UserID           string          `json:"userId,omitempty"`
+	CreateDate       json.RawMessage `json:"createDate,omitempty"`
+	PasswordLastUsed json.RawMessage `json:"passwordLastUsed,omitempty"`
 }
 
 // InstanceProfile is a pre-created instance profile (iam get-instance-profile).
@@ -103,21 +150,43 @@ type InstanceProfile struct {
 	// Roles are the ARNs of the roles in the profile: at most one, of a role of the world.
 	Roles []string          `json:"roles,omitempty"`
 	Tags  map[string]string `json:"tags,omitempty"`
+	InstanceProfileReadOnly
+}
+
+// InstanceProfileReadOnly are the fields get-instance-profile prints that IAM assigns: accepted
+// and ignored.
+type InstanceProfileReadOnly struct {
+	InstanceProfileID string          `json:"instanceProfileId,omitempty"`
+	CreateDate        json.RawMessage `json:"createDate,omitempty"`
 }
 
 // AccessEntry is an EKS access entry (eks describe-access-entry).
 type AccessEntry struct {
 	// ClusterName defaults to the cluster's and must be it.
-	ClusterName  string `json:"clusterName,omitempty"`
+	ClusterName string `json:"clusterName,omitempty"`
+	// PrincipalARN is the IAM role or user the entry lets in.
 	PrincipalARN string `json:"principalArn"`
 	// Type is STANDARD (the default), EC2_LINUX, EC2_WINDOWS, FARGATE_LINUX or HYBRID_LINUX.
-	Type             string   `json:"type,omitempty"`
-	Username         string   `json:"username,omitempty"`
+	Type string `json:"type,omitempty"`
+	// Username is the Kubernetes user the principal becomes. EKS assigns it to the node types
+	// (which may give only that value, as describe-access-entry prints it) and, when left out,
+	// to a STANDARD entry.
+	Username string `json:"username,omitempty"`
+	// KubernetesGroups are a STANDARD entry's groups; a node type may give only the groups EKS
+	// assigns it, or none.
 	KubernetesGroups []string `json:"kubernetesGroups,omitempty"`
 	// AccessEntryARN defaults to a generated arn:aws:eks:REGION:ACCOUNT:access-entry/CLUSTER/ID.
 	AccessEntryARN string            `json:"accessEntryArn,omitempty"`
 	AccessPolicies []AccessPolicy    `json:"accessPolicies,omitempty"`
 	Tags           map[string]string `json:"tags,omitempty"`
+	AccessEntryReadOnly
+}
+
+// AccessEntryReadOnly are the fields describe-access-entry prints that EKS assigns: accepted
+// and ignored.
+type AccessEntryReadOnly struct {
+	CreatedAt  json.RawMessage `json:"createdAt,omitempty"`
+	ModifiedAt json.RawMessage `json:"modifiedAt,omitempty"`
 }
 
 // AccessPolicy is an EKS access policy associated with an entry (eks
@@ -143,6 +212,27 @@ type Subnet struct {
 	AvailableIPAddressCount *int32            `json:"availableIpAddressCount,omitempty"`
 	MapPublicIPOnLaunch     bool              `json:"mapPublicIpOnLaunch,omitempty"`
 	Tags                    map[string]string `json:"tags,omitempty"`
+	SubnetReadOnly
+}
+
+// SubnetReadOnly are the fields describe-subnets prints that EC2 assigns or that the emulator
+// does not model: accepted and ignored, but checked against the subnet where they could
+// disagree with it (subnetArn, ownerId) and refused where the subnet could not be emulated
+// (ipv6Native: true).
+type SubnetReadOnly struct {
+	SubnetARN                     string          `json:"subnetArn,omitempty"`
+	OwnerID                       string          `json:"ownerId,omitempty"`
+	State                         string          `json:"state,omitempty"`
+	AvailabilityZoneID            string          `json:"availabilityZoneId,omitempty"`
+	DefaultForAZ                  bool            `json:"defaultForAz,omitempty"`
+	AssignIPv6AddressOnCreation   bool            `json:"assignIpv6AddressOnCreation,omitempty"`
+	MapCustomerOwnedIPOnLaunch    bool            `json:"mapCustomerOwnedIpOnLaunch,omitempty"`
+	EnableDNS64                   bool            `json:"enableDns64,omitempty"`
+	IPv6Native                    bool            `json:"ipv6Native,omitempty"`
+	EnableLniAtDeviceIndex        json.RawMessage `json:"enableLniAtDeviceIndex,omitempty"`
+	IPv6CIDRBlockAssociationSet   json.RawMessage `json:"ipv6CidrBlockAssociationSet,omitempty"`
+	PrivateDNSNameOptionsOnLaunch json.RawMessage `json:"privateDnsNameOptionsOnLaunch,omitempty"`
+	BlockPublicAccessStates       json.RawMessage `json:"blockPublicAccessStates,omitempty"`
 }
 
 // SecurityGroup is a security group of the cluster's VPC (ec2 describe-security-groups).
@@ -152,6 +242,17 @@ type SecurityGroup struct {
 	Description string            `json:"description,omitempty"`
 	VPCID       string            `json:"vpcId,omitempty"`
 	Tags        map[string]string `json:"tags,omitempty"`
+	SecurityGroupReadOnly
+}
+
+// SecurityGroupReadOnly are the fields describe-security-groups prints that EC2 assigns or that
+// the emulator does not model (the rules): accepted and ignored, the ARN and owner checked
+// against the group.
+type SecurityGroupReadOnly struct {
+	SecurityGroupARN    string          `json:"securityGroupArn,omitempty"`
+	OwnerID             string          `json:"ownerId,omitempty"`
+	IPPermissions       json.RawMessage `json:"ipPermissions,omitempty"`
+	IPPermissionsEgress json.RawMessage `json:"ipPermissionsEgress,omitempty"`
 }
 
 // Image is one of the account's own AMIs (ec2 describe-images), and how it boots.

@@ -127,8 +127,8 @@ func TestDecodeRefusesMalformedWorlds(t *testing.T) {
 		{"more free addresses than the subnet has", edit("  cidrBlock: 10.20.0.0/19", "  cidrBlock: 10.20.0.0/19\n  availableIpAddressCount: 9000"), "subnets[0].availableIpAddressCount", "8187"},
 		{"access entry of an unknown type", edit("type: EC2_LINUX", "type: EC2_NODE"), "accessEntries[0].type", "not an access entry type"},
 		{"access entry for another cluster", edit("  type: EC2_LINUX", "  type: EC2_LINUX\n  clusterName: staging"), "accessEntries[0].clusterName", "staging"},
-		{"node entry with groups", edit("  type: EC2_LINUX", "  type: EC2_LINUX\n  kubernetesGroups: [ops]"), "accessEntries[0].kubernetesGroups", "cannot set kubernetesGroups"},
-		{"access entry for a role that does not exist", edit("- principalArn: arn:aws:iam::210987654321:role/nodes/KarpenterNodeRole-prod", "- principalArn: arn:aws:iam::210987654321:role/Gone"), "accessEntries[0].principalArn", "does not exist"},
+		{"node entry with groups", edit("  type: EC2_LINUX", "  type: EC2_LINUX\n  kubernetesGroups: [ops]"), "accessEntries[0].kubernetesGroups", "EKS assigns an entry of type EC2_LINUX the groups [system:nodes]"},
+		{"access entry for a role at another path", edit("- principalArn: arn:aws:iam::210987654321:role/nodes/KarpenterNodeRole-prod", "- principalArn: arn:aws:iam::210987654321:role/other/KarpenterNodeRole-prod"), "accessEntries[0].principalArn", "a path is part of the ARN"},
 		{"namespace scope without namespaces", edit("  type: EC2_LINUX", "  type: STANDARD\n  accessPolicies: [{policyArn: arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy, accessScope: {type: namespace}}]"),
 			"accessEntries[0].accessPolicies[0].accessScope.namespaces", "at least one namespace"},
 		{"instance profile holding a role that does not exist", edit("  roles: [arn:aws:iam::210987654321:role/nodes/KarpenterNodeRole-prod]", "  roles: [arn:aws:iam::210987654321:role/BatchNodeRole]"), "instanceProfiles[0].roles[0]", "does not exist"},
@@ -257,26 +257,44 @@ func TestDocumentedExampleIsValid(t *testing.T) {
 	if _, err := world.Decode([]byte(example), loadCatalog(t)); err != nil {
 		t.Fatal(err)
 	}
-	for _, field := range jsonFields(reflect.TypeFor[world.File]()) {
+	settable, readOnly := jsonFields(reflect.TypeFor[world.File](), false)
+	for _, field := range settable {
 		if !strings.Contains(example, field+":") {
 			t.Errorf("the example does not show %s", field)
 		}
 	}
+	// The read-only fields, which the world ignores, need not be in the example, but the
+	// reference lists them.
+	for _, field := range readOnly {
+		if !strings.Contains(string(raw), "`"+field+"`") {
+			t.Errorf("docs/world.md does not list the read-only field %s", field)
+		}
+	}
 }
 
-// jsonFields lists the JSON names of t's fields and of the fields of its structs, recursively.
-func jsonFields(t reflect.Type) []string {
+// jsonFields lists the JSON names of t's fields and of the fields of its structs, recursively:
+// those a world sets, and those of the embedded *ReadOnly structs. readOnly says t is one.
+func jsonFields(t reflect.Type, readOnly bool) (settable, ignored []string) {
 	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
 		t = t.Elem()
 	}
 	if t.Kind() != reflect.Struct {
-		return nil
+		return nil, nil
 	}
-	var out []string
 	for f := range t.Fields() {
+		if f.Anonymous {
+			s, i := jsonFields(f.Type, readOnly || strings.HasSuffix(f.Type.Name(), "ReadOnly"))
+			settable, ignored = append(settable, s...), append(ignored, i...)
+			continue
+		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		out = append(out, name)
-		out = append(out, jsonFields(f.Type)...)
+		if readOnly {
+			ignored = append(ignored, name)
+		} else {
+			settable = append(settable, name)
+		}
+		s, i := jsonFields(f.Type, readOnly)
+		settable, ignored = append(settable, s...), append(ignored, i...)
 	}
-	return out
+	return settable, ignored
 }

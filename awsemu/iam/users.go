@@ -1,0 +1,206 @@
+package iam
+
+import (
+	"encoding/xml"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/awsemu/wire"
+)
+
+// The account's principals as IAM lists them: GetUser, ListUsers, ListRoles and
+// ListAttachedUserPolicies, over the roles and users a world seeds.
+
+type userXML struct {
+	Path       string   `xml:"Path"`
+	UserName   string   `xml:"UserName"`
+	UserID     string   `xml:"UserId"`
+	ARN        string   `xml:"Arn"`
+	CreateDate string   `xml:"CreateDate"`
+	Tags       []tagXML `xml:"Tags>member,omitempty"`
+}
+
+func userXMLOf(u *state.User) userXML {
+	return userXML{Path: u.Path, UserName: u.Name, UserID: u.ID, ARN: u.ARN, CreateDate: u.CreatedAt.UTC().Format(time.RFC3339), Tags: tagsXML(u.Tags)}
+}
+
+// userARN is the ARN of the named user: the existing user's, with its path, else the path-less
+// ARN a request for a user that does not exist is authorized against.
+func userARN(w *state.World, name string) string {
+	if u := w.IAM.Users[name]; u != nil {
+		return u.ARN
+	}
+	return fmt.Sprintf("arn:aws:iam::%s:user/%s", w.AccountID, name)
+}
+
+type getUserResponse struct {
+	XMLName  xml.Name    `xml:"GetUserResponse"`
+	XMLNS    string      `xml:"xmlns,attr"`
+	User     userXML     `xml:"GetUserResult>User"`
+	Metadata metadataXML `xml:"ResponseMetadata"`
+}
+
+// getUser returns the named user. Without a UserName IAM returns the calling user; the
+// emulator's callers are roles' sessions, for which IAM requires the name.
+func getUser(w *state.World, call wire.Call, f wire.Form) (any, error) {
+	if f.String("UserName") == "" {
+		return nil, wire.NewError(http.StatusBadRequest, "ValidationError", "Must specify userName when calling with non-User credentials")
+	}
+	name, err := requireName(f, "UserName")
+	if err != nil {
+		return nil, err
+	}
+	u := w.IAM.Users[name]
+	var ctx map[string][]string
+	if u != nil {
+		ctx = resourceContext(u.Tags)
+	}
+	if err := authorize(w, call, "iam:GetUser", userARN(w, name), ctx); err != nil {
+		return nil, err
+	}
+	if u == nil {
+		return nil, wire.NewError(http.StatusNotFound, "NoSuchEntity", "The user with name %s cannot be found.", name)
+	}
+	return getUserResponse{XMLNS: ns, User: userXMLOf(u), Metadata: metadataXML{RequestID: call.RequestID}}, nil
+}
+
+// listing reads the paging and PathPrefix of a List* request and authorizes action on the
+// resources of kind under the prefix, as IAM scopes list permissions by path.
+func listing(w *state.World, call wire.Call, f wire.Form, action, kind string) (prefix string, maxItems int, err error) {
+	maxItems, err = f.Int("MaxItems", 100)
+	if err != nil {
+		return "", 0, err
+	}
+	if maxItems < 1 || maxItems > 1000 {
+		return "", 0, wire.NewError(http.StatusBadRequest, "ValidationError", "1 validation error detected: Value '%d' at 'maxItems' failed to satisfy constraint: Member must have value between 1 and 1000", maxItems)
+	}
+	prefix = f.String("PathPrefix")
+	if prefix == "" {
+		prefix = "/"
+	}
+	if !strings.HasPrefix(prefix, "/") || len(prefix) > 512 {
+		return "", 0, wire.NewError(http.StatusBadRequest, "ValidationError", "The specified value for pathPrefix is invalid. It must begin with / and contain only alphanumeric characters and/or / characters.")
+	}
+	if err := authorize(w, call, action, fmt.Sprintf("arn:aws:iam::%s:%s%s*", w.AccountID, kind, prefix), nil); err != nil {
+		return "", 0, err
+	}
+	return prefix, maxItems, nil
+}
+
+type listUsersResponse struct {
+	XMLName     xml.Name    `xml:"ListUsersResponse"`
+	XMLNS       string      `xml:"xmlns,attr"`
+	Users       []userXML   `xml:"ListUsersResult>Users>member"`
+	IsTruncated bool        `xml:"ListUsersResult>IsTruncated"`
+	Marker      string      `xml:"ListUsersResult>Marker,omitempty"`
+	Metadata    metadataXML `xml:"ResponseMetadata"`
+}
+
+// listUsers lists the users whose path starts with PathPrefix, by name; as in IAM, without
+// their tags.
+func listUsers(w *state.World, call wire.Call, f wire.Form) (any, error) {
+	prefix, maxItems, err := listing(w, call, f, "iam:ListUsers", "user")
+	if err != nil {
+		return nil, err
+	}
+	matched := []userXML{}
+	for _, name := range state.SortedKeys(w.IAM.Users) {
+		if u := w.IAM.Users[name]; strings.HasPrefix(u.Path, prefix) {
+			x := userXMLOf(u)
+			x.Tags = nil
+			matched = append(matched, x)
+		}
+	}
+	start, end, next, err := wire.Page("ListUsers"+prefix, len(matched), maxItems, f.String("Marker"))
+	if err != nil {
+		return nil, err
+	}
+	return listUsersResponse{XMLNS: ns, Users: matched[start:end], IsTruncated: next != "", Marker: next,
+		Metadata: metadataXML{RequestID: call.RequestID}}, nil
+}
+
+type listRolesResponse struct {
+	XMLName     xml.Name    `xml:"ListRolesResponse"`
+	XMLNS       string      `xml:"xmlns,attr"`
+	Roles       []roleXML   `xml:"ListRolesResult>Roles>member"`
+	IsTruncated bool        `xml:"ListRolesResult>IsTruncated"`
+	Marker      string      `xml:"ListRolesResult>Marker,omitempty"`
+	Metadata    metadataXML `xml:"ResponseMetadata"`
+}
+
+// listRoles lists the roles whose path starts with PathPrefix, by name; as in IAM, without
+// their tags (GetRole has them).
+func listRoles(w *state.World, call wire.Call, f wire.Form) (any, error) {
+	prefix, maxItems, err := listing(w, call, f, "iam:ListRoles", "role")
+	if err != nil {
+		return nil, err
+	}
+	matched := []roleXML{}
+	for _, name := range state.SortedKeys(w.IAM.Roles) {
+		if r := w.IAM.Roles[name]; strings.HasPrefix(r.Path, prefix) {
+			x := roleXMLOf(r)
+			x.Tags = nil
+			matched = append(matched, x)
+		}
+	}
+	start, end, next, err := wire.Page("ListRoles"+prefix, len(matched), maxItems, f.String("Marker"))
+	if err != nil {
+		return nil, err
+	}
+	return listRolesResponse{XMLNS: ns, Roles: matched[start:end], IsTruncated: next != "", Marker: next,
+		Metadata: metadataXML{RequestID: call.RequestID}}, nil
+}
+
+type listAttachedUserPoliciesResponse struct {
+	XMLName     xml.Name            `xml:"ListAttachedUserPoliciesResponse"`
+	XMLNS       string              `xml:"xmlns,attr"`
+	Policies    []attachedPolicyXML `xml:"ListAttachedUserPoliciesResult>AttachedPolicies>member"`
+	IsTruncated bool                `xml:"ListAttachedUserPoliciesResult>IsTruncated"`
+	Marker      string              `xml:"ListAttachedUserPoliciesResult>Marker,omitempty"`
+	Metadata    metadataXML         `xml:"ResponseMetadata"`
+}
+
+// listAttachedUserPolicies lists a user's managed policies in attachment order, those whose
+// path starts with PathPrefix.
+func listAttachedUserPolicies(w *state.World, call wire.Call, f wire.Form) (any, error) {
+	name, err := requireName(f, "UserName")
+	if err != nil {
+		return nil, err
+	}
+	u := w.IAM.Users[name]
+	var ctx map[string][]string
+	if u != nil {
+		ctx = resourceContext(u.Tags)
+	}
+	if err := authorize(w, call, "iam:ListAttachedUserPolicies", userARN(w, name), ctx); err != nil {
+		return nil, err
+	}
+	if u == nil {
+		return nil, wire.NewError(http.StatusNotFound, "NoSuchEntity", "The user with name %s cannot be found.", name)
+	}
+	maxItems, err := f.Int("MaxItems", 100)
+	if err != nil {
+		return nil, err
+	}
+	prefix := f.String("PathPrefix")
+	if prefix == "" {
+		prefix = "/"
+	}
+	matched := []attachedPolicyXML{}
+	for _, arn := range u.ManagedPolicyARNs {
+		_, rest, _ := strings.Cut(arn, ":policy")
+		i := strings.LastIndex(rest, "/")
+		if path := rest[:i+1]; strings.HasPrefix(path, prefix) {
+			matched = append(matched, attachedPolicyXML{PolicyName: rest[i+1:], PolicyArn: arn})
+		}
+	}
+	start, end, next, err := wire.Page("ListAttachedUserPolicies/"+u.Name, len(matched), maxItems, f.String("Marker"))
+	if err != nil {
+		return nil, err
+	}
+	return listAttachedUserPoliciesResponse{XMLNS: ns, Policies: matched[start:end], IsTruncated: next != "", Marker: next,
+		Metadata: metadataXML{RequestID: call.RequestID}}, nil
+}
