@@ -6,6 +6,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
 
 	"github.com/joinerhq/joiner/awsemu/state"
 )
@@ -55,4 +56,37 @@ func TestDescribeVpcs(t *testing.T) {
 	e.setControllerPolicy(t, `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"ec2:DescribeSubnets","Resource":"*"}]}`)
 	_, err = e.ec2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{})
 	wantCode(t, err, "UnauthorizedOperation", "without ec2:DescribeVpcs")
+}
+
+// TestDescribeClusterVPCConfig reads the cluster's VPC, subnets and cluster security group from
+// DescribeCluster, and its (absent) Pod Identity associations.
+func TestDescribeClusterVPCConfig(t *testing.T) {
+	seed := state.DefaultSeed()
+	seed.VPCID, seed.VPCCIDR = "vpc-0a1b2c3d4e5f60718", "10.20.0.0/16"
+	e := newSeededEnv(t, seed)
+	ctx := t.Context()
+	eksc := eks.NewFromConfig(e.config(e.region, seed.ControllerAccessKey))
+	out, err := eksc.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(seed.ClusterName)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := out.Cluster.ResourcesVpcConfig
+	subnets, err := e.ec2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if aws.ToString(cfg.VpcId) != seed.VPCID || len(cfg.SubnetIds) != len(subnets.Subnets) || aws.ToString(cfg.ClusterSecurityGroupId) == "" {
+		t.Errorf("resourcesVpcConfig %+v, want VPC %s, %d subnets and a cluster security group", cfg, seed.VPCID, len(subnets.Subnets))
+	}
+	list, err := eksc.ListPodIdentityAssociations(ctx, &eks.ListPodIdentityAssociationsInput{ClusterName: aws.String(seed.ClusterName)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Associations) != 0 {
+		t.Errorf("got %d Pod Identity associations, want none", len(list.Associations))
+	}
+	_, err = eksc.DescribePodIdentityAssociation(ctx, &eks.DescribePodIdentityAssociationInput{ClusterName: aws.String(seed.ClusterName), AssociationId: aws.String("a-0123456789abcdef0")})
+	wantCode(t, err, "ResourceNotFoundException", "unknown association")
+	_, err = eksc.ListPodIdentityAssociations(ctx, &eks.ListPodIdentityAssociationsInput{ClusterName: aws.String("nope")})
+	wantCode(t, err, "ResourceNotFoundException", "unknown cluster")
 }
