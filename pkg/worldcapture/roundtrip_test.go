@@ -167,7 +167,9 @@ func normalise(f, got *world.File) {
 			p.Tags = nil
 		}
 	}
-	slices.SortFunc(f.InstanceProfiles, func(a, b world.InstanceProfile) int { return strings.Compare(a.InstanceProfileName, b.InstanceProfileName) })
+	slices.SortFunc(f.InstanceProfiles, func(a, b world.InstanceProfile) int {
+		return strings.Compare(a.InstanceProfileName, b.InstanceProfileName)
+	})
 	if f.AccessEntries == nil {
 		f.AccessEntries = []world.AccessEntry{}
 		for _, nr := range roles {
