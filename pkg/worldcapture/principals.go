@@ -201,16 +201,16 @@ func (c *capturer) podIdentityRole(ctx context.Context) string {
 		c.failed("controllerRole", "eks:ListPodIdentityAssociations", err)
 		return ""
 	}
-	for _, a := range list.Associations {
-		out, err := c.api.EKS.DescribePodIdentityAssociation(ctx, &eks.DescribePodIdentityAssociationInput{
-			ClusterName: aws.String(c.o.ClusterName), AssociationId: a.AssociationId})
-		if err != nil {
-			c.failed("controllerRole", "eks:DescribePodIdentityAssociation", err)
-			return ""
-		}
-		return aws.ToString(out.Association.RoleArn)
+	if len(list.Associations) == 0 {
+		return ""
 	}
-	return ""
+	out, err := c.api.EKS.DescribePodIdentityAssociation(ctx, &eks.DescribePodIdentityAssociationInput{
+		ClusterName: aws.String(c.o.ClusterName), AssociationId: list.Associations[0].AssociationId})
+	if err != nil {
+		c.failed("controllerRole", "eks:DescribePodIdentityAssociation", err)
+		return ""
+	}
+	return aws.ToString(out.Association.RoleArn)
 }
 
 // readAccessEntries reads the cluster's access entries. A node entry's role is a node role; a

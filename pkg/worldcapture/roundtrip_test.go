@@ -208,6 +208,12 @@ func normalise(f, got *world.File) {
 		g.VPCID, g.GroupName = "", cmp.Or(g.GroupName, g.GroupID)
 	}
 	slices.SortFunc(f.SecurityGroups, func(a, b world.SecurityGroup) int { return strings.Compare(a.GroupID, b.GroupID) })
+	normaliseImages(f)
+}
+
+// normaliseImages fills in the defaults of the images' fields and sorts them.
+func normaliseImages(f *world.File) {
+	cl := f.Cluster
 	if f.Images == nil {
 		f.Images = []world.Image{}
 	}
@@ -250,6 +256,30 @@ func nodeRolesOf(f *world.File) []world.NodeRole {
 	}
 	slices.SortFunc(out, func(a, b world.NodeRole) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// generateNetwork adds subnets of the VPC 10.second.0.0/16 in zones, and security groups.
+func generateNetwork(r *rand.Rand, f *world.File, zones []string, second int, hex func(int) string) {
+	for i := range 1 + r.IntN(6) {
+		s := world.Subnet{SubnetID: "subnet-" + hex(17), AvailabilityZone: f.Cluster.Region + zones[r.IntN(len(zones))],
+			CIDRBlock: fmt.Sprintf("10.%d.%d.0/20", second, i*16), MapPublicIPOnLaunch: r.IntN(3) == 0,
+			Tags: map[string]string{"Name": fmt.Sprintf("%s-%d", f.Cluster.Name, i)}}
+		if r.IntN(2) == 0 {
+			s.Tags["karpenter.sh/discovery"] = f.Cluster.Name
+		}
+		if r.IntN(2) == 0 {
+			n := int32(r.IntN(4091))
+			s.AvailableIPAddressCount = &n
+		}
+		f.Subnets = append(f.Subnets, s)
+	}
+	for i := range 1 + r.IntN(3) {
+		g := world.SecurityGroup{GroupID: "sg-" + hex(17), GroupName: fmt.Sprintf("%s-group-%d", f.Cluster.Name, i), Description: "group " + hex(4)}
+		if r.IntN(2) == 0 {
+			g.Tags = map[string]string{"karpenter.sh/discovery": f.Cluster.Name}
+		}
+		f.SecurityGroups = append(f.SecurityGroups, g)
+	}
 }
 
 func roleARN(f *world.File, nr world.NodeRole) string {
@@ -338,27 +368,7 @@ func generate(t *testing.T, seed uint64) []byte {
 	if f.AccessEntries == nil {
 		f.AccessEntries = []world.AccessEntry{}
 	}
-	zones := regions[region]
-	for i := range 1 + r.IntN(6) {
-		s := world.Subnet{SubnetID: "subnet-" + hex(17), AvailabilityZone: region + zones[r.IntN(len(zones))],
-			CIDRBlock: fmt.Sprintf("10.%d.%d.0/20", second, i*16), MapPublicIPOnLaunch: r.IntN(3) == 0,
-			Tags: map[string]string{"Name": fmt.Sprintf("%s-%d", cluster, i)}}
-		if r.IntN(2) == 0 {
-			s.Tags["karpenter.sh/discovery"] = cluster
-		}
-		if r.IntN(2) == 0 {
-			n := int32(r.IntN(4091))
-			s.AvailableIPAddressCount = &n
-		}
-		f.Subnets = append(f.Subnets, s)
-	}
-	for i := range 1 + r.IntN(3) {
-		g := world.SecurityGroup{GroupID: "sg-" + hex(17), GroupName: fmt.Sprintf("%s-group-%d", cluster, i), Description: "group " + hex(4)}
-		if r.IntN(2) == 0 {
-			g.Tags = map[string]string{"karpenter.sh/discovery": cluster}
-		}
-		f.SecurityGroups = append(f.SecurityGroups, g)
-	}
+	generateNetwork(r, &f, regions[region], second, hex)
 	boots := []struct{ bootstrap, name string }{{world.BootstrapAL2, "al2"}, {world.BootstrapNodeadm, "al2023"}, {world.BootstrapBottlerocket, "bottlerocket"}}
 	for i := range r.IntN(3) {
 		b := boots[r.IntN(len(boots))]
