@@ -38,6 +38,7 @@ func operations() map[string]operation {
 		"DescribeSpotPriceHistory":      (*Handler).describeSpotPriceHistory,
 		"DescribeSubnets":               (*Handler).describeSubnets,
 		"DescribeSecurityGroups":        (*Handler).describeSecurityGroups,
+		"DescribeVpcs":                  (*Handler).describeVpcs,
 		"DescribeImages":                (*Handler).describeImages,
 		"DeregisterImage":               (*Handler).deregisterImage,
 		"CreateLaunchTemplate":          (*Handler).createLaunchTemplate,

@@ -111,6 +111,8 @@ func routeOf(method string, parts []string) (route, bool) {
 		"GET clusters/{name}/access-entries/{principalArn}/access-policies":                "eks:ListAssociatedAccessPolicies",
 		"POST clusters/{name}/access-entries/{principalArn}/access-policies":               "eks:AssociateAccessPolicy",
 		"DELETE clusters/{name}/access-entries/{principalArn}/access-policies/{policyArn}": "eks:DisassociateAccessPolicy",
+		"GET clusters/{name}/pod-identity-associations":                                    "eks:ListPodIdentityAssociations",
+		"GET clusters/{name}/pod-identity-associations/{principalArn}":                     "eks:DescribePodIdentityAssociation",
 	}[method+" "+strings.Join(shape, "/")]
 	return rt, rt.action != ""
 }
@@ -168,9 +170,11 @@ func (c *call) serve() (any, error) {
 	}
 	switch c.route.action {
 	case "eks:DescribeCluster":
-		return map[string]any{"cluster": clusterOf(c.cluster)}, nil
+		return map[string]any{"cluster": c.describeCluster()}, nil
 	case "eks:UpdateClusterConfig":
 		return c.updateConfig()
+	case "eks:ListPodIdentityAssociations", "eks:DescribePodIdentityAssociation":
+		return c.podIdentity()
 	}
 	if m := c.cluster.AuthenticationMode; m == "CONFIG_MAP" {
 		return nil, wire.NewError(http.StatusBadRequest, "InvalidRequestException",
@@ -213,7 +217,9 @@ func (c *call) authorize() error {
 	switch c.route.action {
 	case "eks:ListAccessPolicies":
 		resource = "*"
-	case "eks:DescribeCluster", "eks:UpdateClusterConfig", "eks:ListAccessEntries", "eks:CreateAccessEntry":
+	case "eks:DescribeCluster", "eks:UpdateClusterConfig", "eks:ListAccessEntries", "eks:CreateAccessEntry", "eks:ListPodIdentityAssociations":
+	case "eks:DescribePodIdentityAssociation":
+		resource = c.podIdentityARN()
 	default:
 		resource = "arn:aws:eks:" + c.region.Name + ":" + c.world.AccountID + ":access-entry/" + c.route.cluster + "/*"
 		if c.cluster != nil {

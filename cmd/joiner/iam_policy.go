@@ -1,15 +1,20 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
+
 	"github.com/spf13/cobra"
 
 	"github.com/joinerhq/joiner/pkg/aws/iampolicy"
+	"github.com/joinerhq/joiner/pkg/worldcapture"
 )
 
 func newIAMPolicyCommand() *cobra.Command {
 	var (
-		o      iampolicy.Options
-		format string
+		o       iampolicy.Options
+		format  string
+		capture bool
 	)
 	cmd := &cobra.Command{
 		Use:   "iam-policy",
@@ -21,11 +26,26 @@ NodePool or EC2NodeClass tag, reads in the region, iam:PassRole only for --node-
 
 -o json prints the policy document (aws iam create-policy --policy-document file://...);
 -o cloudformation prints a template with one AWS::IAM::ManagedPolicy named
-JoinerControllerPolicy-<cluster>.`,
+JoinerControllerPolicy-<cluster>.
+
+--capture prints instead the policy of joiner world capture: exactly the read-only actions it
+calls, for the identity that runs it (not the controller); it takes no other flag.`,
 		Example: `  joiner iam-policy --cluster demo --region us-west-2 --account 111122223333 > policy.json
-  joiner iam-policy --cluster demo --region us-west-2 --account 111122223333 --interruption-queue demo -o cloudformation`,
+  joiner iam-policy --cluster demo --region us-west-2 --account 111122223333 --interruption-queue demo -o cloudformation
+  joiner iam-policy --capture > capture-policy.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if capture {
+				if cmd.Flags().NFlag() > 1 || format != iampolicy.FormatJSON {
+					return errors.New("--capture prints the JSON policy of joiner world capture and takes no other flag: drop the others")
+				}
+				out, err := json.MarshalIndent(iampolicy.Capture(worldcapture.Actions()), "", "  ")
+				if err != nil {
+					return err
+				}
+				_, err = cmd.OutOrStdout().Write(append(out, '\n'))
+				return err
+			}
 			if !cmd.Flags().Changed("node-role") && o.ClusterName != "" {
 				o.NodeRoles = []string{iampolicy.DefaultNodeRole(o.ClusterName)}
 			}
@@ -46,5 +66,6 @@ JoinerControllerPolicy-<cluster>.`,
 	cmd.Flags().StringSliceVar(&o.NodeRoles, "node-role", nil, "IAM role the EC2NodeClasses give their nodes (spec.role); repeat for several. Default KarpenterNodeRole-<cluster>")
 	cmd.Flags().StringVar(&o.InterruptionQueue, "interruption-queue", "", "Name of the SQS interruption queue (settings.interruptionQueue); empty grants no SQS action")
 	cmd.Flags().StringVarP(&format, "output", "o", iampolicy.FormatJSON, "Output format: json or cloudformation")
+	cmd.Flags().BoolVar(&capture, "capture", false, "Print the read-only policy of joiner world capture instead")
 	return cmd
 }

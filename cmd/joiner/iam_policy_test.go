@@ -23,6 +23,8 @@ func TestIAMPolicyCommand(t *testing.T) {
 		{name: "cloudformation", args: append(base, "-o", "cloudformation"), want: []string{"Type: AWS::IAM::ManagedPolicy", "ManagedPolicyName: JoinerControllerPolicy-demo"}},
 		{name: "missing account", args: []string{"iam-policy", "--cluster", "demo", "--region", "us-west-2"}, wantErr: "--account"},
 		{name: "unknown format", args: append(base, "-o", "terraform"), wantErr: "use json or cloudformation"},
+		{name: "capture", args: []string{"iam-policy", "--capture"}, want: []string{`"Sid": "JoinerWorldCaptureReadOnly"`, `"ec2:DescribeVpcs"`, `"iam:GetRolePolicy"`}},
+		{name: "capture takes no other flag", args: []string{"iam-policy", "--capture", "--cluster", "demo"}, wantErr: "takes no other flag"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

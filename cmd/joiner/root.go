@@ -17,7 +17,7 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newVersionCommand(), newDevCommand(), newSimulateCommand(), newRenderUserDataCommand(), newControllerCommand(),
-		newIAMPolicyCommand(), newExplainCommand(), newDoctorCommand(), newConsoleCommand())
+		newIAMPolicyCommand(), newExplainCommand(), newDoctorCommand(), newConsoleCommand(), newWorldCommand())
 	return root
 }
 

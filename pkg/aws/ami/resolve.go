@@ -50,7 +50,7 @@ func Resolve(ctx context.Context, ssmAPI SSMAPI, ec2API EC2API, terms []awsv1.AM
 		case term.SSMParameter != "":
 			images, err = resolveParameter(ctx, ssmAPI, ec2API, term.SSMParameter, now)
 		default:
-			images, err = describe(ctx, ec2API, termInput(term), now, nil)
+			images, err = describe(ctx, ec2API, TermInput(term), now, nil)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("resolving spec.amiSelectorTerms[%d], %w", i, err)
@@ -60,7 +60,10 @@ func Resolve(ctx context.Context, ssmAPI SSMAPI, ec2API EC2API, terms []awsv1.AM
 	return out, nil
 }
 
-func termInput(term awsv1.AMISelectorTerm) *ec2.DescribeImagesInput {
+// TermInput is the DescribeImages request of a term that is not an alias: its id, tags and name as
+// filters, its owner, or the account's own and Amazon's images when it names neither owner nor
+// id. World capture reads the images a class selects with it, as the controller does.
+func TermInput(term awsv1.AMISelectorTerm) *ec2.DescribeImagesInput {
 	filters := network.Filters("image-id", term.ID, term.Tags)
 	if term.Name != "" {
 		filters = append(filters, ec2types.Filter{Name: aws.String("name"), Values: []string{term.Name}})
