@@ -268,6 +268,8 @@ type procSubsts struct {
 	byPath map[string]*syntax.ProcSubst
 	next   int
 
+	// mu guards byPath, next and held: a job the shell left in the background opens its
+	// substitutions while the next statements are rewritten.
 	mu      sync.Mutex
 	running sync.WaitGroup
 	// held are the ends the shell holds, closed when it exits.
@@ -290,9 +292,11 @@ func (p *procSubsts) rewrite(stmt *syntax.Stmt) {
 			for _, s := range sub.Stmts {
 				p.rewrite(s)
 			}
+			p.mu.Lock()
 			path := "/dev/fd/" + strconv.Itoa(63-p.next)
 			p.next++
 			p.byPath[path] = sub
+			p.mu.Unlock()
 			w.Parts[i] = &syntax.Lit{ValuePos: sub.Pos(), ValueEnd: sub.End(), Value: path}
 		}
 		return true
@@ -301,7 +305,9 @@ func (p *procSubsts) rewrite(stmt *syntax.Stmt) {
 
 // open starts the substitution behind path and returns the end the shell uses.
 func (p *procSubsts) open(ctx context.Context, path string, write bool) (io.ReadWriteCloser, bool, error) {
+	p.mu.Lock()
 	sub, ok := p.byPath[path]
+	p.mu.Unlock()
 	if !ok {
 		return nil, false, nil
 	}
