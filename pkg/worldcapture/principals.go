@@ -244,6 +244,10 @@ func (c *capturer) readControllerRole(ctx context.Context) {
 			ref = c.podIdentityRole(ctx)
 		}
 	}
+	if ref == "" && c.o.Cluster == nil {
+		c.note("controllerRole", "not given, and the cluster's controller was not read; pass --controller-role ARN. The world keeps the default role, %s, allowed everything", world.DefaultControllerRole)
+		return
+	}
 	if ref == "" {
 		c.note("controllerRole", "not found (no IRSA annotation or EKS Pod Identity association on the controller's ServiceAccount); pass --controller-role ARN. The world keeps the default role, allowed everything")
 		return

@@ -487,25 +487,65 @@ func generate(t *testing.T, seed uint64) []byte {
 // paths, trust policies, policies, descriptions and tags; IAM Identity Center's roles at the
 // global and the region-scoped reserved path; users with paths, policies and tags) or created
 // with the world from their entry alone; another account's principals; and the roles of Fargate
-// and hybrid node entries, which the world creates.
+// and hybrid node entries and of a managed node group, which the world creates.
 func generatePrincipals(r *rand.Rand, f *world.File, hex func(int) string) {
 	account := f.Cluster.AccountID
 	policies := []string{"arn:aws:iam::aws:policy/ReadOnlyAccess", "arn:aws:iam::aws:policy/PowerUserAccess",
 		"arn:aws:iam::" + account + ":policy/team/ClusterReaders"}
-	entry := func(principal string) {
-		e := world.AccessEntry{PrincipalARN: principal, Type: "STANDARD"}
-		if r.IntN(3) == 0 {
-			e.Username = "user-" + hex(6)
-		}
-		if r.IntN(3) == 0 {
-			e.KubernetesGroups = []string{"group-" + hex(4)}
+	generateRoles(r, f, policies, hex)
+	generateSSORoles(r, f, policies, hex)
+	for i := range r.IntN(4) {
+		u := world.User{UserName: fmt.Sprintf("user%d-%s", i, hex(4)), Path: []string{"", "/", "/ops/"}[r.IntN(3)]}
+		if r.IntN(2) == 0 {
+			u.ManagedPolicies = policies[:1+r.IntN(len(policies))]
 		}
 		if r.IntN(2) == 0 {
-			e.AccessPolicies = []world.AccessPolicy{{PolicyARN: "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy",
-				AccessScope: world.AccessScope{Type: "cluster"}}}
+			u.Tags = map[string]string{"team": hex(4)}
 		}
-		f.AccessEntries = append(f.AccessEntries, e)
+		if r.IntN(3) != 0 {
+			f.Users = append(f.Users, u)
+		}
+		f.AccessEntries = append(f.AccessEntries, standardEntry(r, fmt.Sprintf("arn:aws:iam::%s:user%s%s", account, cmp.Or(u.Path, "/"), u.UserName), hex))
 	}
+	other := fmt.Sprintf("%012d", r.Uint64N(1e12))
+	for _, p := range []string{"arn:aws:iam::" + other + ":role/ci/deploy", "arn:aws:iam::" + other + ":user/auditor"} {
+		if r.IntN(3) == 0 {
+			f.AccessEntries = append(f.AccessEntries, standardEntry(r, p, hex))
+		}
+	}
+	for _, e := range []world.AccessEntry{
+		{PrincipalARN: "arn:aws:iam::" + account + ":role/eks-fargate-pods-" + hex(4), Type: "FARGATE_LINUX"},
+		{PrincipalARN: "arn:aws:iam::" + account + ":role/hybrid-nodes-" + hex(4), Type: "HYBRID_LINUX"},
+		// A managed node group's role: an EC2 node role only its entry names.
+		{PrincipalARN: "arn:aws:iam::" + account + ":role/eks-nodegroup-" + hex(4), Type: "EC2_LINUX"},
+	} {
+		if r.IntN(3) == 0 {
+			f.AccessEntries = append(f.AccessEntries, e)
+		}
+	}
+}
+
+// standardEntry is a STANDARD entry for principal, with or without a username, groups and an
+// access policy.
+func standardEntry(r *rand.Rand, principal string, hex func(int) string) world.AccessEntry {
+	e := world.AccessEntry{PrincipalARN: principal, Type: "STANDARD"}
+	if r.IntN(3) == 0 {
+		e.Username = "user-" + hex(6)
+	}
+	if r.IntN(3) == 0 {
+		e.KubernetesGroups = []string{"group-" + hex(4)}
+	}
+	if r.IntN(2) == 0 {
+		e.AccessPolicies = []world.AccessPolicy{{PolicyARN: "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy",
+			AccessScope: world.AccessScope{Type: "cluster"}}}
+	}
+	return e
+}
+
+// generateRoles adds roles with paths, each trusting the account, a service or an OIDC provider,
+// listed by name or ARN or only named by their entry.
+func generateRoles(r *rand.Rand, f *world.File, policies []string, hex func(int) string) {
+	account := f.Cluster.AccountID
 	for i := range r.IntN(5) {
 		ro := world.Role{Name: fmt.Sprintf("Role%d-%s", i, hex(4)), Path: []string{"", "/", "/ci/", "/platform/team/"}[r.IntN(4)]}
 		switch r.IntN(4) {
@@ -525,9 +565,6 @@ func generatePrincipals(r *rand.Rand, f *world.File, hex func(int) string) {
 		if r.IntN(2) == 0 {
 			ro.Description, ro.Tags = "role "+hex(4), map[string]string{"owner": hex(4)}
 		}
-		if r.IntN(3) == 0 {
-			ro.Path = "/sso/"
-		}
 		arn := fmt.Sprintf("arn:aws:iam::%s:role%s%s", account, cmp.Or(ro.Path, "/"), ro.Name)
 		switch r.IntN(3) {
 		case 0:
@@ -542,14 +579,19 @@ func generatePrincipals(r *rand.Rand, f *world.File, hex func(int) string) {
 			f.Roles = append(f.Roles, ro)
 		}
 		// Else only the entry names it: the world creates it.
-		entry(arn)
+		f.AccessEntries = append(f.AccessEntries, standardEntry(r, arn, hex))
 	}
-	regionScoped := "/aws-reserved/sso.amazonaws.com/" + f.Cluster.Region + "/"
+}
+
+// generateSSORoles adds IAM Identity Center permission sets' roles at the global or the
+// region-scoped reserved path, listed with their policies and SAML trust or only named by their
+// entry.
+func generateSSORoles(r *rand.Rand, f *world.File, policies []string, hex func(int) string) {
+	account := f.Cluster.AccountID
+	paths := []string{"/aws-reserved/sso.amazonaws.com/", "/aws-reserved/sso.amazonaws.com/" + f.Cluster.Region + "/"}
 	for i, set := range []string{"AdministratorAccess", "ReadOnly", "Developer"}[:r.IntN(4)] {
-		ro := world.Role{Name: fmt.Sprintf("AWSReservedSSO_%s_%s", set, hex(16)), Path: []string{"/aws-reserved/sso.amazonaws.com/", regionScoped}[r.IntN(2)]}
+		ro := world.Role{Name: fmt.Sprintf("AWSReservedSSO_%s_%s", set, hex(16)), Path: paths[r.IntN(2)]}
 		if r.IntN(2) == 0 {
-			// Listed as the account has it: the permission set's policies, trusting Identity
-			// Center's SAML provider.
 			ro.ManagedPolicies = policies[i : i+1]
 			ro.AssumeRolePolicyDocument, _ = json.Marshal(map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{
 				"Effect": "Allow", "Action": []string{"sts:AssumeRoleWithSAML", "sts:TagSession"},
@@ -557,37 +599,6 @@ func generatePrincipals(r *rand.Rand, f *world.File, hex func(int) string) {
 				"Condition": map[string]any{"StringEquals": map[string]string{"SAML:aud": "https://signin.aws.amazon.com/saml"}}}}})
 			f.Roles = append(f.Roles, ro)
 		}
-		entry(fmt.Sprintf("arn:aws:iam::%s:role%s%s", account, ro.Path, ro.Name))
-	}
-	for i := range r.IntN(4) {
-		u := world.User{UserName: fmt.Sprintf("user%d-%s", i, hex(4)), Path: []string{"", "/", "/ops/"}[r.IntN(3)]}
-		if r.IntN(2) == 0 {
-			u.ManagedPolicies = policies[:1+r.IntN(len(policies))]
-		}
-		if r.IntN(2) == 0 {
-			u.Tags = map[string]string{"team": hex(4)}
-		}
-		arn := fmt.Sprintf("arn:aws:iam::%s:user%s%s", account, cmp.Or(u.Path, "/"), u.UserName)
-		if r.IntN(3) != 0 {
-			f.Users = append(f.Users, u)
-		}
-		entry(arn)
-	}
-	other := fmt.Sprintf("%012d", r.Uint64N(1e12))
-	if r.IntN(3) == 0 {
-		entry("arn:aws:iam::" + other + ":role/ci/deploy")
-	}
-	if r.IntN(3) == 0 {
-		entry("arn:aws:iam::" + other + ":user/auditor")
-	}
-	if r.IntN(3) == 0 {
-		f.AccessEntries = append(f.AccessEntries, world.AccessEntry{PrincipalARN: "arn:aws:iam::" + account + ":role/eks-fargate-pods-" + hex(4), Type: "FARGATE_LINUX"})
-	}
-	if r.IntN(4) == 0 {
-		f.AccessEntries = append(f.AccessEntries, world.AccessEntry{PrincipalARN: "arn:aws:iam::" + account + ":role/hybrid-nodes-" + hex(4), Type: "HYBRID_LINUX"})
-	}
-	if r.IntN(4) == 0 {
-		// A managed node group's role: an EC2 node role only its entry names.
-		f.AccessEntries = append(f.AccessEntries, world.AccessEntry{PrincipalARN: "arn:aws:iam::" + account + ":role/eks-nodegroup-" + hex(4), Type: "EC2_LINUX"})
+		f.AccessEntries = append(f.AccessEntries, standardEntry(r, fmt.Sprintf("arn:aws:iam::%s:role%s%s", account, ro.Path, ro.Name), hex))
 	}
 }
