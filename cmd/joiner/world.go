@@ -40,8 +40,8 @@ func newWorldCaptureCommand() *cobra.Command {
 		Use:   "capture --cluster NAME [--region R] [-o FILE]",
 		Short: "Write the world of a real AWS account as a world file, reading only",
 		Long: `capture reads the EKS cluster --cluster and what its nodes need, read-only, and writes it as a
-world file that joiner dev --world runs locally: the cluster and its VPC, the access entries, the
-node roles and their instance profiles, the subnets, security groups and custom AMIs the
+world file that joiner dev --world runs locally: the cluster and its VPC, the access entries and
+the IAM roles and users they let in, the node roles and their instance profiles, the subnets, security groups and custom AMIs the
 EC2NodeClasses select, the controller's role with its policies merged into controllerPolicy, and
 the interruption queue. No secret is read or written: the emulator gives the controller its own
 access key.
@@ -51,8 +51,8 @@ joiner doctor reads it. The cluster of --kubeconfig gives the EC2NodeClasses (th
 spec.instanceProfile and selector terms, resolved as the controller resolves them) and the
 controller's Deployment (its ServiceAccount's IRSA role or EKS Pod Identity association, its
 INTERRUPTION_QUEUE). With --no-cluster only AWS is read: the node roles are --node-role and those
-of node access entries, the subnets and security groups are the cluster VPC's, the images the
-account's own.
+of node access entries, the controller's role is --controller-role (else the world's default, allowed
+everything), the subnets and security groups are the cluster VPC's, the images the account's own.
 
 What capture cannot read (a denied action, which it names) or cannot represent in a world file,
 it says on standard error, and it still writes the rest. joiner iam-policy --capture prints a

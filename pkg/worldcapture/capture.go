@@ -35,6 +35,8 @@ type IAMAPI interface {
 	ListAttachedRolePolicies(ctx context.Context, in *iam.ListAttachedRolePoliciesInput, opts ...func(*iam.Options)) (*iam.ListAttachedRolePoliciesOutput, error)
 	GetPolicy(ctx context.Context, in *iam.GetPolicyInput, opts ...func(*iam.Options)) (*iam.GetPolicyOutput, error)
 	GetPolicyVersion(ctx context.Context, in *iam.GetPolicyVersionInput, opts ...func(*iam.Options)) (*iam.GetPolicyVersionOutput, error)
+	GetUser(ctx context.Context, in *iam.GetUserInput, opts ...func(*iam.Options)) (*iam.GetUserOutput, error)
+	ListAttachedUserPolicies(ctx context.Context, in *iam.ListAttachedUserPoliciesInput, opts ...func(*iam.Options)) (*iam.ListAttachedUserPoliciesOutput, error)
 	GetInstanceProfile(ctx context.Context, in *iam.GetInstanceProfileInput, opts ...func(*iam.Options)) (*iam.GetInstanceProfileOutput, error)
 	ListInstanceProfiles(ctx context.Context, in *iam.ListInstanceProfilesInput, opts ...func(*iam.Options)) (*iam.ListInstanceProfilesOutput, error)
 }
@@ -80,8 +82,8 @@ func Actions() []string {
 		"ec2:DescribeImages", "ec2:DescribeSecurityGroups", "ec2:DescribeSubnets", "ec2:DescribeVpcs",
 		"eks:DescribeAccessEntry", "eks:DescribeCluster", "eks:DescribePodIdentityAssociation", "eks:ListAccessEntries",
 		"eks:ListAssociatedAccessPolicies", "eks:ListPodIdentityAssociations",
-		"iam:GetInstanceProfile", "iam:GetPolicy", "iam:GetPolicyVersion", "iam:GetRole", "iam:GetRolePolicy",
-		"iam:ListAttachedRolePolicies", "iam:ListInstanceProfiles", "iam:ListRolePolicies",
+		"iam:GetInstanceProfile", "iam:GetPolicy", "iam:GetPolicyVersion", "iam:GetRole", "iam:GetRolePolicy", "iam:GetUser",
+		"iam:ListAttachedRolePolicies", "iam:ListAttachedUserPolicies", "iam:ListInstanceProfiles", "iam:ListRolePolicies",
 		"sqs:GetQueueUrl",
 		"sts:GetCallerIdentity",
 	}
@@ -152,6 +154,8 @@ type capturer struct {
 	nodeRoleRefs []string
 	// roleARNs maps a role name held by the world to its ARN.
 	roleARNs map[string]string
+	// userARNs maps a user name held by the world to its ARN.
+	userARNs map[string]string
 }
 
 // Capture reads the world of the cluster. It fails only when o is invalid or ctx ends; every
@@ -160,7 +164,7 @@ func Capture(ctx context.Context, api AWS, o Options) (*Result, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	c := &capturer{api: api, o: o, f: &world.File{Cluster: world.Cluster{Name: o.ClusterName, Region: o.Region}}, roleARNs: map[string]string{}}
+	c := &capturer{api: api, o: o, f: &world.File{Cluster: world.Cluster{Name: o.ClusterName, Region: o.Region}}, roleARNs: map[string]string{}, userARNs: map[string]string{}}
 	c.readAccount(ctx)
 	c.readCluster(ctx)
 	c.readControllerRole(ctx)

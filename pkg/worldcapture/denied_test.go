@@ -18,7 +18,10 @@ const deniedWorld = `
 cluster: {name: prod, accountId: "210987654321", region: eu-west-1, vpcCidr: 10.20.0.0/16, vpcId: vpc-0a1b2c3d4e5f60718}
 controllerRole: arn:aws:iam::210987654321:role/KarpenterControllerRole-prod
 nodeRoles: [{name: KarpenterNodeRole-prod}]
-accessEntries: [{principalArn: "arn:aws:iam::210987654321:role/KarpenterNodeRole-prod", type: EC2_LINUX}]
+users: [{userName: alice, path: /ops/, managedPolicies: [arn:aws:iam::aws:policy/ReadOnlyAccess]}]
+accessEntries:
+- {principalArn: "arn:aws:iam::210987654321:role/KarpenterNodeRole-prod", type: EC2_LINUX}
+- {principalArn: "arn:aws:iam::210987654321:user/ops/alice", kubernetesGroups: [readers]}
 subnets: [{subnetId: subnet-0a1b2c3d4e5f60001, availabilityZone: eu-west-1a, cidrBlock: 10.20.0.0/19}]
 securityGroups: [{groupId: sg-0a1b2c3d4e5f60001, groupName: nodes}]
 `
@@ -39,6 +42,9 @@ func TestCaptureNamesTheDeniedAction(t *testing.T) {
 		{"ec2:DescribeSecurityGroups", func(f *world.File) bool { return len(f.SecurityGroups) == 0 }},
 		{"eks:ListAccessEntries", func(f *world.File) bool { return len(f.AccessEntries) == 0 }},
 		{"iam:ListAttachedRolePolicies", func(f *world.File) bool { return len(f.NodeRoles[0].ManagedPolicies) == 0 }},
+		// The entry is kept, and the world creates its user.
+		{"iam:GetUser", func(f *world.File) bool { return len(f.Users) == 0 && len(f.AccessEntries) == 2 }},
+		{"iam:ListAttachedUserPolicies", func(f *world.File) bool { return len(f.Users) == 1 && len(f.Users[0].ManagedPolicies) == 0 }},
 	} {
 		t.Run(tc.denied, func(t *testing.T) {
 			f, err := world.Decode([]byte(deniedWorld), cat)

@@ -1,6 +1,6 @@
 // Package worldcapture reads the world of a real AWS account, read-only, and writes it as a world
-// file (awsemu/world) that the emulator seeds: the EKS cluster and its VPC, the access entries,
-// the node roles and their instance profiles, the subnets, security groups and custom AMIs the
+// file (awsemu/world) that the emulator seeds: the EKS cluster and its VPC, the access entries and
+// the roles and users of the account they name, the node roles and their instance profiles, the subnets, security groups and custom AMIs the
 // EC2NodeClasses select (resolved with the controller's own selector filters), the controller's
 // role with its policies merged into one document, and the interruption queue.
 //

@@ -1,10 +1,12 @@
 package worldcapture
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -33,27 +35,38 @@ func roleName(ref string) string {
 
 // role is an IAM role as GetRole and ListAttachedRolePolicies read it.
 type role struct {
-	name, path, arn string
-	trust           []string
-	managed         []string
-	inline          []string
+	name, path, arn, description string
+	// trust is the trust policy document, decoded.
+	trust   string
+	tags    map[string]string
+	managed []string
+	inline  []string
 }
 
-// readRole reads a role, noting under subject what fails; ok is false when GetRole failed.
-// It is how every principal that is a role becomes world fields (nodeRole, and the general
-// roles list once the world file has one).
-func (c *capturer) readRole(ctx context.Context, subject, name string) (role, bool) {
+// errNoSuchEntity is what readRole and readUser return for a principal that does not exist.
+var errNoSuchEntity = errors.New("no such entity")
+
+// readRole reads a role, noting under subject what fails; the error is errNoSuchEntity when the
+// role does not exist, another when GetRole failed. It is how every principal that is a role
+// becomes world fields (worldRole).
+func (c *capturer) readRole(ctx context.Context, subject, name string) (role, error) {
 	out, err := c.api.IAM.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String(name)})
 	if err != nil {
 		if errorCode(err) == "NoSuchEntity" {
 			c.note(subject, "role %s does not exist; left out", name)
-			return role{}, false
+			return role{}, errNoSuchEntity
 		}
 		c.failed(subject, "iam:GetRole", err)
-		return role{}, false
+		return role{}, err
 	}
-	r := role{name: aws.ToString(out.Role.RoleName), path: aws.ToString(out.Role.Path), arn: aws.ToString(out.Role.Arn)}
-	r.trust = trustPrincipals(aws.ToString(out.Role.AssumeRolePolicyDocument))
+	r := role{name: aws.ToString(out.Role.RoleName), path: aws.ToString(out.Role.Path), arn: aws.ToString(out.Role.Arn),
+		description: aws.ToString(out.Role.Description), trust: decodeDocument(aws.ToString(out.Role.AssumeRolePolicyDocument))}
+	for _, t := range out.Role.Tags {
+		if r.tags == nil {
+			r.tags = map[string]string{}
+		}
+		r.tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
+	}
 	attached := iam.NewListAttachedRolePoliciesPaginator(c.api.IAM, &iam.ListAttachedRolePoliciesInput{RoleName: aws.String(name)})
 	for attached.HasMorePages() {
 		page, err := attached.NextPage(ctx)
@@ -74,36 +87,7 @@ func (c *capturer) readRole(ctx context.Context, subject, name string) (role, bo
 		}
 		r.inline = append(r.inline, page.PolicyNames...)
 	}
-	return r, true
-}
-
-// trustPrincipals are the principals (services and ARNs) a trust policy document, as IAM returns
-// it (URL-encoded), lets assume the role.
-func trustPrincipals(encoded string) []string {
-	doc, err := url.QueryUnescape(encoded)
-	if err != nil {
-		doc = encoded
-	}
-	var policy struct {
-		Statement json.RawMessage
-	}
-	if json.Unmarshal([]byte(doc), &policy) != nil {
-		return nil
-	}
-	var out []string
-	for _, st := range statements(policy.Statement) {
-		var s struct {
-			Effect    string
-			Principal map[string]json.RawMessage
-		}
-		if json.Unmarshal(st, &s) != nil || s.Effect != "Allow" {
-			continue
-		}
-		for _, kind := range []string{"Service", "AWS", "Federated"} {
-			out = append(out, stringOrList(s.Principal[kind])...)
-		}
-	}
-	return out
+	return r, nil
 }
 
 // statements splits a policy's Statement, one statement or a list.
@@ -118,32 +102,116 @@ func statements(raw json.RawMessage) []json.RawMessage {
 	return nil
 }
 
-func stringOrList(raw json.RawMessage) []string {
-	var one string
-	if json.Unmarshal(raw, &one) == nil {
-		return []string{one}
+var (
+	servicePrincipal = regexp.MustCompile(`^[a-z0-9.-]+\.amazonaws\.com$`)
+	accountRoot      = regexp.MustCompile(`^arn:aws:iam::[0-9]{12}:root$`)
+)
+
+// trustPrincipal is the one principal a trust policy lets assume the role when the policy is
+// exactly the one the world writes for assumeRolePolicyPrincipal (one statement allowing
+// sts:AssumeRole to one service, or to one role or account root, with no condition); ok is false
+// for any other policy, which the world holds as assumeRolePolicyDocument.
+func trustPrincipal(doc string) (string, bool) {
+	var policy struct {
+		Statement []struct {
+			Principal map[string]string
+		}
 	}
-	var list []string
-	_ = json.Unmarshal(raw, &list)
-	return list
+	if json.Unmarshal([]byte(doc), &policy) != nil || len(policy.Statement) != 1 || len(policy.Statement[0].Principal) != 1 {
+		return "", false
+	}
+	for kind, p := range policy.Statement[0].Principal {
+		switch {
+		case kind == "Service" && servicePrincipal.MatchString(p):
+		case kind == "AWS" && (accountRoot.MatchString(p) || roleARNPattern.MatchString(p) && strings.HasPrefix(p, "arn:aws:")):
+		default:
+			return "", false
+		}
+		simple, _ := json.Marshal(map[string]any{"Version": "2012-10-17", "Statement": []any{
+			map[string]any{"Effect": "Allow", "Principal": map[string]string{kind: p}, "Action": "sts:AssumeRole"}}})
+		if sameJSON(doc, string(simple)) {
+			return p, true
+		}
+	}
+	return "", false
 }
 
-// nodeRole is the world's entry of a node role.
-func (c *capturer) nodeRole(subject string, r role) world.NodeRole {
-	nr := world.NodeRole{Name: r.name, ManagedPolicies: r.managed}
+// sameJSON reports whether two JSON documents hold the same values, whatever the order of their
+// keys.
+func sameJSON(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// worldRole is the world's entry of a role, in nodeRoles or roles. Its trust policy is written as
+// assumeRolePolicyPrincipal when that is what the world turns back into the same policy, else as
+// the document itself, so that seeding the world gives the role the trust it has.
+func (c *capturer) worldRole(subject string, r role) world.Role {
+	wr := world.Role{Name: r.name, ManagedPolicies: r.managed, Description: r.description, Tags: r.tags}
 	if r.path != "/" {
-		nr.Path = r.path
+		wr.Path = r.path
 	}
-	if len(r.trust) > 0 {
-		nr.AssumeRolePolicyPrincipal = r.trust[0]
-	}
-	if len(r.trust) > 1 {
-		c.note(subject+".assumeRolePolicyPrincipal", "the trust policy lets %s assume the role; the world holds one principal, %s", strings.Join(r.trust, ", "), r.trust[0])
+	if p, ok := trustPrincipal(r.trust); ok {
+		wr.AssumeRolePolicyPrincipal = p
+	} else if doc, err := compactJSON(r.trust); err == nil {
+		wr.AssumeRolePolicyDocument = doc
+	} else {
+		c.note(subject+".assumeRolePolicyDocument", "the trust policy is not JSON (%v); left out, so the world's role trusts ec2.amazonaws.com", err)
 	}
 	if len(r.inline) > 0 {
-		c.note(subject, "inline policies %s are not represented: the world file holds a node role's managed policies only", strings.Join(r.inline, ", "))
+		c.note(subject, "inline policies %s are not represented: the world file holds a role's managed policies only", strings.Join(r.inline, ", "))
 	}
-	return nr
+	return wr
+}
+
+func compactJSON(doc string) (json.RawMessage, error) {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(doc)); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// readUser reads a user (iam:GetUser, iam:ListAttachedUserPolicies) into the world's users,
+// noting under subject what fails; the error is errNoSuchEntity when the user does not exist.
+// A user's inline policies and groups are not read: the world file holds neither.
+func (c *capturer) readUser(ctx context.Context, subject, name string) error {
+	out, err := c.api.IAM.GetUser(ctx, &iam.GetUserInput{UserName: aws.String(name)})
+	if err != nil {
+		if errorCode(err) == "NoSuchEntity" {
+			c.note(subject, "user %s does not exist; left out", name)
+			return errNoSuchEntity
+		}
+		c.failed(subject, "iam:GetUser", err)
+		return err
+	}
+	u := world.User{UserName: aws.ToString(out.User.UserName)}
+	if path := aws.ToString(out.User.Path); path != "/" {
+		u.Path = path
+	}
+	for _, t := range out.User.Tags {
+		if u.Tags == nil {
+			u.Tags = map[string]string{}
+		}
+		u.Tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
+	}
+	attached := iam.NewListAttachedUserPoliciesPaginator(c.api.IAM, &iam.ListAttachedUserPoliciesInput{UserName: aws.String(name)})
+	for attached.HasMorePages() {
+		page, err := attached.NextPage(ctx)
+		if err != nil {
+			c.failed(subject+".managedPolicies", "iam:ListAttachedUserPolicies", err)
+			break
+		}
+		for _, p := range page.AttachedPolicies {
+			u.ManagedPolicies = append(u.ManagedPolicies, aws.ToString(p.PolicyArn))
+		}
+	}
+	c.userARNs[u.UserName] = aws.ToString(out.User.Arn)
+	c.f.Users = append(c.f.Users, u)
+	return nil
 }
 
 // readNodeRoles reads every node role found, once each, in the order found.
@@ -154,12 +222,12 @@ func (c *capturer) readNodeRoles(ctx context.Context) {
 			continue
 		}
 		subject := "nodeRoles[" + name + "]"
-		r, ok := c.readRole(ctx, subject, name)
-		if !ok {
+		r, err := c.readRole(ctx, subject, name)
+		if err != nil {
 			continue
 		}
 		c.roleARNs[name] = r.arn
-		c.f.NodeRoles = append(c.f.NodeRoles, c.nodeRole(subject, r))
+		c.f.NodeRoles = append(c.f.NodeRoles, c.worldRole(subject, r))
 	}
 	if c.f.NodeRoles == nil {
 		// Left out, the world would have the demo's KarpenterNodeRole-CLUSTER.
@@ -176,12 +244,16 @@ func (c *capturer) readControllerRole(ctx context.Context) {
 			ref = c.podIdentityRole(ctx)
 		}
 	}
+	if ref == "" && c.o.Cluster == nil {
+		c.note("controllerRole", "not given, and the cluster's controller was not read; pass --controller-role ARN. The world keeps the default role, %s, allowed everything", world.DefaultControllerRole)
+		return
+	}
 	if ref == "" {
 		c.note("controllerRole", "not found (no IRSA annotation or EKS Pod Identity association on the controller's ServiceAccount); pass --controller-role ARN. The world keeps the default role, allowed everything")
 		return
 	}
-	r, ok := c.readRole(ctx, "controllerRole", roleName(ref))
-	if !ok {
+	r, err := c.readRole(ctx, "controllerRole", roleName(ref))
+	if err != nil {
 		return
 	}
 	c.roleARNs[r.name] = r.arn
@@ -213,8 +285,8 @@ func (c *capturer) podIdentityRole(ctx context.Context) string {
 	return aws.ToString(out.Association.RoleArn)
 }
 
-// readAccessEntries reads the cluster's access entries. A node entry's role is a node role; a
-// STANDARD entry's principal must be a role or user the world holds (see principal).
+// readAccessEntries reads the cluster's access entries and the principals they name (see
+// principal).
 func (c *capturer) readAccessEntries(ctx context.Context) {
 	if c.f.Cluster.AuthenticationMode == "CONFIG_MAP" {
 		c.f.AccessEntries = []world.AccessEntry{}
@@ -248,14 +320,14 @@ func (c *capturer) readAccessEntries(ctx context.Context) {
 }
 
 // accessEntry is the world's entry of an EKS access entry; ok is false when the world cannot
-// hold its principal.
+// hold it (its principal is not an IAM role or user, or does not exist).
 func (c *capturer) accessEntry(ctx context.Context, subject string, a *ekstypes.AccessEntry) (world.AccessEntry, bool) {
 	e := world.AccessEntry{PrincipalARN: aws.ToString(a.PrincipalArn), Type: aws.ToString(a.Type),
 		AccessEntryARN: aws.ToString(a.AccessEntryArn), Tags: a.Tags}
 	if len(e.Tags) == 0 {
 		e.Tags = nil
 	}
-	if !c.principal(subject, e.PrincipalARN, e.Type != "STANDARD") {
+	if !c.principal(ctx, subject, e.PrincipalARN, e.Type) {
 		return e, false
 	}
 	if e.Type == "STANDARD" {
@@ -310,33 +382,57 @@ func (c *capturer) accessPolicies(ctx context.Context, subject, principal string
 }
 
 // principal makes sure the world holds the IAM principal an access entry names and reports
-// whether it does. A node entry's role is a node role; the controller's role and node roles are
-// held already; a user needs nothing more. Any other role has no place in the current world file.
-//
-// Once the world file lists roles and users of their own, this is where a role that is neither
-// a node's nor the controller's is read (readRole) and added to that list, and a user read and
-// added to the users list.
-func (c *capturer) principal(subject, arn string, node bool) bool {
-	if userARNPattern.MatchString(arn) {
-		return true
-	}
-	m := roleARNPattern.FindStringSubmatch(arn)
-	if m == nil {
+// whether the entry is kept. The role of an EC2 node entry is a node role (readNodeRoles reads
+// it); the controller's role and node roles are held already; any other role of the account is
+// read into roles, and a user into users. A principal of another account, which a STANDARD entry
+// may name, is kept as the entry names it, not read. An entry whose principal does not exist is
+// left out; one whose principal could not be read is kept, and the world creates the principal
+// from the entry (docs/world.md).
+func (c *capturer) principal(ctx context.Context, subject, arn, typ string) bool {
+	um, rm := userARNPattern.FindStringSubmatch(arn), roleARNPattern.FindStringSubmatch(arn)
+	switch {
+	case um != nil:
+		if c.otherAccount(um[1]) {
+			return true
+		}
+		if _, held := c.userARNs[um[3]]; held {
+			return true
+		}
+		err := c.readUser(ctx, "users["+um[3]+"]", um[3])
+		return !errors.Is(err, errNoSuchEntity)
+	case rm == nil:
 		c.note(subject, "principal %s is neither an IAM role nor a user; left out", arn)
 		return false
+	case c.otherAccount(rm[1]):
+		return true
 	}
-	name := m[3]
+	name := rm[3]
 	if roleName(c.f.ControllerRole) == name && c.f.ControllerRole != "" {
 		return true
 	}
-	if node || slices.ContainsFunc(c.nodeRoleRefs, func(ref string) bool { return roleName(ref) == name }) {
-		if !slices.ContainsFunc(c.nodeRoleRefs, func(ref string) bool { return roleName(ref) == name }) {
+	isNode := slices.ContainsFunc(c.nodeRoleRefs, func(ref string) bool { return roleName(ref) == name })
+	if typ == "EC2_LINUX" || typ == "EC2_WINDOWS" || isNode {
+		if !isNode {
 			c.nodeRoleRefs = append(c.nodeRoleRefs, arn)
 		}
 		return true
 	}
-	c.note(subject, "role %s is neither a node role nor the controller's, and the world file holds no other roles yet; the entry is left out", name)
-	return false
+	if _, held := c.roleARNs[name]; held {
+		return true
+	}
+	subject = "roles[" + name + "]"
+	r, err := c.readRole(ctx, subject, name)
+	if err != nil {
+		return !errors.Is(err, errNoSuchEntity)
+	}
+	c.roleARNs[name] = r.arn
+	c.f.Roles = append(c.f.Roles, c.worldRole(subject, r))
+	return true
+}
+
+// otherAccount reports whether account is not the cluster's (when the capture knows it).
+func (c *capturer) otherAccount(account string) bool {
+	return c.account != "" && account != c.account
 }
 
 // readInstanceProfiles reads the profiles the classes name and those holding a node role, except
@@ -385,10 +481,10 @@ func (c *capturer) readInstanceProfiles(ctx context.Context, named []string) {
 			rn := aws.ToString(r.RoleName)
 			if _, ok := c.roleARNs[rn]; !ok {
 				// A class names this profile: its role is a node role.
-				if r, ok := c.readRole(ctx, "nodeRoles["+rn+"]", rn); ok {
+				if r, err := c.readRole(ctx, "nodeRoles["+rn+"]", rn); err == nil {
 					c.roleARNs[rn] = r.arn
 					c.nodeRoleRefs = append(c.nodeRoleRefs, r.arn)
-					c.f.NodeRoles = append(c.f.NodeRoles, c.nodeRole("nodeRoles["+rn+"]", r))
+					c.f.NodeRoles = append(c.f.NodeRoles, c.worldRole("nodeRoles["+rn+"]", r))
 				} else {
 					continue
 				}
