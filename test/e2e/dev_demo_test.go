@@ -40,53 +40,7 @@ const interruptionHandledWithin = 30 * time.Second
 //     and its pods Running on other nodes, within interruptionHandledWithin: the controller
 //     reads the demo world's interruption queue.
 func TestDevDemoWorldOutOfTheBox(t *testing.T) {
-	work := t.TempDir()
-	cmd := exec.Command(programs.joiner, "dev", "--assets", programs.assets, "--workdir", work,
-		"--awsemu", programs.awsemu, "--awsemu-args="+strings.Join(fastEmulator, ","))
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-		_, _ = io.Copy(io.Discard, stdout)
-		exited <- cmd.Wait()
-	}()
-	defer func() {
-		if t.Failed() {
-			dumpLogs(t, filepath.Join(work, "logs"))
-		}
-		if cmd.ProcessState != nil {
-			return
-		}
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-exited:
-		case <-time.After(time.Minute):
-			_ = cmd.Process.Kill()
-		}
-	}()
-
-	kubeconfig, _, output := waitReady(t, lines, exited)
-	env := readExports(t, lines, output)
-	go func() {
-		for range lines { // keep reading so the program can write while it runs and stops
-		}
-	}()
-	if env["AWS_REGION"] == "" || env["AWS_ENDPOINT_URL"] == "" || env["AWS_ACCESS_KEY_ID"] == "" {
-		t.Fatalf("joiner dev printed no region, endpoint or credentials to export: %v\n%s", env, strings.Join(output, "\n"))
-	}
-
+	kubeconfig, env, work := startDev(t)
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -108,39 +62,9 @@ func TestDevDemoWorldOutOfTheBox(t *testing.T) {
 		initialized, msg, err := allInitialized(ctx, kube)
 		return running == 5 && initialized, fmt.Sprintf("%d/5 Running on %v; %s", running, nodes, msg), err
 	})
-
 	victim := pickVictim(t, ctx, kube)
 	t.Logf("victim: nodeclaim %s, node %s, %s", victim.Name, victim.Status.NodeName, victim.Status.ProviderID)
-
-	// explain node with what joiner dev prints, and no region: not the flag, not the
-	// environment, not a shared config.
-	explain := exec.CommandContext(ctx, programs.joiner, "explain", "node", victim.Status.NodeName, "-o", "json")
-	explain.Env = append(withoutAWS(os.Environ()), "KUBECONFIG="+kubeconfig, "AWS_ENDPOINT_URL="+env["AWS_ENDPOINT_URL"],
-		"AWS_ACCESS_KEY_ID="+env["AWS_ACCESS_KEY_ID"], "AWS_SECRET_ACCESS_KEY="+env["AWS_SECRET_ACCESS_KEY"],
-		"AWS_CONFIG_FILE="+filepath.Join(work, "no-aws-config"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(work, "no-aws-credentials"),
-		"AWS_EC2_METADATA_DISABLED=true")
-	var explained, explainErr bytes.Buffer
-	explain.Stdout, explain.Stderr = &explained, &explainErr
-	if err := explain.Run(); err != nil {
-		t.Fatalf("joiner explain node %s: %v\n%s%s", victim.Status.NodeName, err, explainErr.String(), explained.String())
-	}
-	wantSource := fmt.Sprintf("Region %s (from node %s's %s label)", env["AWS_REGION"], victim.Status.NodeName, corev1.LabelTopologyRegion)
-	if !strings.Contains(explainErr.String(), wantSource) {
-		t.Errorf("explain node did not say where it found the region (%q):\n%s", wantSource, explainErr.String())
-	}
-	var report struct {
-		State  string   `json:"state"`
-		Reason string   `json:"reason"`
-		Price  *float64 `json:"price"`
-	}
-	if err := json.Unmarshal(explained.Bytes(), &report); err != nil {
-		t.Fatalf("explain node -o json: %v\n%s", err, explained.String())
-	}
-	if (report.State != "kept" && report.State != "candidate") || report.Reason == "" || report.Price == nil {
-		t.Errorf("explain node: state %q, reason %q, price %v; want the node kept (or a candidate) with its reason and price from AWS:\n%s",
-			report.State, report.Reason, report.Price, explained.String())
-	}
-	t.Logf("explain node %s: %s: %s (stderr %q)", victim.Status.NodeName, report.State, report.Reason, strings.TrimSpace(explainErr.String()))
+	explainWithoutRegion(t, ctx, kubeconfig, env, work, victim.Status.NodeName)
 
 	// The spot interruption warning, as `joiner dev`'s user sends it.
 	watch := &cordonWatch{node: victim.Status.NodeName}
@@ -170,6 +94,94 @@ func TestDevDemoWorldOutOfTheBox(t *testing.T) {
 			fmt.Sprintf("%d/5 Running off %s (on %v), tainted %v, SpotInterrupted event %v", elsewhere, victim.Status.NodeName, nodes, watch.cordoned(), interrupted), err
 	})
 	t.Logf("interruption handled in %s", time.Since(warned).Round(time.Second))
+}
+
+// startDev runs `joiner dev` on the demo world with the suite's emulator timings until the test
+// ends, and returns the kubeconfig and the variables it prints to export, and its work
+// directory (whose logs are dumped if the test fails).
+func startDev(t *testing.T) (kubeconfig string, env map[string]string, work string) {
+	t.Helper()
+	work = t.TempDir()
+	cmd := exec.Command(programs.joiner, "dev", "--assets", programs.assets, "--workdir", work,
+		"--awsemu", programs.awsemu, "--awsemu-args="+strings.Join(fastEmulator, ","))
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		_, _ = io.Copy(io.Discard, stdout)
+		exited <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		if t.Failed() {
+			dumpLogs(t, filepath.Join(work, "logs"))
+		}
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("joiner dev exited with %v after an interrupt", err)
+			}
+		case <-time.After(time.Minute):
+			_ = cmd.Process.Kill()
+			t.Errorf("joiner dev did not exit within a minute of an interrupt")
+		}
+	})
+	kubeconfig, _, output := waitReady(t, lines, exited)
+	env = readExports(t, lines, output)
+	go func() {
+		for range lines { // keep reading so the program can write while it runs and stops
+		}
+	}()
+	if env["AWS_REGION"] == "" || env["AWS_ENDPOINT_URL"] == "" || env["AWS_ACCESS_KEY_ID"] == "" {
+		t.Fatalf("joiner dev printed no region, endpoint or credentials to export: %v\n%s", env, strings.Join(output, "\n"))
+	}
+	return kubeconfig, env, work
+}
+
+// explainWithoutRegion runs `joiner explain node` with what joiner dev prints, and no region:
+// not the flag, not the environment, not a shared config. It must find the region on the node,
+// say so, and explain why the node stays.
+func explainWithoutRegion(t *testing.T, ctx context.Context, kubeconfig string, env map[string]string, work, node string) {
+	t.Helper()
+	explain := exec.CommandContext(ctx, programs.joiner, "explain", "node", node, "-o", "json")
+	explain.Env = append(withoutAWS(os.Environ()), "KUBECONFIG="+kubeconfig, "AWS_ENDPOINT_URL="+env["AWS_ENDPOINT_URL"],
+		"AWS_ACCESS_KEY_ID="+env["AWS_ACCESS_KEY_ID"], "AWS_SECRET_ACCESS_KEY="+env["AWS_SECRET_ACCESS_KEY"],
+		"AWS_CONFIG_FILE="+filepath.Join(work, "no-aws-config"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(work, "no-aws-credentials"),
+		"AWS_EC2_METADATA_DISABLED=true")
+	var explained, explainErr bytes.Buffer
+	explain.Stdout, explain.Stderr = &explained, &explainErr
+	if err := explain.Run(); err != nil {
+		t.Fatalf("joiner explain node %s: %v\n%s%s", node, err, explainErr.String(), explained.String())
+	}
+	wantSource := fmt.Sprintf("Region %s (from node %s's %s label)", env["AWS_REGION"], node, corev1.LabelTopologyRegion)
+	if !strings.Contains(explainErr.String(), wantSource) {
+		t.Errorf("explain node did not say where it found the region (%q):\n%s", wantSource, explainErr.String())
+	}
+	var report struct {
+		State  string   `json:"state"`
+		Reason string   `json:"reason"`
+		Price  *float64 `json:"price"`
+	}
+	if err := json.Unmarshal(explained.Bytes(), &report); err != nil {
+		t.Fatalf("explain node -o json: %v\n%s", err, explained.String())
+	}
+	if (report.State != "kept" && report.State != "candidate") || report.Reason == "" || report.Price == nil {
+		t.Errorf("explain node: state %q, reason %q, price %v; want the node kept (or a candidate) with its reason and price from AWS:\n%s",
+			report.State, report.Reason, report.Price, explained.String())
+	}
+	t.Logf("explain node %s: %s: %s (stderr %q)", node, report.State, report.Reason, strings.TrimSpace(explainErr.String()))
 }
 
 // readExports reads the lines `joiner dev` prints after "The stack runs until interrupted" up to
