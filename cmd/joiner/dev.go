@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/joinerhq/joiner/awsemu/authz"
 	"github.com/joinerhq/joiner/pkg/localstack"
 )
 
@@ -40,7 +41,9 @@ EC2NodeClass, NodePool, aws-auth mapping and Deployment and writes a kubeconfig.
 
 With --world FILE the emulator seeds the AWS account the world file describes (docs/world.md)
 instead of the demo world, and the controller runs as that world's controller, limited by its
-policy, with its cluster name, region and interruption queue. No samples are applied then unless
+policy, with its cluster name, region and interruption queue. Without it the controller reads
+the demo world's interruption queue (named after the cluster, as Karpenter's setup names it), so
+that spot interruptions sent through the emulator (POST <emulator>/_awsemu/events) are handled. No samples are applied then unless
 --samples is given: apply your own manifests (test/scenarios has worlds beside the field cases).
 A world file with any problem is refused, each problem named by its field's path, before
 anything starts.
@@ -87,8 +90,11 @@ so that you can kubectl against it.`,
 				if !opts.Samples {
 					try = "  kubectl apply -f " + manifestsOf(opts.World) + "\n"
 				}
-				fmt.Fprintf(out, "\nThe stack runs until interrupted (Ctrl-C). Try:\n  export KUBECONFIG=%s\n  export AWS_ENDPOINT_URL=%s\n  kubectl get nodepools,nodeclaims,nodes,pods -A\n%s",
-					stack.KubeconfigPath, stack.EmulatorURL, try)
+				// The exports make joiner's own commands (explain, simulate --cluster, doctor)
+				// work against the stack: the emulator answers its administrator's key, which
+				// stands for the person at the console.
+				fmt.Fprintf(out, "\nThe stack runs until interrupted (Ctrl-C). Try:\n  export KUBECONFIG=%s\n  export AWS_ENDPOINT_URL=%s AWS_REGION=%s\n  export AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=local-stack\n  kubectl get nodepools,nodeclaims,nodes,pods -A\n%s  joiner explain node NODE\n",
+					stack.KubeconfigPath, stack.EmulatorURL, stack.Region, authz.AdminAccessKey, try)
 				<-cmd.Context().Done()
 			}
 			return errors.Join(story, stack.Stop())

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -25,7 +26,7 @@ func (e errDoctorFindings) Error() string {
 
 func newDoctorCommand() *cobra.Command {
 	var files []string
-	var output, kubeconfig, region string
+	var output, kubeconfig string
 	var o doctor.Options
 	cmd := &cobra.Command{
 		Use:   "doctor [-f FILE...]",
@@ -45,6 +46,7 @@ Without -f, doctor reads the cluster of --kubeconfig (NodePools, EC2NodeClasses 
 pending pods, aws-auth) and AWS with the default credential chain (AWS_ENDPOINT_URL overrides the
 endpoints): eks:DescribeCluster and the access entries of --cluster-name, iam:GetRole and
 iam:GetInstanceProfile for the node roles, ec2:DescribeImages for the AMIs.
+` + regionHelp("--aws-region") + `
 
 Findings are ranked: Error (nodes certainly cannot join), Warning, Advice. doctor exits 1 when any
 finding is an Error, 0 otherwise.`,
@@ -63,7 +65,7 @@ finding is an Error, 0 otherwise.`,
 			if len(files) > 0 {
 				obs, err = readDoctorFiles(cmd.InOrStdin(), files, o)
 			} else {
-				obs, err = readLive(cmd, kubeconfig, region, o)
+				obs, err = readLive(cmd, kubeconfig, o)
 			}
 			if err != nil {
 				return err
@@ -84,7 +86,7 @@ finding is an Error, 0 otherwise.`,
 	cmd.Flags().StringVar(&o.AuthenticationMode, "authentication-mode", "", "The cluster's EKS authentication mode (API, API_AND_CONFIG_MAP, CONFIG_MAP); live: read from eks:DescribeCluster")
 	cmd.Flags().StringVar(&o.ClusterName, "cluster-name", os.Getenv("CLUSTER_NAME"), "The EKS cluster's name: live, the cluster eks:DescribeCluster reads; offline, named in the fixes [CLUSTER_NAME]")
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "Live: kubeconfig of the cluster; empty: $KUBECONFIG, then the in-cluster service account")
-	cmd.Flags().StringVar(&region, "aws-region", os.Getenv("AWS_REGION"), "Live: the cluster's AWS region [AWS_REGION]")
+	cmd.Flags().String("aws-region", "", "Live: the cluster's AWS region; default AWS_REGION, AWS_DEFAULT_REGION, the shared config's profile, else the cluster's topology.kubernetes.io/region label")
 	return cmd
 }
 
@@ -120,13 +122,10 @@ func readDoctorFiles(stdin io.Reader, paths []string, o doctor.Options) (*doctor
 	return doctor.ReadManifests(files, o)
 }
 
-// readLive reads the cluster of kubeconfig and AWS in region.
-func readLive(cmd *cobra.Command, kubeconfig, region string, o doctor.Options) (*doctor.Observations, error) {
+// readLive reads the cluster of kubeconfig and AWS in the cluster's region (commandRegion).
+func readLive(cmd *cobra.Command, kubeconfig string, o doctor.Options) (*doctor.Observations, error) {
 	if o.ClusterName == "" {
 		return nil, fmt.Errorf("doctor without -f checks the live cluster and needs its EKS name: pass --cluster-name (or set CLUSTER_NAME), or pass -f FILE to check manifests offline")
-	}
-	if region == "" {
-		return nil, fmt.Errorf("doctor without -f needs the cluster's AWS region: pass --aws-region (or set AWS_REGION), or pass -f FILE to check manifests offline")
 	}
 	cfg, err := restConfig(kubeconfig)
 	if err != nil {
@@ -141,6 +140,13 @@ func readLive(cmd *cobra.Command, kubeconfig, region string, o doctor.Options) (
 		return nil, fmt.Errorf("connecting to the cluster, %w", err)
 	}
 	ctx := cmd.Context()
+	region, err := commandRegion(cmd, "aws-region", kube, "")
+	if err != nil {
+		return nil, err
+	}
+	if region == "" {
+		return nil, fmt.Errorf("doctor without -f needs the cluster's AWS region: pass --aws-region (or set AWS_REGION), or pass -f FILE to check manifests offline; no NodeClaim or node of the cluster has a %s label to take it from", corev1.LabelTopologyRegion)
+	}
 	awsCfg, err := sdk.LoadConfig(ctx, sdk.Options{Region: region})
 	if err != nil {
 		return nil, err

@@ -112,6 +112,7 @@ func TestDoctorRefusesWhatCannotRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("CLUSTER_NAME", "")
+	kubeconfig := noRegionAnywhere(t)
 	for _, tc := range []struct {
 		args []string
 		want []string
@@ -122,7 +123,7 @@ func TestDoctorRefusesWhatCannotRun(t *testing.T) {
 		{[]string{"-f", doctorScenarios + "s5-arm64-nodepool.yaml", "--account", "12"}, []string{"--account 12", "12 digits"}},
 		{[]string{"-f", doctorScenarios + "s5-arm64-nodepool.yaml", "--authentication-mode", "IAM"}, []string{"--authentication-mode IAM", "API, API_AND_CONFIG_MAP or CONFIG_MAP"}},
 		{[]string{}, []string{"--cluster-name", "-f FILE"}},
-		{[]string{"--cluster-name", "demo", "--aws-region", ""}, []string{"--aws-region", "-f FILE"}},
+		{[]string{"--cluster-name", "demo", "--aws-region", "", "--kubeconfig", kubeconfig}, []string{"--aws-region"}},
 		{[]string{"extra"}, []string{"unknown command"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -93,22 +92,29 @@ cluster, and the NodePools' instance types, as the controller does, then prints:
   it, requests no instance type has room for, a limit reached, a NodePool that cannot launch now;
 - the cheapest instance types that would hold it, with their price.
 
-Instance types come from AWS (--aws-region, the default credential chain; AWS_ENDPOINT_URL
-overrides the endpoints), through each NodePool's EC2NodeClass, or from --instance-types, a file
-in the shared/bench schema as joiner simulate reads.`,
+Instance types come from AWS (the default credential chain; AWS_ENDPOINT_URL overrides the
+endpoints), through each NodePool's EC2NodeClass, or from --instance-types, a file in the
+shared/bench schema as joiner simulate reads.
+
+` + regionHelp("--aws-region"),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := validOutput(output); err != nil {
 				return err
-			}
-			if catalogue == "" && region == "" {
-				return errors.New("explain pod needs the instance types: pass --aws-region (or set AWS_REGION) to read them from AWS, or --instance-types FILE")
 			}
 			kube, err := explainClient(cmd)
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
+			if catalogue == "" {
+				if region, err = commandRegion(cmd, "aws-region", kube, ""); err != nil {
+					return err
+				}
+				if region == "" {
+					return errors.New("explain pod needs the instance types: pass --aws-region (or set AWS_REGION) to read them from AWS, or --instance-types FILE; no NodeClaim or node of the cluster has a " + corev1.LabelTopologyRegion + " label to take it from")
+				}
+			}
 			cloud, err := explainCloud(ctx, kube, catalogue, region)
 			if err != nil {
 				return err
@@ -122,7 +128,7 @@ in the shared/bench schema as joiner simulate reads.`,
 	}
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", corev1.NamespaceDefault, "Namespace of the pod")
 	cmd.Flags().StringVar(&catalogue, "instance-types", "", "Instance types from this file (shared/bench schema) instead of AWS")
-	cmd.Flags().StringVar(&region, "aws-region", os.Getenv("AWS_REGION"), "Without --instance-types: the cluster's AWS region [AWS_REGION]")
+	cmd.Flags().StringVar(&region, "aws-region", "", regionFlagUsage)
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "Output format: text or json")
 	return cmd
 }

@@ -2,12 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -34,17 +33,16 @@ does, and prints for the node (a Node's or a NodeClaim's name):
 - Drifted, Consolidatable, when it expires, its price, and the budgets left per reason;
 - a dry run: where each of its pods would go if it were removed now, and the savings per hour.
 
-Instance types come from AWS (--aws-region, the default credential chain; AWS_ENDPOINT_URL
-overrides the endpoints), or from --instance-types, a file in the shared/bench schema.
+Instance types come from AWS (the default credential chain; AWS_ENDPOINT_URL overrides the
+endpoints), or from --instance-types, a file in the shared/bench schema.
 Give --node-cost the value the controller runs with (its --node-cost or NODE_COST): prices and
-savings count it on every node, as the controller's decisions do.`,
+savings count it on every node, as the controller's decisions do.
+
+` + regionHelp("--aws-region"),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "text" && output != "json" {
 				return fmt.Errorf("-o %s is not an output format: use text or json", output)
-			}
-			if catalogue == "" && region == "" {
-				return errors.New("explain node needs the instance types: pass --aws-region (or set AWS_REGION) to read them from AWS, or --instance-types FILE")
 			}
 			if nodeCost < 0 {
 				return fmt.Errorf("--node-cost %v is negative: give dollars per node per hour, 0 or more (the controller's --node-cost)", nodeCost)
@@ -71,6 +69,12 @@ savings count it on every node, as the controller's decisions do.`,
 					return err
 				}
 			} else {
+				if region, err = commandRegion(cmd, "aws-region", kube, args[0]); err != nil {
+					return err
+				}
+				if region == "" {
+					return fmt.Errorf("explain node needs the instance types: pass --aws-region (or set AWS_REGION) to read them from AWS, or --instance-types FILE; neither %s nor the cluster's NodeClaims and nodes have a %s label to take it from", args[0], corev1.LabelTopologyRegion)
+				}
 				awsCfg, err := sdk.LoadConfig(cmd.Context(), sdk.Options{Region: region})
 				if err != nil {
 					return err
@@ -93,7 +97,7 @@ savings count it on every node, as the controller's decisions do.`,
 		},
 	}
 	cmd.Flags().StringVar(&catalogue, "instance-types", "", "Instance types from this file (shared/bench schema) instead of AWS")
-	cmd.Flags().StringVar(&region, "aws-region", os.Getenv("AWS_REGION"), "Without --instance-types: the cluster's AWS region [AWS_REGION]")
+	cmd.Flags().StringVar(&region, "aws-region", "", regionFlagUsage)
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "Output format: text or json")
 	cmd.Flags().Float64Var(&nodeCost, "node-cost", 0, "Dollars per hour every node costs beyond its instance and volumes: the controller's --node-cost (or NODE_COST)")
 	return cmd

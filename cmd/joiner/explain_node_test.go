@@ -7,14 +7,15 @@ import (
 )
 
 // TestExplainNodeRefusesWithoutInstanceTypes: the command is wired under explain and says what
-// it needs. (disruption.Explain itself is tested against a real API server in its package.)
+// it needs: with no region anywhere and a cluster it cannot read the region from, --aws-region.
+// (disruption.Explain itself is tested against a real API server in its package.)
 func TestExplainNodeRefusesWithoutInstanceTypes(t *testing.T) {
-	t.Setenv("AWS_REGION", "")
+	kubeconfig := noRegionAnywhere(t)
 	root := newRootCommand()
 	var out bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&out)
-	root.SetArgs([]string{"explain", "node", "n1"})
+	root.SetArgs([]string{"explain", "node", "n1", "--kubeconfig", kubeconfig})
 	err := root.ExecuteContext(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "pass --aws-region") {
 		t.Fatalf("error = %v, want one saying to pass --aws-region or --instance-types", err)

@@ -7,13 +7,13 @@ import (
 )
 
 func TestExplainRefusesWhatCannotRun(t *testing.T) {
-	t.Setenv("AWS_REGION", "")
+	kubeconfig := noRegionAnywhere(t)
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"explain", "pod", "p", "-o", "yaml"}, "-o yaml is not an output format"},
-		{[]string{"explain", "pod", "p"}, "--aws-region"},
+		{[]string{"explain", "pod", "p", "--kubeconfig", kubeconfig}, "--aws-region"},
 		{[]string{"explain", "pod"}, "accepts 1 arg"},
 		{[]string{"explain", "nodeclaim", "nc", "-o", "wide"}, "-o wide is not an output format"},
 	} {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joinerhq/joiner/pkg/operator"
@@ -38,9 +39,10 @@ types, NodePools and pod groups) instead.
 
 --cluster reads the cluster of --kubeconfig (or $KUBECONFIG) as the controller would now: the
 pending pods kube-scheduler found no node for, NodePools, EC2NodeClasses, nodes, in-flight
-NodeClaims and DaemonSets, with instance types and prices from AWS in --region (the default
-credential chain; AWS_ENDPOINT_URL overrides the endpoints) or from --instance-types, and prints
-what Joiner would launch now and why the rest cannot be placed.
+NodeClaims and DaemonSets, with instance types and prices from AWS in the cluster's region (the
+default credential chain; AWS_ENDPOINT_URL overrides the endpoints) or from --instance-types, and
+prints what Joiner would launch now and why the rest cannot be placed. ` + regionHelp("--region") + `
+Only when none names a region is --region's default used.
 
 Each new node costs its instance plus, apart, a per-node cost: the EBS volumes of its
 EC2NodeClass (blockDeviceMappings, or the AMI family's default root volume, at us-east-1 list
@@ -105,7 +107,7 @@ totalHourlyCost.`,
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json")
 	cmd.Flags().StringSliceVarP(&o.Files, "filename", "f", nil, "Kubernetes manifests to simulate (multi-document YAML); repeatable")
 	cmd.Flags().StringVar(&o.InstanceTypesFile, "instance-types", "", "instance-type catalogue for -f (a file in the shared/bench schema); default: the built-in catalogue of --region")
-	cmd.Flags().StringVar(&o.Region, "region", simulate.DefaultRegion, "region of the built-in catalogue, or with --cluster the cluster's AWS region")
+	cmd.Flags().StringVar(&o.Region, "region", simulate.DefaultRegion, "region of the built-in catalogue, or with --cluster the cluster's AWS region (default with --cluster: AWS_REGION, AWS_DEFAULT_REGION, the shared config's profile, else the cluster's topology.kubernetes.io/region label)")
 	cmd.Flags().Float64Var(&o.NodeCost, "node-cost", 0, "dollars per hour every new node costs beyond its instance and volumes (per-host licences: $15/host/month is 0.0205)")
 	return cmd
 }
@@ -171,6 +173,19 @@ func simulateCluster(cmd *cobra.Command, kubeconfig string, o simulate.Options) 
 	kube, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("connecting to the cluster, %w", err)
+	}
+	if o.InstanceTypesFile == "" {
+		// --region's default is the built-in catalogue's; the cluster's region is found as
+		// explain and doctor find it, the default kept only when nothing names one.
+		region, err := commandRegion(cmd, "region", kube, "")
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if region == "" {
+			fmt.Fprintf(cmd.ErrOrStderr(), "Region %s (--region's default: no NodeClaim or node of the cluster has a %s label)\n", o.Region, corev1.LabelTopologyRegion)
+		} else {
+			o.Region = region
+		}
 	}
 	cloud, err := explainCloud(cmd.Context(), kube, o.InstanceTypesFile, o.Region)
 	if err != nil {

@@ -33,22 +33,13 @@ const (
 // controller role's policy: the stack's world (opts.World) or, without one, a world of the
 // stack's cluster and region that keeps every other default of the demo world.
 func (s *Stack) seedPolicy() error {
-	f := s.World
-	if f == nil {
-		cat, err := catalog.Load()
-		if err != nil {
-			return fmt.Errorf("loading the instance-type catalogue, %w", err)
-		}
-		f = &world.File{Cluster: world.Cluster{Name: s.opts.ClusterName, Region: s.opts.Region}}
-		if err := f.Validate(cat); err != nil {
-			return fmt.Errorf("describing the demo world of cluster %s, %w", s.opts.ClusterName, err)
-		}
+	f, err := s.describeWorld()
+	if err != nil {
+		return err
 	}
-	// The controller is given a queue by the world, or by its flags without one.
-	queue := flagValue(s.opts.ControllerArgs, "--interruption-queue")
-	if s.World != nil && queue == "" {
-		queue = s.World.Cluster.InterruptionQueue
-	}
+	// The controller reads the queue Start chose: the world's (or the demo world's), or the
+	// one its flags give.
+	queue := s.InterruptionQueue
 	o := iampolicy.Options{
 		ClusterName: f.Cluster.Name, Region: f.Cluster.Region, AccountID: f.Cluster.AccountID,
 		NodeRoles: nodeRoleNames(f), InterruptionQueue: queue,
@@ -119,18 +110,36 @@ func nodeRoleNames(f *world.File) []string {
 	return out
 }
 
-// flagValue is the last value args give flag (as --flag value or --flag=value), or "".
-func flagValue(args []string, flag string) string {
-	var v string
+// flagValue is the last value args give flag (as --flag value or --flag=value); set is false
+// when args do not give it.
+func flagValue(args []string, flag string) (v string, set bool) {
 	for i, a := range args {
 		switch {
 		case a == flag && i+1 < len(args):
-			v = args[i+1]
+			v, set = args[i+1], true
 		case strings.HasPrefix(a, flag+"="):
-			v = strings.TrimPrefix(a, flag+"=")
+			v, set = strings.TrimPrefix(a, flag+"="), true
 		}
 	}
-	return v
+	return v, set
+}
+
+// describeWorld is the world the emulator seeds, its defaults filled in: the world file's, or
+// the demo world's, which awsemu seeds from its --cluster-name alone (its queue, node role and
+// account are the defaults world.File.Validate fills in, the same defaults the emulator uses).
+func (s *Stack) describeWorld() (*world.File, error) {
+	if s.World != nil {
+		return s.World, nil
+	}
+	cat, err := catalog.Load()
+	if err != nil {
+		return nil, fmt.Errorf("loading the instance-type catalogue, %w", err)
+	}
+	f := &world.File{Cluster: world.Cluster{Name: s.opts.ClusterName, Region: s.opts.Region}}
+	if err := f.Validate(cat); err != nil {
+		return nil, fmt.Errorf("describing the demo world of cluster %s, %w", s.opts.ClusterName, err)
+	}
+	return f, nil
 }
 
 // configureAudit makes the API server write the chart ServiceAccount's requests to AuditLogPath.

@@ -12,7 +12,8 @@ import (
 	"github.com/joinerhq/joiner/pkg/catalog"
 )
 
-// TestSeedPolicy: the world the emulator seeds holds the generated policy for the stack's
+// TestSeedPolicy: the controller reads the world's queue (the demo world's too) unless its flags
+// name another; the world the emulator seeds holds the generated policy for the stack's
 // cluster, account, node roles and queue as controllerPolicy, keeps the rest of the given world,
 // and loads back as a valid world.
 func TestSeedPolicy(t *testing.T) {
@@ -43,8 +44,10 @@ accessEntries: []
 		wantRoles []string
 		wantQueue string
 	}{
-		{name: "the demo world", args: []string{"--leader-elect=false"}, wantRoles: []string{"KarpenterNodeRole-demo"}},
-		{name: "the demo world with a queue flag", args: []string{"--interruption-queue", "demo"}, wantRoles: []string{"KarpenterNodeRole-demo"}, wantQueue: "demo"},
+		// The demo world has its queue, as joiner dev runs it: interruptions are handled there.
+		{name: "the demo world", args: []string{"--leader-elect=false"}, wantRoles: []string{"KarpenterNodeRole-demo"}, wantQueue: "demo"},
+		{name: "the demo world with a queue flag", args: []string{"--interruption-queue", "other"}, wantRoles: []string{"KarpenterNodeRole-demo"}, wantQueue: "other"},
+		{name: "the demo world, interruptions off", args: []string{"--interruption-queue="}, wantRoles: []string{"KarpenterNodeRole-demo"}},
 		{name: "a world", world: given, wantRoles: []string{"Nodes", "/teams/Batch", "/gpu/GPU"}, wantQueue: "prod-events"},
 	}
 	for _, tt := range tests {
@@ -53,6 +56,14 @@ accessEntries: []
 			if tt.world != nil {
 				s.opts.ClusterName, s.opts.Region, s.opts.World = tt.world.Cluster.Name, tt.world.Cluster.Region, givenPath
 			}
+			queue, err := s.interruptionQueue()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if queue != tt.wantQueue {
+				t.Errorf("the controller reads queue %q, want %q", queue, tt.wantQueue)
+			}
+			s.InterruptionQueue = queue
 			if err := s.seedPolicy(); err != nil {
 				t.Fatal(err)
 			}

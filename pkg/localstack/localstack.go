@@ -75,7 +75,10 @@ type Options struct {
 	Region string
 	// World is a world file (docs/world.md) the emulator seeds instead of the demo world. The
 	// controller then runs with the world's cluster name, region, controller access key and
-	// interruption queue. The file is validated before anything starts.
+	// interruption queue. The file is validated before anything starts. Without it the
+	// controller reads the demo world's interruption queue (named after the cluster), so that
+	// the stack handles interruptions either way; --interruption-queue in ControllerArgs
+	// overrides the queue (empty turns interruption handling off).
 	World string
 	// Samples applies config/samples (EC2NodeClass, NodePool, aws-auth, Deployment) once the
 	// stack is up.
@@ -113,6 +116,12 @@ type Stack struct {
 	// World is the world the emulator was seeded with, its defaults filled in; nil for the demo
 	// world.
 	World *world.File
+	// ClusterName and Region are the EKS cluster the emulator seeds and the controller manages,
+	// and its AWS region (what AWS_REGION should be for a client of EmulatorURL).
+	ClusterName, Region string
+	// InterruptionQueue is the SQS queue the controller reads interruption events from: the
+	// world's, or the demo world's; "" when ControllerArgs turned it off.
+	InterruptionQueue string
 	// ControllerKubeconfigPath is the kubeconfig the controller runs with: the chart's
 	// ServiceAccount's with Options.Helm, else KubeconfigPath.
 	ControllerKubeconfigPath string
@@ -166,6 +175,11 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		s.opts.Region = DefaultRegion
 	}
 	s.emulatorWorld = s.opts.World
+	s.ClusterName, s.Region = s.opts.ClusterName, s.opts.Region
+	var err error
+	if s.InterruptionQueue, err = s.interruptionQueue(); err != nil {
+		return nil, err
+	}
 	if s.opts.Helm != "" && s.opts.ChartDir == "" {
 		return nil, errors.New("running the controller as the chart's ServiceAccount needs the chart: set ChartDir with Helm")
 	}
@@ -178,6 +192,19 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		return nil, errors.Join(err, s.Stop())
 	}
 	return s, nil
+}
+
+// interruptionQueue is the queue the controller is to read: --interruption-queue of
+// ControllerArgs when they give it, else the world's or the demo world's.
+func (s *Stack) interruptionQueue() (string, error) {
+	if q, set := flagValue(s.opts.ControllerArgs, "--interruption-queue"); set {
+		return q, nil
+	}
+	w, err := s.describeWorld()
+	if err != nil {
+		return "", err
+	}
+	return w.Cluster.InterruptionQueue, nil
 }
 
 // loadWorld reads opts.World and sets the cluster name and region from it, which must not
@@ -335,7 +362,7 @@ func (s *Stack) startEmulator(ctx context.Context, logs string) error {
 	if err := waitHTTP(wait, p, s.EmulatorURL+"/_awsemu/instances", s.status); err != nil {
 		return err
 	}
-	fmt.Fprintf(s.out, "AWS emulator at %s (cluster %s, instances at %s/_awsemu/instances)\n", s.EmulatorURL, s.opts.ClusterName, s.EmulatorURL)
+	fmt.Fprintf(s.out, "AWS emulator at %s (cluster %s in %s, instances at %s/_awsemu/instances)\n", s.EmulatorURL, s.opts.ClusterName, s.opts.Region, s.EmulatorURL)
 	return nil
 }
 
@@ -356,7 +383,11 @@ func (s *Stack) startController(ctx context.Context, logs string) error {
 	key := ControllerAccessKey
 	if s.World != nil {
 		key = s.World.ControllerAccessKeyID
-		args = append(args, "--interruption-queue", s.World.Cluster.InterruptionQueue)
+	}
+	// The queue is the world's or the demo world's, as an operator installing Joiner beside
+	// Karpenter's EventBridge rules gives it; ControllerArgs, after it, may override it.
+	if s.InterruptionQueue != "" {
+		args = append(args, "--interruption-queue", s.InterruptionQueue)
 	}
 	p := &Process{
 		Name: "joiner-controller", Path: s.opts.JoinerPath, LogPath: filepath.Join(logs, "joiner-controller.log"),
@@ -375,7 +406,11 @@ func (s *Stack) startController(ctx context.Context, logs string) error {
 	if err := waitHTTP(wait, p, "http://"+health+"/readyz", s.status); err != nil {
 		return err
 	}
-	fmt.Fprintf(s.out, "joiner controller running (pid %d, metrics %s)\n", p.Pid(), s.ControllerMetricsURL)
+	queue := "interruption queue " + s.InterruptionQueue
+	if s.InterruptionQueue == "" {
+		queue = "no interruption queue"
+	}
+	fmt.Fprintf(s.out, "joiner controller running (pid %d, metrics %s, %s)\n", p.Pid(), s.ControllerMetricsURL, queue)
 	return nil
 }
 
