@@ -23,8 +23,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/joinerhq/joiner/internal/testenv"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/operator"
 )
 
 // interruptionHandledWithin is how soon after a spot interruption warning the demo stack must
@@ -45,7 +45,7 @@ func TestDevDemoWorldOutOfTheBox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scheme, err := testenv.NewScheme()
+	scheme, err := operator.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}
