@@ -213,7 +213,7 @@ func TestMalformedWorldsStartNothing(t *testing.T) {
 		{vpc + "subnets: [{subnetId: subnet-1, availabilityZone: us-west-2a, cidrBlock: 10.0.0.0/24}]\n", "subnets[0].subnetId"},
 		{"cluster: {name: prod}\nsecurityGroups: [{groupId: sg-1}]\n", "securityGroups[0].groupId"},
 		{"cluster: {name: prod}\naccessEntries: [{principalArn: arn:aws:iam::111122223333:role/KarpenterNodeRole-prod, type: NODE}]\n", "accessEntries[0].type"},
-		{"cluster: {name: prod}\naccessEntries: [{principalArn: arn:aws:iam::111122223333:role/Gone, type: EC2_LINUX}]\n", "accessEntries[0].principalArn"},
+		{"cluster: {name: prod}\naccessEntries: [{principalArn: arn:aws:iam::999999999999:role/NodeRole, type: EC2_LINUX}]\n", "accessEntries[0].principalArn"},
 		{"cluster: {name: prod}\naccessEntries: [{principalArn: arn:aws:iam::111122223333:role/JoinerControllerRole, clusterName: other}]\n", "accessEntries[0].clusterName"},
 		{"cluster: {name: prod}\ninstanceProfiles: [{instanceProfileName: p, roles: [arn:aws:iam::111122223333:role/Gone]}]\n", "instanceProfiles[0].roles[0]"},
 		{"cluster: {name: prod}\nnodeRoles: [{name: node-role, path: nodes}]\n", "nodeRoles[0].path"},
@@ -228,7 +228,11 @@ func TestMalformedWorldsStartNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out strings.Builder
-			err := run(t.Context(), []string{"--listen", "127.0.0.1:0", "--world", path}, &out)
+			// A world that is accepted serves until the context ends: the timeout turns that
+			// into a failure instead of a hang.
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			err := run(ctx, []string{"--listen", "127.0.0.1:0", "--world", path}, &out)
 			if err == nil || !strings.Contains(err.Error(), tt.path+":") {
 				t.Fatalf("run error = %v, want one naming %s", err, tt.path)
 			}
