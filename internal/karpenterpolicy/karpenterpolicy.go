@@ -119,3 +119,28 @@ func Document(o Options) iampolicy.Document {
 	}
 	return iampolicy.Document{Version: "2012-10-17", Statement: statements}
 }
+
+// JoinerDiagnostics are the statements Joiner's diagnostics need beyond Document, as `joiner
+// iam-policy` writes them (pkg/aws/iampolicy): the EC2NodeClass join check's reads of the
+// cluster's access entries and of nodeRoles, decoding a denied launch's authorization message,
+// and reading the console output of the cluster's instances. Without them Joiner runs, with a
+// less precise diagnosis. Their Sids start with Joiner.
+func JoinerDiagnostics(o Options, nodeRoles ...string) []iampolicy.Statement {
+	p, r, a, c := iampolicy.Partition(o.Region), o.Region, o.AccountID, o.ClusterName
+	roles := make([]string, 0, len(nodeRoles))
+	for _, name := range nodeRoles {
+		roles = append(roles, fmt.Sprintf("arn:%s:iam::%s:role/%s", p, a, name))
+	}
+	statements := []iampolicy.Statement{
+		{Sid: "JoinerNodeJoinCheckAccessEntryReads", Action: []string{"eks:ListAccessEntries"}, Resource: []string{fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", p, r, a, c)}},
+		{Sid: "JoinerNodeJoinCheckAccessEntryDescribe", Action: []string{"eks:DescribeAccessEntry"}, Resource: []string{fmt.Sprintf("arn:%s:eks:%s:%s:access-entry/%s/*", p, r, a, c)}},
+		{Sid: "JoinerNodeJoinCheckRoleReads", Action: []string{"iam:GetRole"}, Resource: roles},
+		{Sid: "JoinerDecodingAuthorizationFailures", Action: []string{"sts:DecodeAuthorizationMessage"}, Resource: []string{"*"}},
+		{Sid: "JoinerInstanceConsoleRead", Action: []string{"ec2:GetConsoleOutput"}, Resource: []string{fmt.Sprintf("arn:%s:ec2:%s:*:instance/*", p, r)},
+			Condition: condition{"StringEquals": {"aws:ResourceTag/kubernetes.io/cluster/" + c: {"owned"}}, "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": {"*"}}}},
+	}
+	for i := range statements {
+		statements[i].Effect = "Allow"
+	}
+	return statements
+}
