@@ -64,6 +64,44 @@ func TestKarpenterDocumentedPolicy(t *testing.T) {
 		}
 		claims = append(claims, claim)
 	}
+	checkLaunchTemplateTags(t, e)
+	for _, claim := range claims {
+		if err := e.provider.Delete(t.Context(), claim); err != nil {
+			t.Errorf("terminating %s: %v", claim.Name, err)
+		}
+		if got := e.instance(instance.InstanceID(claim.Status.ProviderID)); got.State != state.InstanceShuttingDown && got.State != state.InstanceTerminated {
+			t.Errorf("instance of %s is %s after Delete", claim.Name, got.State)
+		}
+	}
+
+	e.clock.Step(launchtemplate.UnusedTTL + 1)
+	templates := launchtemplate.NewProvider(e.clients.EC2, seed.ClusterName, e.clock)
+	if deleted, err := templates.GarbageCollect(t.Context()); err != nil || len(deleted) != 2 {
+		t.Errorf("collecting launch templates: deleted %q, %v", deleted, err)
+	}
+
+	readInterruptionQueue(t, e, seed.ClusterName)
+	if err := e.provider.cfg.Prices.Refresh(t.Context()); err != nil {
+		t.Errorf("reading prices: %v", err)
+	}
+	if err := instanceprofile.NewProvider(e.clients.IAM, seed.ClusterName, "us-west-2").Delete(t.Context(), e.nodeClass); err != nil {
+		t.Errorf("deleting the instance profile: %v", err)
+	}
+
+	e.state.View(func(w *state.World) {
+		controller := w.IAM.Roles[seed.ControllerRole].ARN
+		for _, d := range w.IAM.Decisions {
+			if d.Role == controller && !d.Allowed && !slices.Contains(beyondKarpenter, d.Action) {
+				t.Errorf("Karpenter's policy denied %s on %s", d.Action, d.Resource)
+			}
+		}
+	})
+}
+
+// checkLaunchTemplateTags fails the test unless there are two launch templates (on-demand and
+// Spot), each, and the network interfaces of its launches, tagged as Karpenter's are.
+func checkLaunchTemplateTags(t *testing.T, e *env) {
+	t.Helper()
 	e.state.View(func(w *state.World) {
 		r := w.Regions["us-west-2"]
 		if len(r.LaunchTemplates) != 2 {
@@ -80,28 +118,19 @@ func TestKarpenterDocumentedPolicy(t *testing.T) {
 			}
 		}
 	})
-	for _, claim := range claims {
-		if err := e.provider.Delete(t.Context(), claim); err != nil {
-			t.Errorf("terminating %s: %v", claim.Name, err)
-		}
-		if got := e.instance(instance.InstanceID(claim.Status.ProviderID)); got.State != state.InstanceShuttingDown && got.State != state.InstanceTerminated {
-			t.Errorf("instance of %s is %s after Delete", claim.Name, got.State)
-		}
-	}
+}
 
-	e.clock.Step(launchtemplate.UnusedTTL + 1)
-	templates := launchtemplate.NewProvider(e.clients.EC2, seed.ClusterName, e.clock)
-	if deleted, err := templates.GarbageCollect(t.Context()); err != nil || len(deleted) != 2 {
-		t.Errorf("collecting launch templates: deleted %q, %v", deleted, err)
-	}
-
+// readInterruptionQueue sends an interruption message, as EventBridge would, and reads and
+// deletes the queue's messages as the controller does.
+func readInterruptionQueue(t *testing.T, e *env, name string) {
+	t.Helper()
 	// An interruption message, sent as EventBridge would, read and deleted by the controller.
 	admin, err := sdk.LoadConfig(t.Context(), sdk.Options{Region: "us-west-2", Endpoint: e.url, MaxAttempts: 1,
 		Credentials: credentials.NewStaticCredentialsProvider(authz.AdminAccessKey, "secret", "")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	queue := interruption.NewQueue(e.clients.SQS, seed.ClusterName)
+	queue := interruption.NewQueue(e.clients.SQS, name)
 	url, err := queue.URL(t.Context())
 	if err != nil {
 		t.Fatalf("interruption queue URL: %v", err)
@@ -119,19 +148,4 @@ func TestKarpenterDocumentedPolicy(t *testing.T) {
 			t.Errorf("deleting a message: %v", err)
 		}
 	}
-	if err := e.provider.cfg.Prices.Refresh(t.Context()); err != nil {
-		t.Errorf("reading prices: %v", err)
-	}
-	if err := instanceprofile.NewProvider(e.clients.IAM, seed.ClusterName, "us-west-2").Delete(t.Context(), e.nodeClass); err != nil {
-		t.Errorf("deleting the instance profile: %v", err)
-	}
-
-	e.state.View(func(w *state.World) {
-		controller := w.IAM.Roles[seed.ControllerRole].ARN
-		for _, d := range w.IAM.Decisions {
-			if d.Role == controller && !d.Allowed && !slices.Contains(beyondKarpenter, d.Action) {
-				t.Errorf("Karpenter's policy denied %s on %s", d.Action, d.Resource)
-			}
-		}
-	})
 }
