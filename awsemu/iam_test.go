@@ -233,3 +233,30 @@ func TestCreationTagging(t *testing.T) {
 		t.Errorf("tagged instance profile with iam:TagInstanceProfile: %v", err)
 	}
 }
+
+// TestCreationTaggingResourceTags: at creation, iam:TagInstanceProfile sees the new profile's
+// tags (the request's) as aws:ResourceTag, so a statement conditioned on both aws:ResourceTag and
+// aws:RequestTag, as Karpenter's AllowScopedInstanceProfileTagActions is, lets the controller
+// create its tagged profiles; a profile requested without the cluster tag is still denied.
+func TestCreationTaggingResourceTags(t *testing.T) {
+	e := newEnv(t)
+	e.setControllerPolicy(t, `{"Version":"2012-10-17","Statement":[
+		{"Effect":"Allow","Action":"iam:CreateInstanceProfile","Resource":"*"},
+		{"Effect":"Allow","Action":"iam:TagInstanceProfile","Resource":"*","Condition":{"StringEquals":{
+			"aws:ResourceTag/kubernetes.io/cluster/demo":"owned","aws:RequestTag/kubernetes.io/cluster/demo":"owned"}}}]}`)
+	profile := func(name, cluster string) error {
+		_, err := e.iam.CreateInstanceProfile(t.Context(), &iam.CreateInstanceProfileInput{InstanceProfileName: aws.String(name),
+			Tags: []iamtypes.Tag{{Key: aws.String("kubernetes.io/cluster/" + cluster), Value: aws.String("owned")}}})
+		return err
+	}
+	if err := profile("ours", "demo"); err != nil {
+		t.Errorf("profile created with the cluster tag: %v", err)
+	}
+	wantCode(t, profile("theirs", "other"), "AccessDenied", "profile created with another cluster's tag")
+	// Tagging an existing profile still reads its stored tags: "theirs" was not created.
+	_, err := e.iam.TagInstanceProfile(t.Context(), &iam.TagInstanceProfileInput{InstanceProfileName: aws.String("ours"),
+		Tags: []iamtypes.Tag{{Key: aws.String("kubernetes.io/cluster/demo"), Value: aws.String("owned")}}})
+	if err != nil {
+		t.Errorf("tagging the cluster's own profile: %v", err)
+	}
+}

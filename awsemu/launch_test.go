@@ -454,3 +454,59 @@ func TestCreateFleetClientToken(t *testing.T) {
 		t.Errorf("another token: %+v, %v", out, err)
 	}
 }
+
+// TestRunInstancesNetworkInterfaceTags: the network interface a launch creates is authorized
+// with its own tags (the request's network-interface TagSpecification, or the launch template's)
+// as aws:RequestTag, and, being tagged, needs ec2:CreateTags with ec2:CreateAction: a policy
+// that allows network-interface/* only with the cluster tag, as Karpenter's does, denies an
+// untagged one.
+func TestRunInstancesNetworkInterfaceTags(t *testing.T) {
+	e := newEnv(t)
+	f := e.fixture(t)
+	e.setControllerPolicy(t, `{"Version":"2012-10-17","Statement":[
+		{"Effect":"Allow","Action":"ec2:RunInstances","NotResource":"arn:aws:ec2:*:*:network-interface/*"},
+		{"Effect":"Allow","Action":"ec2:RunInstances","Resource":"arn:aws:ec2:*:*:network-interface/*",
+		 "Condition":{"StringEquals":{"aws:RequestTag/kubernetes.io/cluster/demo":"owned"}}},
+		{"Effect":"Allow","Action":"ec2:CreateTags","Resource":"*","Condition":{"StringEquals":{"ec2:CreateAction":"RunInstances"}}},
+		{"Effect":"Allow","Action":"iam:PassRole","Resource":"*"}]}`)
+	owned := []ec2types.Tag{{Key: aws.String("kubernetes.io/cluster/demo"), Value: aws.String("owned")}}
+	run := func(specs ...ec2types.TagSpecification) string {
+		_, err := e.ec2.RunInstances(t.Context(), &ec2.RunInstancesInput{
+			DryRun: aws.Bool(true), MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
+			ImageId: aws.String(f.amd64AMI), InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets[e.zone("b")]),
+			SecurityGroupIds: []string{f.group}, TagSpecifications: specs,
+		})
+		return errorCode(t, err)
+	}
+	instance := ec2types.TagSpecification{ResourceType: ec2types.ResourceTypeInstance, Tags: owned}
+	if code := run(instance); code != "UnauthorizedOperation" {
+		t.Errorf("untagged network interface: %s, want UnauthorizedOperation", code)
+	}
+	if code := run(instance, ec2types.TagSpecification{ResourceType: ec2types.ResourceTypeNetworkInterface, Tags: owned}); code != "DryRunOperation" {
+		t.Errorf("network interface tagged by the request: %s, want DryRunOperation", code)
+	}
+	_, err := e.ec2.CreateLaunchTemplate(t.Context(), &ec2.CreateLaunchTemplateInput{LaunchTemplateName: aws.String("eni-tagged"),
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(f.amd64AMI), SecurityGroupIds: []string{f.group},
+			TagSpecifications: []ec2types.LaunchTemplateTagSpecificationRequest{{ResourceType: ec2types.ResourceTypeNetworkInterface, Tags: owned}}}})
+	if err == nil {
+		t.Fatal("CreateLaunchTemplate allowed by a policy without it")
+	}
+	e.setControllerPolicy(t, state.AllowAllPolicy)
+	if _, err := e.ec2.CreateLaunchTemplate(t.Context(), &ec2.CreateLaunchTemplateInput{LaunchTemplateName: aws.String("eni-tagged"),
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(f.amd64AMI), SecurityGroupIds: []string{f.group},
+			TagSpecifications: []ec2types.LaunchTemplateTagSpecificationRequest{{ResourceType: ec2types.ResourceTypeNetworkInterface, Tags: owned}}}}); err != nil {
+		t.Fatal(err)
+	}
+	e.setControllerPolicy(t, `{"Version":"2012-10-17","Statement":[
+		{"Effect":"Allow","Action":"ec2:RunInstances","NotResource":"arn:aws:ec2:*:*:network-interface/*"},
+		{"Effect":"Allow","Action":"ec2:RunInstances","Resource":"arn:aws:ec2:*:*:network-interface/*",
+		 "Condition":{"StringEquals":{"aws:RequestTag/kubernetes.io/cluster/demo":"owned"}}},
+		{"Effect":"Allow","Action":"ec2:CreateTags","Resource":"*","Condition":{"StringEquals":{"ec2:CreateAction":"RunInstances"}}}]}`)
+	_, err = e.ec2.RunInstances(t.Context(), &ec2.RunInstancesInput{
+		DryRun: aws.Bool(true), MinCount: aws.Int32(1), MaxCount: aws.Int32(1), InstanceType: ec2types.InstanceTypeM5Large,
+		SubnetId: aws.String(f.subnets[e.zone("b")]), LaunchTemplate: &ec2types.LaunchTemplateSpecification{LaunchTemplateName: aws.String("eni-tagged")},
+	})
+	if code := errorCode(t, err); code != "DryRunOperation" {
+		t.Errorf("network interface tagged by the launch template: %s, want DryRunOperation", code)
+	}
+}

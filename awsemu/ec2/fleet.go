@@ -209,6 +209,9 @@ func fleetLaunch(w *state.World, r *state.Region, p authz.Principal, c candidate
 		action: "CreateFleet", lt: lt, data: data, instanceType: c.override.InstanceType, subnetID: c.override.SubnetID,
 		zone: c.override.AvailabilityZone, capacityType: capacityType,
 		instanceTags: merge(data.InstanceTags, specTags(specs, "instance")), volumeTags: merge(data.VolumeTags, specTags(specs, "volume")),
+		// CreateFleet's TagSpecifications tag the fleet, instances and volumes; network interfaces
+		// and Spot requests take the launch template's tags.
+		networkInterfaceTags: data.NetworkInterfaceTags, spotRequestTags: data.SpotRequestTags,
 	}
 	if spec.instanceType == "" {
 		spec.instanceType = data.InstanceType
@@ -320,6 +323,8 @@ func runSpec(r *state.Region, f wire.Form, specs []wire.TagSpecification) (launc
 	}
 	spec.instanceTags = merge(spec.data.InstanceTags, specTags(specs, "instance"))
 	spec.volumeTags = merge(spec.data.VolumeTags, specTags(specs, "volume"))
+	spec.networkInterfaceTags = merge(spec.data.NetworkInterfaceTags, specTags(specs, "network-interface"))
+	spec.spotRequestTags = merge(spec.data.SpotRequestTags, specTags(specs, "spot-instances-request"))
 	return spec, nil
 }
 

@@ -24,6 +24,10 @@ type launchSpec struct {
 	capacityType string
 	instanceTags state.Tags
 	volumeTags   state.Tags
+	// networkInterfaceTags and spotRequestTags tag the network interface and the Spot Instance
+	// request the launch creates.
+	networkInterfaceTags state.Tags
+	spotRequestTags      state.Tags
 }
 
 // resolved is a launchSpec checked against the world.
@@ -115,6 +119,14 @@ func resolveProfile(w *state.World, out *resolved) error {
 
 // permissions lists what launching res needs: RunInstances on every resource it touches or
 // creates, CreateTags on what it tags, and iam:PassRole on the instance profile's role.
+//
+// A resource created with tags is authorized as AWS documents tag-on-create (EC2 User Guide,
+// "Grant permission to tag resources during creation"): the creating action (ec2:RunInstances,
+// also for CreateFleet's launches) on the new resource with aws:RequestTag/KEY and aws:TagKeys of
+// the tags it is created with, and, since tags are specified, ec2:CreateTags on it with
+// ec2:CreateAction naming the API call. That holds for every resource a launch tags: the
+// instance, its volumes, its network interface and its Spot Instance request, each with its own
+// tags (the request's TagSpecification of that resource type over the launch template's).
 func permissions(w *state.World, r *state.Region, res *resolved) []policy.Request {
 	s := res.spec
 	run := func(kind, id string, ctx map[string][]string) policy.Request {
@@ -129,7 +141,7 @@ func permissions(w *state.World, r *state.Region, res *resolved) []policy.Reques
 	reqs := []policy.Request{
 		run("instance", "*", instCtx),
 		run("volume", "*", requestContext(map[string][]string{"ec2:AvailabilityZone": {res.subnet.Zone}}, s.volumeTags)),
-		run("network-interface", "*", map[string][]string{"ec2:Subnet": {arn(w, r.Name, "subnet", res.subnet.ID)}}),
+		run("network-interface", "*", requestContext(map[string][]string{"ec2:Subnet": {arn(w, r.Name, "subnet", res.subnet.ID)}}, s.networkInterfaceTags)),
 		run("subnet", res.subnet.ID, resourceContext(map[string][]string{"ec2:AvailabilityZone": {res.subnet.Zone}, "ec2:Vpc": {arn(w, r.Name, "vpc", res.subnet.VPCID)}}, res.subnet.Tags)),
 		run("image", res.image.ID, resourceContext(map[string][]string{"ec2:Owner": {ownerOf(res.image)}}, res.image.Tags)),
 	}
@@ -139,16 +151,22 @@ func permissions(w *state.World, r *state.Region, res *resolved) []policy.Reques
 	if s.lt != nil {
 		reqs = append(reqs, run("launch-template", s.lt.ID, resourceContext(nil, s.lt.Tags)))
 	}
+	tagged := []struct {
+		kind string
+		tags state.Tags
+	}{{"instance", s.instanceTags}, {"volume", s.volumeTags}, {"network-interface", s.networkInterfaceTags}}
 	if s.capacityType == state.CapacitySpot {
-		reqs = append(reqs, run("spot-instances-request", "*", requestContext(nil, s.instanceTags)))
+		reqs = append(reqs, run("spot-instances-request", "*", requestContext(nil, s.spotRequestTags)))
+		tagged = append(tagged, struct {
+			kind string
+			tags state.Tags
+		}{"spot-instances-request", s.spotRequestTags})
 	}
-	if len(s.instanceTags) > 0 {
-		reqs = append(reqs, policy.Request{Action: "ec2:CreateTags", Resource: arn(w, r.Name, "instance", "*"),
-			Context: requestContext(map[string][]string{"ec2:CreateAction": {s.action}}, s.instanceTags)})
-	}
-	if len(s.volumeTags) > 0 {
-		reqs = append(reqs, policy.Request{Action: "ec2:CreateTags", Resource: arn(w, r.Name, "volume", "*"),
-			Context: requestContext(map[string][]string{"ec2:CreateAction": {s.action}}, s.volumeTags)})
+	for _, t := range tagged {
+		if len(t.tags) > 0 {
+			reqs = append(reqs, policy.Request{Action: "ec2:CreateTags", Resource: arn(w, r.Name, t.kind, "*"),
+				Context: requestContext(map[string][]string{"ec2:CreateAction": {s.action}}, t.tags)})
+		}
 	}
 	if res.profile != nil && res.profile.RoleName != "" {
 		if role := w.IAM.Roles[res.profile.RoleName]; role != nil {

@@ -112,6 +112,7 @@ func launchTemplateData(f wire.Form, prefix string) state.LaunchTemplateData {
 		SecurityGroupIDs:   f.List(prefix + "SecurityGroupId"),
 		MetadataHTTPTokens: f.String(prefix + "MetadataOptions.HttpTokens"),
 		InstanceTags:       specTags(specs, "instance"), VolumeTags: specTags(specs, "volume"),
+		NetworkInterfaceTags: specTags(specs, "network-interface"), SpotRequestTags: specTags(specs, "spot-instances-request"),
 	}
 	d.MetadataHopLimit, _ = f.Int(prefix+"MetadataOptions.HttpPutResponseHopLimit", 1)
 	for _, bd := range f.Indexed(prefix + "BlockDeviceMapping") {

@@ -248,9 +248,21 @@ func createInstanceProfile(w *state.World, call wire.Call, f wire.Form) (any, er
 	if err := authorize(w, call, "iam:CreateInstanceProfile", profileARN(w, name), requestContext(tags)); err != nil {
 		return nil, err
 	}
-	// Tagging on creation needs iam:TagInstanceProfile as well, as AWS authorizes it.
+	// Tagging on creation needs iam:TagInstanceProfile as well, as AWS authorizes tag-on-create
+	// (the EC2 User Guide's "Grant permission to tag resources during creation" states it for
+	// ec2:CreateTags; IAM's tagging actions work alike). The context is the request's tags as
+	// aws:RequestTag/KEY and aws:TagKeys (IAM User Guide, "Controlling access during AWS
+	// requests"), and, the profile being created with them, as its aws:ResourceTag/KEY: Karpenter's
+	// documented controller policy (v1, AllowScopedInstanceProfileTagActions) allows
+	// iam:TagInstanceProfile only where aws:ResourceTag and aws:RequestTag both name the cluster,
+	// region and node class, and Karpenter (pkg/providers/instanceprofile) creates its profiles
+	// with those tags in the one CreateInstanceProfile call, which AWS allows under that policy.
 	if len(tags) > 0 {
-		if err := authorize(w, call, "iam:TagInstanceProfile", profileARN(w, name), requestContext(tags)); err != nil {
+		ctx := requestContext(tags)
+		for k, v := range resourceContext(tags) {
+			ctx[k] = v
+		}
+		if err := authorize(w, call, "iam:TagInstanceProfile", profileARN(w, name), ctx); err != nil {
 			return nil, err
 		}
 	}

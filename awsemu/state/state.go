@@ -343,16 +343,20 @@ type LaunchTemplate struct {
 
 // LaunchTemplateData is what a launch template fixes for the instances it launches.
 type LaunchTemplateData struct {
-	ImageID                string
-	InstanceType           string
-	UserData               string // base64, as sent
-	InstanceProfileName    string
-	InstanceProfileARN     string
-	SecurityGroupIDs       []string
-	MetadataHTTPTokens     string
-	MetadataHopLimit       int
-	InstanceTags           Tags
-	VolumeTags             Tags
+	ImageID             string
+	InstanceType        string
+	UserData            string // base64, as sent
+	InstanceProfileName string
+	InstanceProfileARN  string
+	SecurityGroupIDs    []string
+	MetadataHTTPTokens  string
+	MetadataHopLimit    int
+	InstanceTags        Tags
+	VolumeTags          Tags
+	// NetworkInterfaceTags and SpotRequestTags are the template's tags for the network
+	// interfaces and the Spot Instance requests a launch creates.
+	NetworkInterfaceTags   Tags
+	SpotRequestTags        Tags
 	RootVolumeSizeGiB      int
 	AssociatePublicAddress bool
 }

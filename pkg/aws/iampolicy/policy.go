@@ -114,8 +114,8 @@ func (d Document) Actions() []string {
 // actions of Calls only, and every write is conditioned on the tags Joiner's own resources carry:
 //
 //   - launching (RunInstances, CreateFleet) may read any image and snapshot, the subnets and
-//     security groups of the region, create network interfaces and spot requests, and use the
-//     cluster's launch templates; the instance, its volumes and the fleet must be requested with
+//     security groups of the region, and use the cluster's launch templates; the instance, its
+//     volumes, network interface and Spot request and the fleet must be requested with
 //     kubernetes.io/cluster/<name>=owned and a karpenter.sh/nodepool tag;
 //   - launch templates are created with the cluster tag and a karpenter.k8s.aws/ec2nodeclass tag;
 //   - tags are written only while creating those resources (ec2:CreateAction);
@@ -159,6 +159,10 @@ func New(o Options) Document {
 		roles = append(roles, fmt.Sprintf("arn:%s:iam::%s:role/%s", p, a, strings.TrimPrefix(name, "/")))
 	}
 
+	// What a launch creates, each tagged on creation with the cluster and NodePool tags: the
+	// fleet, instance and volumes by the launch's TagSpecifications, the network interface and
+	// the Spot request by the launch template's.
+	launched := []string{ec2(a, "fleet"), ec2(a, "instance"), ec2(a, "volume"), ec2(a, "network-interface"), ec2(a, "spot-instances-request")}
 	statements := []Statement{
 		{
 			Sid: "AllowScopedEC2LaunchResources", Action: []string{"ec2:CreateFleet", "ec2:RunInstances"},
@@ -168,8 +172,6 @@ func New(o Options) Document {
 				// Shared-VPC subnets and their security groups belong to another account.
 				ec2("*", "security-group"),
 				ec2("*", "subnet"),
-				ec2(a, "network-interface"),
-				ec2(a, "spot-instances-request"),
 			},
 		},
 		{
@@ -179,7 +181,7 @@ func New(o Options) Document {
 		},
 		{
 			Sid: "AllowScopedEC2InstanceActionsWithTags", Action: []string{"ec2:CreateFleet", "ec2:RunInstances"},
-			Resource:  []string{ec2(a, "fleet"), ec2(a, "instance"), ec2(a, "volume")},
+			Resource:  launched,
 			Condition: requestTags(v1.NodePoolLabelKey),
 		},
 		{
@@ -189,7 +191,7 @@ func New(o Options) Document {
 		},
 		{
 			Sid: "AllowScopedInstanceCreationTagging", Action: []string{"ec2:CreateTags"},
-			Resource:  []string{ec2(a, "fleet"), ec2(a, "instance"), ec2(a, "volume")},
+			Resource:  launched,
 			Condition: creationTagging(v1.NodePoolLabelKey, "CreateFleet", "RunInstances"),
 		},
 		{

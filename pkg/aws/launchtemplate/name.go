@@ -29,8 +29,13 @@ type Options struct {
 	MetadataOptions          *awsv1.MetadataOptions
 	AssociatePublicIPAddress *bool
 	DetailedMonitoring       bool
-	Tags                     map[string]string
-	CapacityReservationID    string
+	// Tags tag the template itself and the network interfaces (and, for Spot, the Spot
+	// requests) its launches create.
+	Tags                  map[string]string
+	CapacityReservationID string
+	// CapacityType is the capacity type the template launches: with v1.CapacityTypeSpot its
+	// launches tag their Spot requests too.
+	CapacityType string
 }
 
 // Name is the launch template name for the options: NamePrefix and 32 hex digits of a SHA-256
@@ -46,11 +51,17 @@ func Name(o Options) (string, error) {
 	return NamePrefix + hex.EncodeToString(sum[:16]), nil
 }
 
-// NewOptions are the launch template options of a node class for one image and userData: its
-// resolved instance profile and security groups, its volumes (BlockDeviceMappings), metadata
-// options, public address choice, monitoring, and tags (spec.tags with the cluster's and the
-// node class's own).
-func NewOptions(clusterName string, nodeClass *awsv1.EC2NodeClass, imageID, userData string) Options {
+// NewOptions are the launch template options of a node class, for the NodePool nodePool and
+// capacityType (v1.CapacityTypeSpot or on-demand), for one image and userData: its resolved
+// instance profile and security groups, its volumes (BlockDeviceMappings), metadata options,
+// public address choice, monitoring, and tags: spec.tags with the cluster's, the NodePool's and
+// the node class's own, as Karpenter tags its launch templates (pkg/utils GetTags: the cluster
+// tag owned, karpenter.sh/nodepool, eks:eks-cluster-name, karpenter.k8s.aws/ec2nodeclass).
+// Karpenter's documented controller policy allows launching from, and deleting, only launch
+// templates with a karpenter.sh/nodepool tag, so the NodePool is part of the template's identity
+// (as it already is of its userData, whose node labels name it), and so is the capacity type,
+// which decides whether the template tags Spot requests.
+func NewOptions(clusterName string, nodeClass *awsv1.EC2NodeClass, nodePool, capacityType, imageID, userData string) Options {
 	groups := make([]string, 0, len(nodeClass.Status.SecurityGroups))
 	for _, g := range nodeClass.Status.SecurityGroups {
 		groups = append(groups, g.ID)
@@ -61,13 +72,14 @@ func NewOptions(clusterName string, nodeClass *awsv1.EC2NodeClass, imageID, user
 	}
 	tags[awsv1.TagKeyPrefixCluster+clusterName] = "owned"
 	tags[awsv1.TagKeyEKSClusterName] = clusterName
+	tags[awsv1.TagKeyNodePool] = nodePool
 	tags[awsv1.TagKeyNodeClass] = nodeClass.Name
 	return Options{
 		ClusterName: clusterName, ImageID: imageID, UserData: userData, InstanceProfile: nodeClass.Status.InstanceProfile,
 		SecurityGroupIDs: groups, BlockDeviceMappings: BlockDeviceMappings(nodeClass), MetadataOptions: nodeClass.Spec.MetadataOptions,
 		AssociatePublicIPAddress: nodeClass.Spec.AssociatePublicIPAddress,
 		DetailedMonitoring:       nodeClass.Spec.DetailedMonitoring != nil && *nodeClass.Spec.DetailedMonitoring,
-		Tags:                     tags,
+		Tags:                     tags, CapacityType: capacityType,
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/clock"
 
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 )
 
 // EC2API is what Provider calls; *ec2.Client satisfies it.
@@ -125,7 +126,7 @@ func (p *Provider) Forget(name string) {
 // CreateInput is the CreateLaunchTemplate request for the options (with DryRun for validation):
 // image, base64 userData, instance profile, security groups (on the primary network interface
 // when a public address is chosen), block devices, metadata options, monitoring, and the tags on
-// the template itself.
+// the template itself and on the network interfaces and Spot requests of its launches.
 func CreateInput(name string, o Options, dryRun bool) *ec2.CreateLaunchTemplateInput {
 	data := &ec2types.RequestLaunchTemplateData{
 		ImageId:            aws.String(o.ImageID),
@@ -158,6 +159,15 @@ func CreateInput(name string, o Options, dryRun bool) *ec2.CreateLaunchTemplateI
 	in := &ec2.CreateLaunchTemplateInput{LaunchTemplateName: aws.String(name), LaunchTemplateData: data, DryRun: aws.Bool(dryRun)}
 	if len(tags) > 0 {
 		in.TagSpecifications = []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: tags}}
+		// The network interface (and the Spot request) of every launch carry the template's
+		// tags, as Karpenter's launch templates give them: CreateFleet's TagSpecifications cannot
+		// tag them, and Karpenter's controller policy creates network-interface/* and
+		// spot-instances-request/* only with the cluster and NodePool tags.
+		data.TagSpecifications = []ec2types.LaunchTemplateTagSpecificationRequest{{ResourceType: ec2types.ResourceTypeNetworkInterface, Tags: tags}}
+		if o.CapacityType == v1.CapacityTypeSpot {
+			data.TagSpecifications = append(data.TagSpecifications,
+				ec2types.LaunchTemplateTagSpecificationRequest{ResourceType: ec2types.ResourceTypeSpotInstancesRequest, Tags: tags})
+		}
 	}
 	return in
 }

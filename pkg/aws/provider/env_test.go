@@ -59,6 +59,13 @@ func newEnvWith(t *testing.T, mutate func(*awsv1.EC2NodeClass)) *env {
 // resolves to. Instances boot only when a test drives awsemu.Kubelets over e.state.
 func newEnvAnyStatus(t *testing.T, mutate func(*awsv1.EC2NodeClass)) *env {
 	t.Helper()
+	return newEnvUnder(t, "", mutate)
+}
+
+// newEnvUnder is newEnvAnyStatus with policy, when not "", as the controller role's only policy
+// from the first call on.
+func newEnvUnder(t *testing.T, policy string, mutate func(*awsv1.EC2NodeClass)) *env {
+	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	st, err := awsemu.NewState(clk, state.DefaultSeed())
 	if err != nil {
@@ -71,6 +78,9 @@ func newEnvAnyStatus(t *testing.T, mutate func(*awsv1.EC2NodeClass)) *env {
 		c := w.Regions["us-west-2"].Clusters[state.DefaultSeed().ClusterName]
 		c.CertificateData = base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\nZW11bGF0ZWQ=\n-----END CERTIFICATE-----\n"))
 		cluster = userdata.Cluster{Name: c.Name, Endpoint: c.Endpoint, CABundle: c.CertificateData, DNS: "10.100.0.10", CIDR: c.ServiceIPv4CIDR}
+		if policy != "" {
+			w.PutRole(state.DefaultSeed().ControllerRole, map[string]string{"controller": policy})
+		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)

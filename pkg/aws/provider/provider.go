@@ -255,7 +255,7 @@ func (c *CloudProvider) overrides(ctx context.Context, nodeClass *awsv1.EC2NodeC
 	for _, imageID := range slices.Sorted(maps.Keys(byImage)) {
 		group := byImage[imageID]
 		arch := group[0].Requirements[corev1.LabelArchStable][0]
-		name, err := c.cfg.LaunchTemplates.Ensure(ctx, launchtemplate.NewOptions(c.cfg.Cluster.Name, nodeClass, imageID, rendered.UserData))
+		name, err := c.cfg.LaunchTemplates.Ensure(ctx, launchtemplate.NewOptions(c.cfg.Cluster.Name, nodeClass, nodeClaim.Labels[v1.NodePoolLabelKey], capacityType, imageID, rendered.UserData))
 		if err != nil {
 			return nil, nil, fmt.Errorf("launching nodeclaim, %w", err)
 		}

@@ -94,7 +94,7 @@ func (v *Validator) Validate(ctx context.Context, nodeClass *awsv1.EC2NodeClass)
 	if problems := rendered.Problems(); len(problems) > 0 {
 		return problems[0].Reason, problems[0].Message + " Fix: " + problems[0].Fix, nil
 	}
-	opts := launchtemplate.NewOptions(v.cluster.Name, nodeClass, image.ID, rendered.UserData)
+	opts := launchtemplate.NewOptions(v.cluster.Name, nodeClass, claim.Labels[v1.NodePoolLabelKey], v1.CapacityTypeOnDemand, image.ID, rendered.UserData)
 	name, err := launchtemplate.Name(opts)
 	if err != nil {
 		return "", "", err
@@ -165,9 +165,14 @@ func runInput(o launchtemplate.Options, instanceType, subnetID string, tags map[
 		ImageId: lt.ImageId, InstanceType: ec2types.InstanceType(instanceType), SubnetId: aws.String(subnetID),
 		SecurityGroupIds: o.SecurityGroupIDs, UserData: lt.UserData,
 		IamInstanceProfile: &ec2types.IamInstanceProfileSpecification{Name: aws.String(o.InstanceProfile)},
+		// The instance, its volumes and its network interface, tagged as a launch tags them (the
+		// launch's network interface takes the launch template's tags), as Karpenter's validation
+		// dry run does: its controller policy creates network-interface/* only with the cluster
+		// and NodePool tags.
 		TagSpecifications: []ec2types.TagSpecification{
 			{ResourceType: ec2types.ResourceTypeInstance, Tags: ec2Tags},
 			{ResourceType: ec2types.ResourceTypeVolume, Tags: ec2Tags},
+			{ResourceType: ec2types.ResourceTypeNetworkInterface, Tags: ec2Tags},
 		},
 	}
 }
