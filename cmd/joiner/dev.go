@@ -16,7 +16,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/joinerhq/joiner/awsemu/authz"
 	"github.com/joinerhq/joiner/pkg/localstack"
 )
 
@@ -94,7 +93,7 @@ so that you can kubectl against it.`,
 				// work against the stack: the emulator answers its administrator's key, which
 				// stands for the person at the console.
 				fmt.Fprintf(out, "\nThe stack runs until interrupted (Ctrl-C). Try:\n  export KUBECONFIG=%s\n  export AWS_ENDPOINT_URL=%s AWS_REGION=%s\n  export AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=local-stack\n  kubectl get nodepools,nodeclaims,nodes,pods -A\n%s  joiner explain node NODE\n",
-					stack.KubeconfigPath, stack.EmulatorURL, stack.Region, authz.AdminAccessKey, try)
+					stack.KubeconfigPath, stack.EmulatorURL, stack.Region, stack.AdminAccessKey, try)
 				<-cmd.Context().Done()
 			}
 			return errors.Join(story, stack.Stop())

@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/joinerhq/joiner/awsemu/authz"
 	"github.com/joinerhq/joiner/awsemu/world"
 	"github.com/joinerhq/joiner/config/crd"
 	"github.com/joinerhq/joiner/config/samples"
@@ -122,6 +123,10 @@ type Stack struct {
 	// InterruptionQueue is the SQS queue the controller reads interruption events from: the
 	// world's, or the demo world's; "" when ControllerArgs turned it off.
 	InterruptionQueue string
+	// AdminAccessKey is the emulator's administrator key (allowed everything, whatever the
+	// world's IAM holds): what a person at the local stack uses for the AWS CLI or joiner's
+	// commands that read AWS, as an operator uses their own credentials.
+	AdminAccessKey string
 	// ControllerKubeconfigPath is the kubeconfig the controller runs with: the chart's
 	// ServiceAccount's with Options.Helm, else KubeconfigPath.
 	ControllerKubeconfigPath string
@@ -176,6 +181,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	}
 	s.emulatorWorld = s.opts.World
 	s.ClusterName, s.Region = s.opts.ClusterName, s.opts.Region
+	s.AdminAccessKey = authz.AdminAccessKey
 	var err error
 	if s.InterruptionQueue, err = s.interruptionQueue(); err != nil {
 		return nil, err
