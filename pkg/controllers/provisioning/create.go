@@ -2,9 +2,6 @@ package provisioning
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -26,10 +23,6 @@ import (
 	"github.com/joinerhq/joiner/pkg/scheduling"
 )
 
-// NodePoolHashVersion is the value of the karpenter.sh/nodepool-hash-version annotation: how
-// NodePoolHash computes. Change it whenever NodePoolHash changes what it reads.
-const NodePoolHashVersion = "v1"
-
 // Event reasons on pods.
 const (
 	ReasonNominated        = "Nominated"
@@ -39,26 +32,6 @@ const (
 	// to join, and the event says why.
 	ReasonNodePoolNotJoining = "NodePoolNodesNotJoining"
 )
-
-// NodePoolHash is the hash of the fields of a NodePool's template that a NodeClaim copies and
-// that cannot be checked on the node later: template labels and annotations, taints, startup
-// taints, expireAfter and terminationGracePeriod. Requirements and the node class are left out:
-// drift checks those against the instance itself. Drift detection must compare with this same
-// function.
-func NodePoolHash(np *v1.NodePool) string {
-	t := np.Spec.Template
-	raw, err := json.Marshal(struct {
-		Labels, Annotations    map[string]string
-		Taints, StartupTaints  []corev1.Taint
-		ExpireAfter            string
-		TerminationGracePeriod *metav1.Duration
-	}{t.Labels, t.Annotations, t.Spec.Taints, t.Spec.StartupTaints, t.Spec.ExpireAfter.String(), t.Spec.TerminationGracePeriod})
-	if err != nil {
-		panic(fmt.Sprintf("hashing nodepool %s: %v", np.Name, err)) // plain values always marshal
-	}
-	sum := sha256.Sum256(raw)
-	return hex.EncodeToString(sum[:8])
-}
 
 // NewNodeClaim builds the NodeClaim of one planned node of np: the template's metadata and spec,
 // the plan's narrowed requirements and requests, the NodePool as owner and the termination
@@ -76,8 +49,8 @@ func NewNodeClaim(np *v1.NodePool, planned *scheduling.NodeClaim) *v1.NodeClaim 
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	annotations[v1.NodePoolHashAnnotationKey] = NodePoolHash(np)
-	annotations[v1.NodePoolHashVersionAnnotationKey] = NodePoolHashVersion
+	annotations[v1.NodePoolHashAnnotationKey] = np.Hash()
+	annotations[v1.NodePoolHashVersionAnnotationKey] = v1.NodePoolHashVersion
 	// A hostname is never known before launch: the admission rules refuse it, and the solver
 	// only pins it for its own bookkeeping.
 	reqs := slices.DeleteFunc(slices.Clone(planned.Requirements), func(r v1.NodeSelectorRequirementWithMinValues) bool {

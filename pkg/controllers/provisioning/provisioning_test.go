@@ -151,7 +151,7 @@ func checkNodeClaim(t *testing.T, nc *v1.NodeClaim, np *v1.NodePool) {
 	if len(nc.OwnerReferences) != 1 || nc.OwnerReferences[0].Kind != "NodePool" || nc.OwnerReferences[0].UID != np.UID {
 		t.Errorf("owner references = %+v, want the NodePool", nc.OwnerReferences)
 	}
-	if nc.Annotations[v1.NodePoolHashAnnotationKey] != provisioning.NodePoolHash(np) || nc.Annotations[v1.NodePoolHashVersionAnnotationKey] != provisioning.NodePoolHashVersion {
+	if nc.Annotations[v1.NodePoolHashAnnotationKey] != np.Hash() || nc.Annotations[v1.NodePoolHashVersionAnnotationKey] != v1.NodePoolHashVersion {
 		t.Errorf("annotations = %v, want the NodePool hash", nc.Annotations)
 	}
 	if len(nc.Spec.Taints) != 1 || nc.Spec.Taints[0].Key != "example.com/dedicated" {

@@ -26,7 +26,6 @@ import (
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
-	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
 	"github.com/joinerhq/joiner/pkg/scheduling"
 )
 
@@ -194,8 +193,8 @@ func (c *Controller) drifted(ctx context.Context, nodeClaim *v1.NodeClaim) (clou
 // a message, or "".
 func Static(nodePool *v1.NodePool, nodeClaim *v1.NodeClaim) (cloudprovider.DriftReason, string) {
 	hash, ok := nodeClaim.Annotations[v1.NodePoolHashAnnotationKey]
-	if ok && nodeClaim.Annotations[v1.NodePoolHashVersionAnnotationKey] == provisioning.NodePoolHashVersion {
-		if now := provisioning.NodePoolHash(nodePool); now != hash {
+	if ok && nodeClaim.Annotations[v1.NodePoolHashVersionAnnotationKey] == v1.NodePoolHashVersion {
+		if now := nodePool.Hash(); now != hash {
 			return ReasonNodePoolDrifted, fmt.Sprintf("The template of nodepool %s changed (hash %s, the nodeclaim was made from %s)", nodePool.Name, now, hash)
 		}
 	}

@@ -3,7 +3,7 @@
 // what its NodePool and node class would launch now, and absent otherwise. Reasons, in order:
 //
 //   - NodePoolDrifted: the karpenter.sh/nodepool-hash annotation differs from the NodePool's
-//     template hash now (provisioning.NodePoolHash), when both carry the same hash version;
+//     template hash now (NodePool.Hash), when both carry the same hash version;
 //   - RequirementsDrifted: a label of the NodeClaim is no longer allowed by the NodePool's
 //     requirements (a requirement on a key the NodeClaim has no label for is left alone);
 //   - InstanceTypeNotFound: the NodeClaim's instance type is no longer among those the cloud

@@ -17,7 +17,6 @@ import (
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/drift"
-	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
 )
 
 var env *testenv.Environment
@@ -66,7 +65,7 @@ func TestReconcile(t *testing.T) {
 				ObjectMeta: metav1.ObjectMeta{Name: "drift-" + tt.name, Labels: map[string]string{
 					v1.NodePoolLabelKey: np.Name, corev1.LabelArchStable: "amd64", corev1.LabelInstanceTypeStable: "m7i.large",
 				}, Annotations: map[string]string{
-					v1.NodePoolHashAnnotationKey: provisioning.NodePoolHash(np), v1.NodePoolHashVersionAnnotationKey: provisioning.NodePoolHashVersion,
+					v1.NodePoolHashAnnotationKey: np.Hash(), v1.NodePoolHashVersionAnnotationKey: v1.NodePoolHashVersion,
 				}},
 				Spec: v1.NodeClaimSpec{NodeClassRef: np.Spec.Template.Spec.NodeClassRef, Requirements: np.Spec.Template.Spec.Requirements},
 			}
