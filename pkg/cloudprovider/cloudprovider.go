@@ -163,3 +163,15 @@ type Offering struct {
 	// for spot and on-demand.
 	ReservationID string
 }
+
+// NodeClassObject returns an empty object of the kind ref names, or nil when the provider does
+// not launch with that kind.
+func NodeClassObject(cloud CloudProvider, ref *v1.NodeClassReference) client.Object {
+	for _, nc := range cloud.GetSupportedNodeClasses() {
+		gvk := nc.GetObjectKind().GroupVersionKind()
+		if gvk.Kind == ref.Kind && gvk.Group == ref.Group {
+			return nc.DeepCopyObject().(client.Object)
+		}
+	}
+	return nil
+}

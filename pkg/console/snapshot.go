@@ -18,9 +18,9 @@ import (
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cluster"
-	nodepoolstatus "github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
 	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
 	"github.com/joinerhq/joiner/pkg/explain"
+	"github.com/joinerhq/joiner/pkg/joinfailure"
 	"github.com/joinerhq/joiner/pkg/scheduling"
 )
 
@@ -478,7 +478,7 @@ func (c *Console) pending(ctx context.Context) (*Pending, error) {
 		firsts[i] = p.DeepCopy()
 	}
 	view := cluster.New(c.kube, false)
-	in, excluded, err := provisioning.Input(ctx, view, c.cloud, firsts, provisioning.JoinFailureHold(c.kube, c.cloud, c.clock.Now, nodepoolstatus.DefaultJoinFailureHold))
+	in, excluded, err := provisioning.Input(ctx, view, c.cloud, firsts, provisioning.JoinFailureHold(c.kube, c.cloud, c.clock.Now, joinfailure.DefaultHold))
 	if err != nil {
 		out.Error = fmt.Sprintf("reading the cluster, %v", err)
 		return out, nil

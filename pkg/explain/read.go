@@ -13,8 +13,8 @@ import (
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
-	nodepoolstatus "github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
 	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
+	"github.com/joinerhq/joiner/pkg/joinfailure"
 )
 
 // ReadPod reads the pod and what provisioning would read for it (provisioning.Input: NodePools
@@ -29,7 +29,7 @@ func ReadPod(ctx context.Context, kube client.Reader, cloud cloudprovider.CloudP
 		return nil, fmt.Errorf("reading pod %s, %w", key, err)
 	}
 	view := cluster.New(kube, false)
-	in, excluded, err := provisioning.Input(ctx, view, cloud, []*corev1.Pod{pod}, provisioning.JoinFailureHold(kube, cloud, time.Now, nodepoolstatus.DefaultJoinFailureHold))
+	in, excluded, err := provisioning.Input(ctx, view, cloud, []*corev1.Pod{pod}, provisioning.JoinFailureHold(kube, cloud, time.Now, joinfailure.DefaultHold))
 	if err != nil {
 		return nil, fmt.Errorf("reading the cluster, %w", err)
 	}

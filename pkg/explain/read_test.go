@@ -17,8 +17,8 @@ import (
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
-	"github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
 	"github.com/joinerhq/joiner/pkg/explain"
+	"github.com/joinerhq/joiner/pkg/joinfailure"
 )
 
 var env *testenv.Environment
@@ -183,17 +183,17 @@ func TestReadPodHeldNodePool(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, np) })
-	fp, err := status.JoinInputs(ctx, env.Client, cloud, np)
+	fp, err := joinfailure.Inputs(ctx, env.Client, cloud, np)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var raw string
-	var f *status.JoinFailure
+	var f *joinfailure.Failure
 	for _, nc := range []string{"held-a", "held-b"} {
-		raw, f = status.Record(f, nc, "NodeRoleNotAuthorized", "the kubelet is refused 401 Unauthorized", fp, time.Now())
+		raw, f = joinfailure.Record(f, nc, "NodeRoleNotAuthorized", "the kubelet is refused 401 Unauthorized", fp, time.Now())
 	}
 	patch := client.MergeFrom(np.DeepCopy())
-	np.Annotations = map[string]string{status.JoinFailureAnnotationKey: raw}
+	np.Annotations = map[string]string{v1.JoinFailureAnnotationKey: raw}
 	if err := env.Client.Patch(ctx, np, patch); err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
-	nodepoolstatus "github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
 	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
+	"github.com/joinerhq/joiner/pkg/joinfailure"
 	"github.com/joinerhq/joiner/pkg/scheduling"
 )
 
@@ -27,7 +27,7 @@ func FromCluster(ctx context.Context, kube client.Reader, cloud cloudprovider.Cl
 		return nil, nil, nil, err
 	}
 	pods := slices.DeleteFunc(slices.Clone(unbound), func(p *corev1.Pod) bool { return !provisioning.Provisionable(p) })
-	in, excluded, err = provisioning.Input(ctx, view, cloud, pods, provisioning.JoinFailureHold(kube, cloud, time.Now, nodepoolstatus.DefaultJoinFailureHold))
+	in, excluded, err = provisioning.Input(ctx, view, cloud, pods, provisioning.JoinFailureHold(kube, cloud, time.Now, joinfailure.DefaultHold))
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -101,3 +101,10 @@ func RestrictedLabelDomains() []string {
 // ConditionTypeReady is the root condition of NodePools, NodeClaims and EC2NodeClasses: True when
 // every other condition that matters for the object is in its healthy state.
 const ConditionTypeReady = "Ready"
+
+// JoinFailureAnnotationKey holds, on a NodePool, the last certain cause for which one of its
+// nodes failed to join (a joinfailure.Failure in JSON). The NodeClaim lifecycle controller writes
+// it when it fails a NodeClaim for a certain cause and removes it when one of the NodePool's
+// nodes registers; the NodePool status controller mirrors it into NodeRegistrationHealthy, and
+// provisioning and disruption read it through joinfailure.Held.
+const JoinFailureAnnotationKey = "joiner.dev/join-failure"

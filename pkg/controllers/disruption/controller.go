@@ -16,7 +16,7 @@ import (
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
-	nodepoolstatus "github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
+	"github.com/joinerhq/joiner/pkg/joinfailure"
 )
 
 const name = "disruption"
@@ -51,7 +51,7 @@ type Controller struct {
 
 	// Interval may be changed before Register; NewController sets DefaultInterval.
 	Interval time.Duration
-	// JoinFailureHold is provisioning's (nodepool/status.DefaultJoinFailureHold unless changed
+	// JoinFailureHold is provisioning's (nodepool/joinfailure.DefaultHold unless changed
 	// before Register): a NodePool whose launches provisioning holds because its nodes do not
 	// join is offered no replacement.
 	JoinFailureHold time.Duration
@@ -81,7 +81,7 @@ func NewController(kube client.Client, view *cluster.Cluster, cloud cloudprovide
 		return nil, err
 	}
 	c := &Controller{kube: kube, apiReader: kube, cluster: view, cloud: cloud, clock: clk, recorder: recorder, metrics: m,
-		Interval: DefaultInterval, JoinFailureHold: nodepoolstatus.DefaultJoinFailureHold, notes: map[string]string{}}
+		Interval: DefaultInterval, JoinFailureHold: joinfailure.DefaultHold, notes: map[string]string{}}
 	for _, o := range opts {
 		o(c)
 	}

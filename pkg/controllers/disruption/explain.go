@@ -17,7 +17,7 @@ import (
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
-	nodepoolstatus "github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
+	"github.com/joinerhq/joiner/pkg/joinfailure"
 )
 
 // Explanation is a node's disruption state as a pass sees it now, with a dry run of removing it.
@@ -60,7 +60,7 @@ type DryRun struct {
 // writes nothing. opts are the controller's (WithNodeCost): give the ones the controller runs
 // with, or prices and savings differ from its decisions.
 func Explain(ctx context.Context, kube client.Client, cloud cloudprovider.CloudProvider, nodeName string, now time.Time, opts ...Option) (*Explanation, error) {
-	c := &Controller{kube: kube, apiReader: kube, cluster: cluster.New(kube, false), cloud: cloud, JoinFailureHold: nodepoolstatus.DefaultJoinFailureHold}
+	c := &Controller{kube: kube, apiReader: kube, cluster: cluster.New(kube, false), cloud: cloud, JoinFailureHold: joinfailure.DefaultHold}
 	for _, o := range opts {
 		o(c)
 	}

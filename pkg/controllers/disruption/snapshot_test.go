@@ -14,7 +14,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
 	"github.com/joinerhq/joiner/pkg/controllers/disruption"
-	"github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
+	"github.com/joinerhq/joiner/pkg/joinfailure"
 )
 
 // TestHeldNodePoolIsNoReplacementTarget: a NodePool whose launches provisioning holds, because
@@ -72,17 +72,17 @@ func TestHeldNodePoolIsNoReplacementTarget(t *testing.T) {
 // inputs as they are now, as nodepool/status does when its nodes do not join.
 func holdLaunches(t *testing.T, h *harness, np *v1.NodePool) {
 	t.Helper()
-	fp, err := status.JoinInputs(t.Context(), env.Client, h.cloud, np)
+	fp, err := joinfailure.Inputs(t.Context(), env.Client, h.cloud, np)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var raw string
-	var f *status.JoinFailure
-	for i := range status.MaxLaunchesPerCause {
-		raw, f = status.Record(f, fmt.Sprintf("%s-%d", np.Name, i), "NodeRoleNotAuthorized", "the kubelet is refused 401 Unauthorized; map the node role", fp, h.clock.Now())
+	var f *joinfailure.Failure
+	for i := range joinfailure.MaxLaunchesPerCause {
+		raw, f = joinfailure.Record(f, fmt.Sprintf("%s-%d", np.Name, i), "NodeRoleNotAuthorized", "the kubelet is refused 401 Unauthorized; map the node role", fp, h.clock.Now())
 	}
 	patch := client.MergeFrom(np.DeepCopy())
-	np.Annotations = map[string]string{status.JoinFailureAnnotationKey: raw}
+	np.Annotations = map[string]string{v1.JoinFailureAnnotationKey: raw}
 	if err := env.Client.Patch(t.Context(), np, patch); err != nil {
 		t.Fatal(err)
 	}

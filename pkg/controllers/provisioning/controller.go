@@ -28,7 +28,7 @@ import (
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
-	nodepoolstatus "github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
+	"github.com/joinerhq/joiner/pkg/joinfailure"
 	"github.com/joinerhq/joiner/pkg/scheduling"
 )
 
@@ -54,10 +54,10 @@ type Controller struct {
 	recorder events.EventRecorder
 	batcher  *Batcher
 	metrics  *metrics
-	// apiReader reads what status.JoinInputs fingerprints; Register sets the manager's.
+	// apiReader reads what joinfailure.Inputs fingerprints; Register sets the manager's.
 	apiReader client.Reader
 	// JoinFailureHold is how long a recorded join failure holds a NodePool's launches when its
-	// inputs do not change; NewController sets status.DefaultJoinFailureHold.
+	// inputs do not change; NewController sets joinfailure.DefaultHold.
 	JoinFailureHold time.Duration
 	// heldPools is set by a batch that left a NodePool out for a held join failure.
 	heldPools bool
@@ -84,7 +84,7 @@ func NewController(kube client.Client, view *cluster.Cluster, cloud cloudprovide
 	c := &Controller{
 		kube: kube, cluster: view, cloud: cloud, clock: clk, recorder: recorder,
 		batcher: NewBatcher(clk, idle, max), metrics: m, created: map[string]time.Time{}, nominated: map[types.UID]time.Time{},
-		apiReader: kube, JoinFailureHold: nodepoolstatus.DefaultJoinFailureHold,
+		apiReader: kube, JoinFailureHold: joinfailure.DefaultHold,
 	}
 	for _, o := range opts {
 		o(c)
@@ -277,7 +277,7 @@ func deletedOnly() predicate.Predicate {
 const heldPoll = 15 * time.Second
 
 // held excludes a NodePool whose nodes failed to join MaxLaunchesPerCause times for one certain
-// cause with unchanged inputs (nodepool/status.Held): launching again would fail the same way.
+// cause with unchanged inputs (nodepool/joinfailure.Held): launching again would fail the same way.
 func (c *Controller) held(ctx context.Context, np *v1.NodePool) (*scheduling.Reason, error) {
 	return JoinFailureHold(c.apiReader, c.cloud, c.clock.Now, c.JoinFailureHold)(ctx, np)
 }
@@ -288,11 +288,11 @@ type HoldFunc func(ctx context.Context, np *v1.NodePool) (*scheduling.Reason, er
 
 // JoinFailureHold returns provisioning's hold: a NodePool whose nodes failed to join
 // MaxLaunchesPerCause times for one certain cause, with the inputs read through reader unchanged
-// since and recorded less than hold before now() (nodepool/status.Held), launches nothing. Disruption
+// since and recorded less than hold before now() (nodepool/joinfailure.Held), launches nothing. Disruption
 // holds the same NodePools, so that it never plans a replacement provisioning would not launch.
 func JoinFailureHold(reader client.Reader, cloud cloudprovider.CloudProvider, now func() time.Time, hold time.Duration) HoldFunc {
 	return func(ctx context.Context, np *v1.NodePool) (*scheduling.Reason, error) {
-		f, held, err := nodepoolstatus.Held(ctx, reader, cloud, np, now(), hold)
+		f, held, err := joinfailure.Held(ctx, reader, cloud, np, now(), hold)
 		if err != nil || !held {
 			return nil, err
 		}

@@ -9,8 +9,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
-	"github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
 	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
+	"github.com/joinerhq/joiner/pkg/joinfailure"
 )
 
 // TestHeldNodePoolIsNotLaunched: a NodePool whose nodes failed MaxLaunchesPerCause times for one
@@ -21,17 +21,17 @@ func TestHeldNodePoolIsNotLaunched(t *testing.T) {
 	h := newHarness(t)
 	np := nodePool("held")
 	create(t, np)
-	fp, err := status.JoinInputs(t.Context(), env.Client, h.cloud, np)
+	fp, err := joinfailure.Inputs(t.Context(), env.Client, h.cloud, np)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var raw string
-	var f *status.JoinFailure
+	var f *joinfailure.Failure
 	for _, nc := range []string{"held-a", "held-b"} {
-		raw, f = status.Record(f, nc, "NodeRoleNotAuthorized", "the kubelet is refused 401 Unauthorized; map the node role", fp, h.clock.Now())
+		raw, f = joinfailure.Record(f, nc, "NodeRoleNotAuthorized", "the kubelet is refused 401 Unauthorized; map the node role", fp, h.clock.Now())
 	}
 	patch := client.MergeFrom(np.DeepCopy())
-	np.Annotations = map[string]string{status.JoinFailureAnnotationKey: raw}
+	np.Annotations = map[string]string{v1.JoinFailureAnnotationKey: raw}
 	if err := env.Client.Patch(t.Context(), np, patch); err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestHeldNodePoolIsNotLaunched(t *testing.T) {
 		t.Fatalf("FailedScheduling events %+v, want one naming %q", failed, want)
 	}
 
-	h.clock.Step(status.DefaultJoinFailureHold)
+	h.clock.Step(joinfailure.DefaultHold)
 	h.runBatch(t)
 	if n := len(nodeClaims(t)); n != 1 {
 		t.Errorf("%d NodeClaims after the hold lapsed, want 1", n)

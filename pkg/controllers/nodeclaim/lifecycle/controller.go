@@ -68,7 +68,7 @@ type Controller struct {
 	cloudProvider cloudprovider.CloudProvider
 	clock         clock.Clock
 	recorder      events.EventRecorder
-	// apiReader reads what status.JoinInputs fingerprints (aws-auth is not cached); Register sets
+	// apiReader reads what joinfailure.Inputs fingerprints (aws-auth is not cached); Register sets
 	// it to the manager's API reader.
 	apiReader client.Reader
 	diagnoses diagnoses

@@ -14,7 +14,7 @@ import (
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
-	"github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
+	"github.com/joinerhq/joiner/pkg/joinfailure"
 )
 
 // DiagnosisInterval is how often the cloud is asked why a launched NodeClaim's Node has not
@@ -115,7 +115,7 @@ func (c *Controller) failJoin(ctx context.Context, nodeClaim *v1.NodeClaim, reas
 }
 
 // recordJoinFailure adds the NodeClaim to its NodePool's join failure record
-// (status.JoinFailureAnnotationKey) with the fingerprint of the inputs that decide joining.
+// (v1.JoinFailureAnnotationKey) with the fingerprint of the inputs that decide joining.
 func (c *Controller) recordJoinFailure(ctx context.Context, nodeClaim *v1.NodeClaim, reason, message string, now time.Time) error {
 	name := nodeClaim.Labels[v1.NodePoolLabelKey]
 	if name == "" {
@@ -125,16 +125,16 @@ func (c *Controller) recordJoinFailure(ctx context.Context, nodeClaim *v1.NodeCl
 	if err := c.kubeClient.Get(ctx, client.ObjectKey{Name: name}, np); err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("recording join failure on nodepool %s, %w", name, err))
 	}
-	fp, err := status.JoinInputs(ctx, c.apiReader, c.cloudProvider, np)
+	fp, err := joinfailure.Inputs(ctx, c.apiReader, c.cloudProvider, np)
 	if err != nil {
 		return fmt.Errorf("recording join failure on nodepool %s, %w", name, err)
 	}
-	raw, f := status.Record(status.ReadJoinFailure(np), nodeClaim.Name, reason, message, fp, now)
+	raw, f := joinfailure.Record(joinfailure.Read(np), nodeClaim.Name, reason, message, fp, now)
 	stored := np.DeepCopy()
 	if np.Annotations == nil {
 		np.Annotations = map[string]string{}
 	}
-	np.Annotations[status.JoinFailureAnnotationKey] = raw
+	np.Annotations[v1.JoinFailureAnnotationKey] = raw
 	log.FromContext(ctx).Info("Recording join failure on nodepool", "nodepool", name, "reason", reason, "failures", len(f.NodeClaims))
 	if err := c.kubeClient.Patch(ctx, np, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("recording join failure on nodepool %s, %w", name, err))
@@ -153,11 +153,11 @@ func (c *Controller) clearJoinFailure(ctx context.Context, nodeClaim *v1.NodeCla
 	if err := c.kubeClient.Get(ctx, client.ObjectKey{Name: name}, np); err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("clearing join failure of nodepool %s, %w", name, err))
 	}
-	if _, ok := np.Annotations[status.JoinFailureAnnotationKey]; !ok {
+	if _, ok := np.Annotations[v1.JoinFailureAnnotationKey]; !ok {
 		return nil
 	}
 	stored := np.DeepCopy()
-	delete(np.Annotations, status.JoinFailureAnnotationKey)
+	delete(np.Annotations, v1.JoinFailureAnnotationKey)
 	log.FromContext(ctx).Info("Clearing join failure of nodepool", "nodepool", name)
 	if err := c.kubeClient.Patch(ctx, np, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("clearing join failure of nodepool %s, %w", name, err))

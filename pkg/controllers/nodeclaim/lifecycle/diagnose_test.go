@@ -14,7 +14,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/lifecycle"
-	"github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
+	"github.com/joinerhq/joiner/pkg/joinfailure"
 )
 
 // findEvent returns the first event of the named object that starts with prefix (after the name)
@@ -115,15 +115,15 @@ func TestCertainDiagnosisFailsNodeClaim(t *testing.T) {
 		if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(np), got); err != nil {
 			t.Fatal(err)
 		}
-		f := status.ReadJoinFailure(got)
+		f := joinfailure.Read(got)
 		if f == nil || f.Reason != cloudprovider.ReasonNodeRoleNotAuthorized || len(f.NodeClaims) != i+1 || !strings.Contains(f.Message, fix) {
 			t.Fatalf("join failure on the nodepool %+v, want %d NodeClaims failed for NodeRoleNotAuthorized", f, i+1)
 		}
-		_, held, err := status.Held(t.Context(), env.Client, cloud, got, fakeTime.Now(), status.DefaultJoinFailureHold)
+		_, held, err := joinfailure.Held(t.Context(), env.Client, cloud, got, fakeTime.Now(), joinfailure.DefaultHold)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := i+1 >= status.MaxLaunchesPerCause; held != want {
+		if want := i+1 >= joinfailure.MaxLaunchesPerCause; held != want {
 			t.Errorf("after %d failures held = %v, want %v", i+1, held, want)
 		}
 	}
@@ -135,10 +135,10 @@ func TestCertainDiagnosisFailsNodeClaim(t *testing.T) {
 	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(np), got); err != nil {
 		t.Fatal(err)
 	}
-	if _, held, err := status.Held(t.Context(), env.Client, cloud, got, fakeTime.Now(), status.DefaultJoinFailureHold); err != nil || held {
+	if _, held, err := joinfailure.Held(t.Context(), env.Client, cloud, got, fakeTime.Now(), joinfailure.DefaultHold); err != nil || held {
 		t.Errorf("after aws-auth changed held = %v (%v), want false", held, err)
 	}
-	if _, held, _ := status.Held(t.Context(), env.Client, cloud, got, fakeTime.Now().Add(time.Hour), status.DefaultJoinFailureHold); held {
+	if _, held, _ := joinfailure.Held(t.Context(), env.Client, cloud, got, fakeTime.Now().Add(time.Hour), joinfailure.DefaultHold); held {
 		t.Errorf("held after the hold lapsed")
 	}
 }
@@ -160,7 +160,7 @@ func TestInstanceTerminatedIsNotHeldAgainstTheNodePool(t *testing.T) {
 	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(np), got); err != nil {
 		t.Fatal(err)
 	}
-	if f := status.ReadJoinFailure(got); f != nil {
+	if f := joinfailure.Read(got); f != nil {
 		t.Errorf("join failure recorded on the nodepool: %+v", f)
 	}
 }
@@ -168,9 +168,9 @@ func TestInstanceTerminatedIsNotHeldAgainstTheNodePool(t *testing.T) {
 // A Node registering clears its NodePool's join failure record.
 func TestRegistrationClearsJoinFailure(t *testing.T) {
 	np := newNodePool(t, "diag-clear")
-	raw, _ := status.Record(nil, "earlier", cloudprovider.ReasonNodeRoleNotAuthorized, "401", "fp", fakeTime.Now())
+	raw, _ := joinfailure.Record(nil, "earlier", cloudprovider.ReasonNodeRoleNotAuthorized, "401", "fp", fakeTime.Now())
 	patch := client.MergeFrom(np.DeepCopy())
-	np.Annotations = map[string]string{status.JoinFailureAnnotationKey: raw}
+	np.Annotations = map[string]string{v1.JoinFailureAnnotationKey: raw}
 	if err := env.Client.Patch(t.Context(), np, patch); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestRegistrationClearsJoinFailure(t *testing.T) {
 		if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(np), got); err != nil {
 			return err.Error()
 		}
-		if f := status.ReadJoinFailure(got); f != nil {
+		if f := joinfailure.Read(got); f != nil {
 			return "join failure still recorded"
 		}
 		return ""

@@ -17,7 +17,7 @@ import (
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/lifecycle"
-	"github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
+	"github.com/joinerhq/joiner/pkg/joinfailure"
 )
 
 // bootEmulated lets the emulator boot the instances that are due (and retry refused kubelets).
@@ -76,7 +76,7 @@ func held(t *testing.T, name string) bool {
 	if err := env.Client.Get(t.Context(), client.ObjectKey{Name: name}, np); err != nil {
 		t.Fatal(err)
 	}
-	_, h, err := status.Held(t.Context(), env.Client, cloud, np, fakeTime.Now(), status.DefaultJoinFailureHold)
+	_, h, err := joinfailure.Held(t.Context(), env.Client, cloud, np, fakeTime.Now(), joinfailure.DefaultHold)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestUnmappedNodeRoleIsDiagnosed(t *testing.T) {
 
 	// Provisioning's part, played by the test: launch while the NodePool is not held.
 	for attempt := 1; !held(t, np.Name); attempt++ {
-		if attempt > status.MaxLaunchesPerCause {
+		if attempt > joinfailure.MaxLaunchesPerCause {
 			t.Fatalf("%d launches and the NodePool is still not held", attempt-1)
 		}
 		nc := emulatedNodeClaim(fmt.Sprintf("s1-%d", attempt), np.Name)
@@ -132,8 +132,8 @@ func TestUnmappedNodeRoleIsDiagnosed(t *testing.T) {
 			t.Fatalf("events %q, want Registered=False NodeRoleNotAuthorized with the fix", events.Events())
 		}
 	}
-	if n := launchedInstances(np.Name); n != status.MaxLaunchesPerCause {
-		t.Errorf("%d instances launched for one certain cause, want %d", n, status.MaxLaunchesPerCause)
+	if n := launchedInstances(np.Name); n != joinfailure.MaxLaunchesPerCause {
+		t.Errorf("%d instances launched for one certain cause, want %d", n, joinfailure.MaxLaunchesPerCause)
 	}
 	testenvEventually(t, func() string {
 		if c := nodePoolCondition(t, np.Name, v1.ConditionTypeNodeRegistrationHealthy); !strings.HasPrefix(c, "False/NodeRoleNotAuthorized") || !strings.Contains(c, "Launches are held") {

@@ -26,6 +26,7 @@ import (
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
+	"github.com/joinerhq/joiner/pkg/joinfailure"
 )
 
 const name = "nodepool.status"
@@ -62,11 +63,11 @@ const (
 // Controller keeps NodePool status. Build it with NewController.
 type Controller struct {
 	kube client.Client
-	// apiReader reads kube-system/aws-auth and node classes uncached, for JoinInputs; Register
+	// apiReader reads kube-system/aws-auth and node classes uncached, for joinfailure.Inputs; Register
 	// sets it to the manager's API reader.
 	apiReader client.Reader
 	// JoinFailureHold is how long a recorded join failure holds launches when its inputs do not
-	// change; NewController sets DefaultJoinFailureHold.
+	// change; NewController sets joinfailure.DefaultHold.
 	JoinFailureHold time.Duration
 	cluster         *cluster.Cluster
 	cloud           cloudprovider.CloudProvider
@@ -80,7 +81,7 @@ type Controller struct {
 // NewController returns the NodePool status controller. kube reads node classes and patches
 // NodePool status; view lists NodeClaims; cloud names the node class kinds.
 func NewController(kube client.Client, view *cluster.Cluster, cloud cloudprovider.CloudProvider, clk clock.PassiveClock) *Controller {
-	return &Controller{kube: kube, apiReader: kube, cluster: view, cloud: cloud, clock: clk, JoinFailureHold: DefaultJoinFailureHold,
+	return &Controller{kube: kube, apiReader: kube, cluster: view, cloud: cloud, clock: clk, JoinFailureHold: joinfailure.DefaultHold,
 		written: map[types.UID]time.Time{}}
 }
 
@@ -236,7 +237,7 @@ func (c *Controller) nodeClassObject(ref *v1.NodeClassReference) client.Object {
 	if ref == nil {
 		return nil
 	}
-	return nodeClassObjectOf(c.cloud, ref)
+	return cloudprovider.NodeClassObject(c.cloud, ref)
 }
 
 // readyCondition reads status.conditions[type=Ready] of any node class kind.
@@ -309,14 +310,14 @@ func (c *Controller) setCondition(np *v1.NodePool, cond metav1.Condition) {
 }
 
 // registrationHealthy is NodeRegistrationHealthy: False while a certain join failure is recorded
-// and nothing JoinInputs covers has changed (and the hold has not lapsed), with the cause and its
+// and nothing joinfailure.Inputs covers has changed (and the hold has not lapsed), with the cause and its
 // fix; Unknown once those inputs changed, or while no node has registered yet; True when one of
 // the NodePool's NodeClaims registered and no failure is recorded. While a failure is recorded
 // the NodePool is looked at again every joinFailurePoll.
 func (c *Controller) registrationHealthy(ctx context.Context, np *v1.NodePool, claims []*v1.NodeClaim) (metav1.Condition, reconcile.Result, error) {
 	cond := metav1.Condition{Type: v1.ConditionTypeNodeRegistrationHealthy}
-	if f := ReadJoinFailure(np); f != nil {
-		fp, err := JoinInputs(ctx, c.apiReader, c.cloud, np)
+	if f := joinfailure.Read(np); f != nil {
+		fp, err := joinfailure.Inputs(ctx, c.apiReader, c.cloud, np)
 		if err != nil {
 			return cond, reconcile.Result{}, err
 		}
@@ -324,7 +325,7 @@ func (c *Controller) registrationHealthy(ctx context.Context, np *v1.NodePool, c
 		if fp == f.Fingerprint && c.clock.Now().Before(until) {
 			cond.Status, cond.Reason = metav1.ConditionFalse, f.Reason
 			cond.Message = fmt.Sprintf("NodeClaims %v failed to join: %s. ", f.NodeClaims, f.Message)
-			if len(f.NodeClaims) >= MaxLaunchesPerCause {
+			if len(f.NodeClaims) >= joinfailure.MaxLaunchesPerCause {
 				cond.Message += fmt.Sprintf("Launches are held until the NodePool, its node class or kube-system/aws-auth changes, or until %s "+
 					"(a fix made in EKS access entries or IAM is seen then)", until.UTC().Format(time.RFC3339))
 			} else {

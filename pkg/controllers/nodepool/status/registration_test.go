@@ -15,6 +15,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
 	"github.com/joinerhq/joiner/pkg/cluster"
 	"github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
+	"github.com/joinerhq/joiner/pkg/joinfailure"
 )
 
 // TestNodeRegistrationHealthy walks a NodePool through a recorded join failure: Unknown before
@@ -34,17 +35,17 @@ func TestNodeRegistrationHealthy(t *testing.T) {
 			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(np), got); err != nil {
 				t.Fatal(err)
 			}
-			fp, err := status.JoinInputs(ctx, env.Client, cloud, got)
+			fp, err := joinfailure.Inputs(ctx, env.Client, cloud, got)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var raw string
-			var f *status.JoinFailure
+			var f *joinfailure.Failure
 			for _, nc := range nodeClaims {
-				raw, f = status.Record(f, nc, "NodeRoleNotAuthorized", "map the node role", fp, clk.Now())
+				raw, f = joinfailure.Record(f, nc, "NodeRoleNotAuthorized", "map the node role", fp, clk.Now())
 			}
 			patch := client.MergeFrom(got.DeepCopy())
-			got.Annotations = map[string]string{status.JoinFailureAnnotationKey: raw}
+			got.Annotations = map[string]string{v1.JoinFailureAnnotationKey: raw}
 			if raw == "" {
 				got.Annotations = nil
 			}

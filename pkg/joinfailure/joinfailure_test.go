@@ -1,4 +1,4 @@
-package status_test
+package joinfailure_test
 
 import (
 	"testing"
@@ -8,15 +8,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
-	"github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
+	"github.com/joinerhq/joiner/pkg/joinfailure"
 )
 
 func TestRecordJoinFailure(t *testing.T) {
 	now := time.Date(2026, 11, 25, 14, 0, 0, 0, time.UTC)
-	first := &status.JoinFailure{Reason: "NodeRoleNotAuthorized", Message: "m", NodeClaims: []string{"a"}, Fingerprint: "fp1", Time: metav1.NewTime(now)}
+	first := &joinfailure.Failure{Reason: "NodeRoleNotAuthorized", Message: "m", NodeClaims: []string{"a"}, Fingerprint: "fp1", Time: metav1.NewTime(now)}
 	tests := []struct {
 		name                      string
-		prev                      *status.JoinFailure
+		prev                      *joinfailure.Failure
 		nodeClaim, reason, finger string
 		wantNodeClaims            []string
 	}{
@@ -28,13 +28,13 @@ func TestRecordJoinFailure(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			raw, f := status.Record(tt.prev, tt.nodeClaim, tt.reason, "msg", tt.finger, now)
+			raw, f := joinfailure.Record(tt.prev, tt.nodeClaim, tt.reason, "msg", tt.finger, now)
 			if diff := cmp.Diff(tt.wantNodeClaims, f.NodeClaims); diff != "" {
 				t.Errorf("NodeClaims (-want +got):\n%s", diff)
 			}
 			np := &v1.NodePool{}
-			np.Annotations = map[string]string{status.JoinFailureAnnotationKey: raw}
-			read := status.ReadJoinFailure(np)
+			np.Annotations = map[string]string{v1.JoinFailureAnnotationKey: raw}
+			read := joinfailure.Read(np)
 			if diff := cmp.Diff(f, read); diff != "" {
 				t.Errorf("ReadJoinFailure of Record's annotation (-want +got):\n%s", diff)
 			}
@@ -42,8 +42,8 @@ func TestRecordJoinFailure(t *testing.T) {
 	}
 	for _, raw := range []string{"", "not json", `{"nodeClaims":["a"]}`} {
 		np := &v1.NodePool{}
-		np.Annotations = map[string]string{status.JoinFailureAnnotationKey: raw}
-		if f := status.ReadJoinFailure(np); f != nil {
+		np.Annotations = map[string]string{v1.JoinFailureAnnotationKey: raw}
+		if f := joinfailure.Read(np); f != nil {
 			t.Errorf("ReadJoinFailure(%q) = %+v, want nil", raw, f)
 		}
 	}

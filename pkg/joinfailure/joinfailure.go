@@ -1,4 +1,4 @@
-package status
+package joinfailure
 
 import (
 	"context"
@@ -18,44 +18,37 @@ import (
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 )
 
-// JoinFailureAnnotationKey holds, on a NodePool, the last certain cause for which one of its
-// nodes failed to join (a JoinFailure in JSON). The NodeClaim lifecycle controller writes it when
-// it fails a NodeClaim for a certain cause and removes it when one of the NodePool's nodes
-// registers; this controller mirrors it into NodeRegistrationHealthy and provisioning reads it
-// through Held.
-const JoinFailureAnnotationKey = "joiner.dev/join-failure"
-
 // MaxLaunchesPerCause is how many NodeClaims a NodePool may see fail for one certain cause with
 // unchanged inputs before its launches are held: the first, and one more to confirm it.
 const MaxLaunchesPerCause = 2
 
-// DefaultJoinFailureHold is how long launches stay held after the last failure when nothing the
+// DefaultHold is how long launches stay held after the last failure when nothing the
 // fingerprint covers changes. Inputs it cannot see (EKS access entries, IAM) may be fixed
 // meanwhile, so the hold lapses and one more launch tries again, as often as the registration
 // timeout would have replaced the node.
-const DefaultJoinFailureHold = 15 * time.Minute
+const DefaultHold = 15 * time.Minute
 
-// JoinFailure is a certain cause of failed joins recorded on a NodePool.
-type JoinFailure struct {
+// Failure is a certain cause of failed joins recorded on a NodePool.
+type Failure struct {
 	// Reason and Message are the NodeClaim's Registered=False reason and message.
 	Reason  string `json:"reason"`
 	Message string `json:"message"`
 	// NodeClaims are the NodeClaims that failed for it, oldest first.
 	NodeClaims []string `json:"nodeClaims"`
-	// Fingerprint is JoinInputs when it was recorded.
+	// Fingerprint is Inputs when it was recorded.
 	Fingerprint string `json:"fingerprint"`
 	// Time is when the last NodeClaim failed.
 	Time metav1.Time `json:"time"`
 }
 
-// ReadJoinFailure returns the NodePool's recorded join failure, or nil when there is none or the
+// Read returns the NodePool's recorded join failure, or nil when there is none or the
 // annotation does not parse (a record Joiner did not write is ignored, not trusted).
-func ReadJoinFailure(np *v1.NodePool) *JoinFailure {
-	raw := np.Annotations[JoinFailureAnnotationKey]
+func Read(np *v1.NodePool) *Failure {
+	raw := np.Annotations[v1.JoinFailureAnnotationKey]
 	if raw == "" {
 		return nil
 	}
-	f := &JoinFailure{}
+	f := &Failure{}
 	if err := json.Unmarshal([]byte(raw), f); err != nil || f.Reason == "" {
 		return nil
 	}
@@ -65,8 +58,8 @@ func ReadJoinFailure(np *v1.NodePool) *JoinFailure {
 // Record adds the NodeClaim's failure for reason to the NodePool's record (a new record when the
 // cause or the fingerprint differs) and returns the annotation value. A NodeClaim already in the
 // record is not counted twice.
-func Record(prev *JoinFailure, nodeClaim, reason, message, fingerprint string, now time.Time) (string, *JoinFailure) {
-	f := &JoinFailure{Reason: reason, Message: message, Fingerprint: fingerprint, Time: metav1.NewTime(now)}
+func Record(prev *Failure, nodeClaim, reason, message, fingerprint string, now time.Time) (string, *Failure) {
+	f := &Failure{Reason: reason, Message: message, Fingerprint: fingerprint, Time: metav1.NewTime(now)}
 	if prev != nil && prev.Reason == reason && prev.Fingerprint == fingerprint {
 		f.NodeClaims = slices.Clone(prev.NodeClaims)
 	}
@@ -83,11 +76,11 @@ func Record(prev *JoinFailure, nodeClaim, reason, message, fingerprint string, n
 // awsAuth is the ConfigMap through which EKS maps IAM roles to Kubernetes identities.
 var awsAuth = client.ObjectKey{Namespace: "kube-system", Name: "aws-auth"}
 
-// JoinInputs is a fingerprint of what decides whether the NodePool's nodes can join and that the
+// Inputs is a fingerprint of what decides whether the NodePool's nodes can join and that the
 // cluster shows: the NodePool's spec, its node class's identity and generation, and the data of
 // kube-system/aws-auth. reader should read from the API server (aws-auth is not cached). EKS
-// access entries are not covered (DefaultJoinFailureHold bounds how long a fix there goes unseen).
-func JoinInputs(ctx context.Context, reader client.Reader, cloud cloudprovider.CloudProvider, np *v1.NodePool) (string, error) {
+// access entries are not covered (DefaultHold bounds how long a fix there goes unseen).
+func Inputs(ctx context.Context, reader client.Reader, cloud cloudprovider.CloudProvider, np *v1.NodePool) (string, error) {
 	h := sha256.New()
 	spec, err := json.Marshal(np.Spec.Template)
 	if err != nil {
@@ -95,7 +88,7 @@ func JoinInputs(ctx context.Context, reader client.Reader, cloud cloudprovider.C
 	}
 	h.Write(spec)
 	if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil {
-		if obj := nodeClassObjectOf(cloud, ref); obj != nil {
+		if obj := cloudprovider.NodeClassObject(cloud, ref); obj != nil {
 			err := reader.Get(ctx, client.ObjectKey{Name: ref.Name}, obj)
 			switch {
 			case apierrors.IsNotFound(err):
@@ -123,28 +116,16 @@ func JoinInputs(ctx context.Context, reader client.Reader, cloud cloudprovider.C
 }
 
 // Held reports whether the NodePool's launches are held: a recorded certain cause failed
-// MaxLaunchesPerCause NodeClaims, nothing JoinInputs covers changed since, and the last failure
+// MaxLaunchesPerCause NodeClaims, nothing Inputs covers changed since, and the last failure
 // is younger than hold. It returns the record that holds them.
-func Held(ctx context.Context, reader client.Reader, cloud cloudprovider.CloudProvider, np *v1.NodePool, now time.Time, hold time.Duration) (*JoinFailure, bool, error) {
-	f := ReadJoinFailure(np)
+func Held(ctx context.Context, reader client.Reader, cloud cloudprovider.CloudProvider, np *v1.NodePool, now time.Time, hold time.Duration) (*Failure, bool, error) {
+	f := Read(np)
 	if f == nil || len(f.NodeClaims) < MaxLaunchesPerCause || now.Sub(f.Time.Time) >= hold {
 		return f, false, nil
 	}
-	fp, err := JoinInputs(ctx, reader, cloud, np)
+	fp, err := Inputs(ctx, reader, cloud, np)
 	if err != nil {
 		return f, false, err
 	}
 	return f, fp == f.Fingerprint, nil
-}
-
-// nodeClassObjectOf returns an empty object of the kind ref names, or nil when the provider does
-// not launch with that kind.
-func nodeClassObjectOf(cloud cloudprovider.CloudProvider, ref *v1.NodeClassReference) client.Object {
-	for _, nc := range cloud.GetSupportedNodeClasses() {
-		gvk := nc.GetObjectKind().GroupVersionKind()
-		if gvk.Kind == ref.Kind && gvk.Group == ref.Group {
-			return nc.DeepCopyObject().(client.Object)
-		}
-	}
-	return nil
 }
