@@ -142,6 +142,10 @@ func (h *Handler) describeInstanceStatus(req request) (any, error) {
 		return nil, err
 	}
 	ids := idSet(req.form, "InstanceId")
+	if ids != nil && limit > 0 {
+		return nil, wire.NewError(http.StatusBadRequest, "InvalidParameterCombination",
+			"The parameter instancesSet cannot be used with the parameter maxResults")
+	}
 	all := req.form.Bool("IncludeAllInstances")
 	var out describeInstanceStatusResponse
 	err = h.state.Update(func(w *state.World) error {
@@ -262,6 +266,9 @@ func (h *Handler) createTags(req request) (any, error) {
 	ids := req.form.List("ResourceId")
 	if len(ids) == 0 {
 		return nil, wire.MissingParameter("ResourceId")
+	}
+	if len(req.form.Tags("Tag")) == 0 {
+		return nil, wire.MissingParameter("Tag") // Tags is required (the API reference)
 	}
 	tags := tagsFrom(req.form.Tags("Tag"))
 	var out createTagsResponse

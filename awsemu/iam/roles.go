@@ -76,9 +76,6 @@ func createRole(w *state.World, call wire.Call, f wire.Form) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(name) > 64 {
-		return nil, wire.NewError(http.StatusBadRequest, "ValidationError", "1 validation error detected: Value '%s' at 'roleName' failed to satisfy constraint: Member must have length less than or equal to 64", name)
-	}
 	path := f.String("Path")
 	if path == "" {
 		path = "/"
@@ -254,12 +251,12 @@ func listRolePolicies(w *state.World, call wire.Call, f wire.Form) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	maxItems, err := f.Int("MaxItems", 100)
+	limit, err := maxItems(f)
 	if err != nil {
 		return nil, err
 	}
 	names := state.SortedKeys(r.Policies)
-	start, end, next, err := wire.Page("ListRolePolicies/"+r.Name, len(names), maxItems, f.String("Marker"))
+	start, end, next, err := wire.Page("ListRolePolicies/"+r.Name, len(names), limit, f.String("Marker"))
 	if err != nil {
 		return nil, err
 	}
@@ -342,7 +339,7 @@ func listAttachedRolePolicies(w *state.World, call wire.Call, f wire.Form) (any,
 	if err != nil {
 		return nil, err
 	}
-	maxItems, err := f.Int("MaxItems", 100)
+	limit, err := maxItems(f)
 	if err != nil {
 		return nil, err
 	}
@@ -359,7 +356,7 @@ func listAttachedRolePolicies(w *state.World, call wire.Call, f wire.Form) (any,
 		}
 		matched = append(matched, attachedPolicyXML{PolicyName: rest[i+1:], PolicyArn: arn})
 	}
-	start, end, next, err := wire.Page("ListAttachedRolePolicies/"+r.Name, len(matched), maxItems, f.String("Marker"))
+	start, end, next, err := wire.Page("ListAttachedRolePolicies/"+r.Name, len(matched), limit, f.String("Marker"))
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,7 +35,7 @@ type getProductsInput struct {
 	Filters       []filter `json:"Filters"`
 	FormatVersion string   `json:"FormatVersion"`
 	NextToken     string   `json:"NextToken"`
-	MaxResults    int      `json:"MaxResults"`
+	MaxResults    *int     `json:"MaxResults"`
 }
 
 type getProductsOutput struct {
@@ -60,7 +61,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) 
 		if err != nil {
 			return wire.NewError(http.StatusBadRequest, "UnrecognizedClientException", "The security token included in the request is invalid.")
 		}
-		if op := wire.Target(r); op != "GetProducts" {
+		if op := wire.Target(r); !slices.Contains(Actions(), op) {
 			return wire.NewError(http.StatusBadRequest, "UnknownOperationException", "The emulator does not serve Price List %s", op)
 		}
 		if err := authz.Authorize(world, p, authz.IAM, policy.Request{Action: "pricing:GetProducts", Resource: "*"}); err != nil {
@@ -70,12 +71,15 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) 
 		if err := wire.DecodeJSON(r, &in); err != nil {
 			return err
 		}
+		if err := checkGetProducts(in); err != nil {
+			return err
+		}
 		if in.ServiceCode != "AmazonEC2" {
 			return wire.NewError(http.StatusBadRequest, "InvalidParameterException", "Input parameters are invalid. ServiceCode %q is not emulated.", in.ServiceCode)
 		}
-		limit := in.MaxResults
-		if limit <= 0 || limit > 100 {
-			limit = 100
+		limit := 100
+		if in.MaxResults != nil {
+			limit = *in.MaxResults
 		}
 		var matched []string
 		for _, t := range world.Catalog.Types {
@@ -163,4 +167,26 @@ func document(t catalog.InstanceType, region string, attrs map[string]string) (s
 		return "", fmt.Errorf("encoding the price of %s, %w", t.Name, err)
 	}
 	return string(b), nil
+}
+
+// Actions lists the Price List actions the handler serves: GetProducts alone.
+func Actions() []string { return []string{"GetProducts"} }
+
+// checkGetProducts refuses what the API reference's constraints on GetProducts refuse:
+// ServiceCode is required, MaxResults is 1 to 100 and Filters hold at most 50 filters.
+func checkGetProducts(in getProductsInput) error {
+	validation := func(format string, args ...any) error {
+		return wire.NewError(http.StatusBadRequest, "ValidationException", "1 validation error detected: "+format, args...)
+	}
+	switch {
+	case in.ServiceCode == "":
+		return validation("Value null at 'serviceCode' failed to satisfy constraint: Member must not be null")
+	case in.MaxResults != nil && *in.MaxResults < 1:
+		return validation("Value '%d' at 'maxResults' failed to satisfy constraint: Member must have value greater than or equal to 1", *in.MaxResults)
+	case in.MaxResults != nil && *in.MaxResults > 100:
+		return validation("Value '%d' at 'maxResults' failed to satisfy constraint: Member must have value less than or equal to 100", *in.MaxResults)
+	case len(in.Filters) > 50:
+		return validation("Value at 'filters' failed to satisfy constraint: Member must have length less than or equal to 50")
+	}
+	return nil
 }
