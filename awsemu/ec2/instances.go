@@ -147,6 +147,10 @@ func (h *Handler) describeInstanceStatus(req request) (any, error) {
 			"The parameter instancesSet cannot be used with the parameter maxResults")
 	}
 	all := req.form.Bool("IncludeAllInstances")
+	// Filter names are checked up front: the loop below matches only the instances it reports.
+	if _, err := matchFilters(filterNames(req.form.Filters()), statusFields(""), nil); err != nil {
+		return nil, err
+	}
 	var out describeInstanceStatusResponse
 	err = h.state.Update(func(w *state.World) error {
 		if err := describe(w, req); err != nil {
@@ -175,9 +179,9 @@ func (h *Handler) describeInstanceStatus(req request) (any, error) {
 			x := instanceStatusXML{InstanceID: inst.ID, AvailabilityZone: inst.Zone,
 				InstanceState:  stateXML{Code: state.StateCode(inst.State), Name: inst.State},
 				InstanceStatus: statusSummaryXML{Status: status}, SystemStatus: statusSummaryXML{Status: status}}
-			ok, err := matchFilters(req.form.Filters(), fields{
-				"availability-zone": {inst.Zone}, "instance-state-name": {inst.State}, "instance-status.status": {status}, "system-status.status": {status},
-			}, nil)
+			f := statusFields(status)
+			f["availability-zone"], f["instance-state-name"] = []string{inst.Zone}, []string{inst.State}
+			ok, err := matchFilters(req.form.Filters(), f, nil)
 			if err != nil {
 				return err
 			}
@@ -343,4 +347,10 @@ func visible(w *state.World, i *state.Instance) bool {
 		return false
 	}
 	return true
+}
+
+// statusFields are the DescribeInstanceStatus filters the emulator answers, for an instance whose
+// status checks are status.
+func statusFields(status string) fields {
+	return fields{"availability-zone": {""}, "instance-state-name": {""}, "instance-status.status": {status}, "system-status.status": {status}}
 }

@@ -284,6 +284,10 @@ func createInstanceProfile(w *state.World, call wire.Call, f wire.Form) (any, er
 	if err != nil {
 		return nil, err
 	}
+	path, err := entityPath(f)
+	if err != nil {
+		return nil, err
+	}
 	tags := queryTags(f)
 	if err := authorize(w, call, "iam:CreateInstanceProfile", profileARN(w, name), requestContext(tags)); err != nil {
 		return nil, err
@@ -298,9 +302,7 @@ func createInstanceProfile(w *state.World, call wire.Call, f wire.Form) (any, er
 		return nil, wire.NewError(http.StatusConflict, "EntityAlreadyExists", "Instance Profile %s already exists.", name)
 	}
 	p := w.PutInstanceProfile(name)
-	if path := f.String("Path"); path != "" {
-		p.Path = path
-	}
+	p.Path = path
 	p.Tags = tags
 	return createInstanceProfileResponse{XMLNS: ns, Profile: profileXMLOf(w, p), Metadata: metadataXML{RequestID: call.RequestID}}, nil
 }

@@ -76,12 +76,9 @@ func createRole(w *state.World, call wire.Call, f wire.Form) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	path := f.String("Path")
-	if path == "" {
-		path = "/"
-	}
-	if !pathPattern.MatchString(path) || len(path) > 512 {
-		return nil, wire.NewError(http.StatusBadRequest, "ValidationError", "The specified value for path is invalid. It must begin and end with / and contain only alphanumeric characters and/or / characters.")
+	path, err := entityPath(f)
+	if err != nil {
+		return nil, err
 	}
 	trust := f.String("AssumeRolePolicyDocument")
 	if trust == "" {
@@ -368,4 +365,17 @@ func listAttachedRolePolicies(w *state.World, call wire.Call, f wire.Form) (any,
 // %20, never "+"), so both url.QueryUnescape and url.PathUnescape read it back.
 func encodeDocument(doc string) string {
 	return strings.ReplaceAll(url.QueryEscape(doc), "+", "%20")
+}
+
+// entityPath reads the Path of a CreateRole or CreateInstanceProfile: "/" when absent, else a
+// path of 1 to 512 characters that begins and ends with "/" (the IAM API reference's Pattern).
+func entityPath(f wire.Form) (string, error) {
+	path := f.String("Path")
+	if path == "" {
+		return "/", nil
+	}
+	if !pathPattern.MatchString(path) || len(path) > 512 {
+		return "", wire.NewError(http.StatusBadRequest, "ValidationError", "The specified value for path is invalid. It must begin and end with / and contain only alphanumeric characters and/or / characters.")
+	}
+	return path, nil
 }
