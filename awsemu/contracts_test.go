@@ -119,7 +119,7 @@ func contracts() []contract {
 	}
 	badFilter := func(action string, extra ...string) {
 		add(contract{action: "ec2:" + action, rule: "unknown filter name refused", source: refEC2 + action + ": " + refFilters,
-			req: query("ec2", action, kv([]string{"Filter.1.Name", "no-such-filter", "Filter.1.Value.1", "x"}, extra)...),
+			req:  query("ec2", action, kv([]string{"Filter.1.Name", "no-such-filter", "Filter.1.Value.1", "x"}, extra)...),
 			code: "InvalidParameterValue", msg: "The filter 'no-such-filter' is invalid"})
 	}
 
@@ -386,7 +386,7 @@ func contracts() []contract {
 	add(contract{action: "pricing:GetProducts", rule: "ServiceCode required", source: refPricing + "GetProducts: ServiceCode, Required: Yes",
 		req: jsonCall("pricing", "AWSPriceListService.GetProducts", `{}`), code: "ValidationException", msg: "Member must not be null"})
 	add(contract{action: "pricing:GetProducts", rule: "more than 50 Filters refused", source: refPricing + "GetProducts: Filters, 0 to 50 items",
-		req: products(`,"Filters":[` + strings.TrimSuffix(strings.Repeat(`{"Type":"TERM_MATCH","Field":"regionCode","Value":"x"},`, 51), ",") + `]`),
+		req:  products(`,"Filters":[` + strings.TrimSuffix(strings.Repeat(`{"Type":"TERM_MATCH","Field":"regionCode","Value":"x"},`, 51), ",") + `]`),
 		code: "ValidationException"})
 
 	// SQS.
