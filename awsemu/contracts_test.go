@@ -238,6 +238,9 @@ func contracts() []contract {
 	badFilter("DescribeInstances")
 	ranged("DescribeInstanceStatus", 5, 1000)
 	badFilter("DescribeInstanceStatus")
+	add(contract{action: "ec2:DescribeInstanceStatus", rule: "filter event.code accepted (upstream Karpenter sends it)",
+		source: refEC2 + "DescribeInstanceStatus: Filter.N lists event.code, event.description, event.instance-event-id, event.not-after, event.not-before, instance-status.reachability, system-status.reachability and others",
+		req:    query("ec2", "DescribeInstanceStatus", "IncludeAllInstances", "true", "Filter.1.Name", "event.code", "Filter.1.Value.1", "instance-stop")})
 	for _, a := range []string{"DescribeInstances", "DescribeInstanceStatus"} {
 		add(contract{action: "ec2:" + a, rule: "InstanceId with MaxResults refused",
 			source: refEC2 + a + ": MaxResults, you cannot specify this parameter and the instance IDs parameter in the same request",
@@ -383,6 +386,14 @@ func contracts() []contract {
 		code: "ValidationException", msg: "Member must have value greater than or equal to 1"})
 	add(contract{action: "pricing:GetProducts", rule: "MaxResults 101 refused", source: prSrc, req: products(`,"MaxResults":101`),
 		code: "ValidationException", msg: "Member must have value less than or equal to 100"})
+	add(contract{action: "pricing:GetProducts", rule: "productFamily filter matches (upstream Karpenter's query)",
+		source: refPricing + "GetProducts: Filters match product attributes; productFamily is one (Compute Instance, Compute Instance (bare metal))",
+		req:    products(`,"Filters":[{"Type":"TERM_MATCH","Field":"productFamily","Value":"Compute Instance (bare metal)"},{"Type":"TERM_MATCH","Field":"tenancy","Value":"Dedicated"}]`),
+		check: func(t *testing.T, _ *env, _ fixtures, a answer) {
+			if !strings.Contains(a.body, "metal") {
+				t.Errorf("no bare metal price in %.300s", a.body)
+			}
+		}})
 	add(contract{action: "pricing:GetProducts", rule: "ServiceCode required", source: refPricing + "GetProducts: ServiceCode, Required: Yes",
 		req: jsonCall("pricing", "AWSPriceListService.GetProducts", `{}`), code: "ValidationException", msg: "Member must not be null"})
 	add(contract{action: "pricing:GetProducts", rule: "more than 50 Filters refused", source: refPricing + "GetProducts: Filters, 0 to 50 items",

@@ -148,7 +148,7 @@ func (h *Handler) describeInstanceStatus(req request) (any, error) {
 	}
 	all := req.form.Bool("IncludeAllInstances")
 	// Filter names are checked up front: the loop below matches only the instances it reports.
-	if _, err := matchFilters(filterNames(req.form.Filters()), statusFields(""), nil); err != nil {
+	if err := checkFilterNames(req.form.Filters(), statusFields("")); err != nil {
 		return nil, err
 	}
 	var out describeInstanceStatusResponse
@@ -181,6 +181,7 @@ func (h *Handler) describeInstanceStatus(req request) (any, error) {
 				InstanceStatus: statusSummaryXML{Status: status}, SystemStatus: statusSummaryXML{Status: status}}
 			f := statusFields(status)
 			f["availability-zone"], f["instance-state-name"] = []string{inst.Zone}, []string{inst.State}
+			f["instance-state-code"] = []string{strconv.Itoa(state.StateCode(inst.State))}
 			ok, err := matchFilters(req.form.Filters(), f, nil)
 			if err != nil {
 				return err
@@ -349,8 +350,16 @@ func visible(w *state.World, i *state.Instance) bool {
 	return true
 }
 
-// statusFields are the DescribeInstanceStatus filters the emulator answers, for an instance whose
-// status checks are status.
+// statusFields are the DescribeInstanceStatus filters the API reference documents, for an
+// instance whose status checks are status. The emulated instances have no scheduled events, so
+// the event.* filters match none.
 func statusFields(status string) fields {
-	return fields{"availability-zone": {""}, "instance-state-name": {""}, "instance-status.status": {status}, "system-status.status": {status}}
+	reachability := "passed"
+	if status == "initializing" {
+		reachability = "initializing"
+	}
+	return fields{"availability-zone": {""}, "instance-state-name": {""}, "instance-state-code": {""},
+		"instance-status.status": {status}, "system-status.status": {status},
+		"instance-status.reachability": {reachability}, "system-status.reachability": {reachability},
+		"event.code": nil, "event.description": nil, "event.instance-event-id": nil, "event.not-after": nil, "event.not-before": nil}
 }

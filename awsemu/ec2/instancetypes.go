@@ -259,7 +259,7 @@ func (h *Handler) describeSpotPriceHistory(req request) (any, error) {
 		}
 		// Every filter name is checked up front: spotPoints matches per price and stops at the
 		// first filter a price fails.
-		if _, err := matchFilters(filterNames(req.form.Filters()), spotFields(), nil); err != nil {
+		if err := checkFilterNames(req.form.Filters(), spotFields()); err != nil {
 			return err
 		}
 		types := idSet(req.form, "InstanceType")
@@ -333,19 +333,22 @@ func spotPoints(t catalog.InstanceType, z catalog.Zone, product string, start, e
 	}
 }
 
-// spotFields names the filters DescribeSpotPriceHistory documents, each with a value that a
-// wildcard filter matches.
+// spotFields names the filters DescribeSpotPriceHistory documents.
 func spotFields() fields {
-	return fields{"instance-type": {""}, "availability-zone": {""}, "availability-zone-id": {""}, "product-description": {""},
-		"spot-price": {""}, "timestamp": {""}}
+	return fields{"instance-type": nil, "availability-zone": nil, "availability-zone-id": nil, "product-description": nil,
+		"spot-price": nil, "timestamp": nil}
 }
 
-// filterNames returns the filters with wildcard values, so that matchFilters checks their names
-// alone.
-func filterNames(filters []wire.Filter) []wire.Filter {
-	out := make([]wire.Filter, len(filters))
-	for i, f := range filters {
-		out[i] = wire.Filter{Name: f.Name, Values: []string{"*"}}
+// checkFilterNames refuses a filter that is neither a tag filter nor one of known's names, as
+// matchFilters would for a resource it reaches; for actions whose loop may reach none.
+func checkFilterNames(filters []wire.Filter, known fields) error {
+	for _, f := range filters {
+		if _, isTag := tagFilter(f, nil); isTag {
+			continue
+		}
+		if _, ok := known[f.Name]; !ok {
+			return wire.InvalidParameterValue(fmt.Sprintf("The filter '%s' is invalid", f.Name))
+		}
 	}
-	return out
+	return nil
 }

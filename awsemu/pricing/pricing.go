@@ -85,7 +85,8 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) 
 		for _, t := range world.Catalog.Types {
 			for _, region := range state.SortedKeys(t.OnDemandUSD) {
 				attrs := attributes(world.Catalog, t, region)
-				if !matches(in.Filters, attrs) {
+				// productFamily is the product's, not an attribute, and filters match it too.
+				if !matches(in.Filters, map[string]string{"productFamily": productFamily(t)}, attrs) {
 					continue
 				}
 				doc, err := document(t, region, attrs)
@@ -115,7 +116,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) 
 func attributes(cat *catalog.Catalog, t catalog.InstanceType, region string) map[string]string {
 	a := map[string]string{
 		"servicecode": "AmazonEC2", "instanceType": t.Name, "instanceFamily": "General purpose", "regionCode": region,
-		"location": location(cat, region), "locationType": "AWS Region", "operatingSystem": "Linux", "tenancy": "Shared",
+		"location": location(cat, region), "locationType": "AWS Region", "operatingSystem": "Linux", "tenancy": tenancy(t),
 		"preInstalledSw": "NA", "capacitystatus": "Used", "marketoption": "OnDemand", "licenseModel": "No License required",
 		"vcpu": strconv.Itoa(int(t.VCPU)), "memory": strconv.FormatFloat(float64(t.MemoryMiB)/1024, 'f', -1, 64) + " GiB",
 		"networkPerformance": t.NetworkPerformance, "physicalProcessor": t.Manufacturer, "usagetype": "BoxUsage:" + t.Name,
@@ -128,12 +129,14 @@ func attributes(cat *catalog.Catalog, t catalog.InstanceType, region string) map
 }
 
 // matches applies TERM_MATCH filters; field names and values compare case-insensitively.
-func matches(filters []filter, attrs map[string]string) bool {
+func matches(filters []filter, fields ...map[string]string) bool {
 	for _, f := range filters {
 		found := false
-		for k, v := range attrs {
-			if strings.EqualFold(k, f.Field) && strings.EqualFold(v, f.Value) {
-				found = true
+		for _, attrs := range fields {
+			for k, v := range attrs {
+				if strings.EqualFold(k, f.Field) && strings.EqualFold(v, f.Value) {
+					found = true
+				}
 			}
 		}
 		if !found {
@@ -143,6 +146,15 @@ func matches(filters []filter, attrs map[string]string) bool {
 	return true
 }
 
+// productFamily is the Price List's product family of an instance type: bare metal types are
+// their own family (and Dedicated tenancy), as upstream Karpenter queries them.
+func productFamily(t catalog.InstanceType) string {
+	if t.BareMetal {
+		return "Compute Instance (bare metal)"
+	}
+	return "Compute Instance"
+}
+
 // document is one price-list entry in the aws_v1 format, as a JSON string.
 func document(t catalog.InstanceType, region string, attrs map[string]string) (string, error) {
 	h := fnv.New64a()
@@ -150,7 +162,7 @@ func document(t catalog.InstanceType, region string, attrs map[string]string) (s
 	sku := strings.ToUpper(strconv.FormatUint(h.Sum64(), 36))
 	const term = "JRTCKXETXF"
 	doc := map[string]any{
-		"product":     map[string]any{"productFamily": "Compute Instance", "attributes": attrs, "sku": sku},
+		"product":     map[string]any{"productFamily": productFamily(t), "attributes": attrs, "sku": sku},
 		"serviceCode": "AmazonEC2",
 		"terms": map[string]any{"OnDemand": map[string]any{sku + "." + term: map[string]any{
 			"offerTermCode": term, "sku": sku, "effectiveDate": "2026-01-01T00:00:00Z", "termAttributes": map[string]string{},
@@ -189,4 +201,13 @@ func checkGetProducts(in getProductsInput) error {
 		return validation("Value at 'filters' failed to satisfy constraint: Member must have length less than or equal to 50")
 	}
 	return nil
+}
+
+// tenancy is the Price List's tenancy of an instance type's Linux on-demand price: Dedicated for
+// bare metal, Shared otherwise.
+func tenancy(t catalog.InstanceType) string {
+	if t.BareMetal {
+		return "Dedicated"
+	}
+	return "Shared"
 }
