@@ -32,7 +32,7 @@ TIMEOUT=${TIMEOUT:-600}
 MODULE=github.com/aws/karpenter-provider-aws
 log() { echo "[karpenter-compat $(date +%H:%M:%S)] $*" >&2; }
 
-export GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0
+export GOWORK=off GOTOOLCHAIN=local
 GOVERSION=$(go env GOVERSION); GOVERSION=${GOVERSION#go}
 
 # newer A B: A is a newer Go version than B.
@@ -48,7 +48,7 @@ build() { # build VERSION DEST: builds upstream's controller at VERSION into DES
   work=$(mktemp -d "${TMPDIR:-/tmp}/karpenter-build.XXXXXX")
   (
     cd "$work"
-    export GOFLAGS=-mod=mod
+    export GOFLAGS=-mod=mod CGO_ENABLED=0
     go mod init joiner.local/karpenter-build >/dev/null 2>&1
     args=(-require="$MODULE@$v")
     core=$(awk '$1=="sigs.k8s.io/karpenter"{print $2; exit}' "$gomod")
@@ -134,7 +134,7 @@ if wait_for "the pods to go" none && wait_for "the nodes to go" gone; then log "
 # Every AWS call the SDK saw refused or failed is logged by Karpenter as "operation error SERVICE:
 # ACTION, https response error StatusCode: N, RequestID: ..., CODE: message".
 grep -o 'operation error [A-Za-z0-9 ]*: [A-Za-z]*, https response error StatusCode: [0-9]*[^"]*' "$WORKDIR/karpenter.log" |
-  sed -E 's/RequestID: [^,]*, //' | sort | uniq -c | sort -rn >"$WORKDIR/refused.txt" || true
+  sed -E 's/RequestID: [^,]*, //; s/ \(aws-error-code=.*//' | sort | uniq -c | sort -rn >"$WORKDIR/refused.txt" || true
 curl -fsS "$ENDPOINT/_awsemu/calls" >"$WORKDIR/calls.json" || true
 echo "Karpenter $VERSION against joiner dev's emulator (go $GOVERSION)"
 echo "AWS calls served (action: count): $(tr -d '\n ' <"$WORKDIR/calls.json")"
