@@ -2,7 +2,9 @@ package ec2
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -169,7 +171,11 @@ func matchFilters(filters []wire.Filter, f fields, t state.Tags) (bool, error) {
 	return true, nil
 }
 
-// maxResults reads MaxResults within EC2's bounds for the operation.
+// Actions lists the EC2 actions the handler serves, sorted.
+func Actions() []string { return slices.Sorted(maps.Keys(operations())) }
+
+// maxResults reads MaxResults within the range the EC2 API reference gives the operation
+// (Valid Range, lo to hi); absent, it is 0.
 func maxResults(form wire.Form, lo, hi int) (int, error) {
 	n, err := form.Int("MaxResults", 0)
 	if err != nil {
@@ -179,6 +185,17 @@ func maxResults(form wire.Form, lo, hi int) (int, error) {
 		return 0, wire.InvalidParameterValue(fmt.Sprintf("Value ( %d ) for parameter maxResults is invalid. Parameter must be between %d and %d.", n, lo, hi))
 	}
 	return n, nil
+}
+
+// pageSize reads MaxResults of an operation for which the EC2 API reference states no range
+// (DescribeSpotPriceHistory, DescribeImages): any value is accepted and a page holds at most that
+// many items; absent or below 1, it is 0.
+func pageSize(form wire.Form) (int, error) {
+	n, err := form.Int("MaxResults", 0)
+	if err != nil {
+		return 0, err
+	}
+	return max(n, 0), nil
 }
 
 // idSet returns the ids requested in the list at key, or nil for all.

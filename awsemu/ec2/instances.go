@@ -142,7 +142,15 @@ func (h *Handler) describeInstanceStatus(req request) (any, error) {
 		return nil, err
 	}
 	ids := idSet(req.form, "InstanceId")
+	if ids != nil && limit > 0 {
+		return nil, wire.NewError(http.StatusBadRequest, "InvalidParameterCombination",
+			"The parameter instancesSet cannot be used with the parameter maxResults")
+	}
 	all := req.form.Bool("IncludeAllInstances")
+	// Filter names are checked up front: the loop below matches only the instances it reports.
+	if err := checkFilterNames(req.form.Filters(), statusFields("")); err != nil {
+		return nil, err
+	}
 	var out describeInstanceStatusResponse
 	err = h.state.Update(func(w *state.World) error {
 		if err := describe(w, req); err != nil {
@@ -171,9 +179,10 @@ func (h *Handler) describeInstanceStatus(req request) (any, error) {
 			x := instanceStatusXML{InstanceID: inst.ID, AvailabilityZone: inst.Zone,
 				InstanceState:  stateXML{Code: state.StateCode(inst.State), Name: inst.State},
 				InstanceStatus: statusSummaryXML{Status: status}, SystemStatus: statusSummaryXML{Status: status}}
-			ok, err := matchFilters(req.form.Filters(), fields{
-				"availability-zone": {inst.Zone}, "instance-state-name": {inst.State}, "instance-status.status": {status}, "system-status.status": {status},
-			}, nil)
+			f := statusFields(status)
+			f["availability-zone"], f["instance-state-name"] = []string{inst.Zone}, []string{inst.State}
+			f["instance-state-code"] = []string{strconv.Itoa(state.StateCode(inst.State))}
+			ok, err := matchFilters(req.form.Filters(), f, nil)
 			if err != nil {
 				return err
 			}
@@ -263,6 +272,9 @@ func (h *Handler) createTags(req request) (any, error) {
 	if len(ids) == 0 {
 		return nil, wire.MissingParameter("ResourceId")
 	}
+	if len(req.form.Tags("Tag")) == 0 {
+		return nil, wire.MissingParameter("Tag") // Tags is required (the API reference)
+	}
 	tags := tagsFrom(req.form.Tags("Tag"))
 	var out createTagsResponse
 	err := h.state.Update(func(w *state.World) error {
@@ -336,4 +348,18 @@ func visible(w *state.World, i *state.Instance) bool {
 		return false
 	}
 	return true
+}
+
+// statusFields are the DescribeInstanceStatus filters the API reference documents, for an
+// instance whose status checks are status. The emulated instances have no scheduled events, so
+// the event.* filters match none.
+func statusFields(status string) fields {
+	reachability := "passed"
+	if status == "initializing" {
+		reachability = "initializing"
+	}
+	return fields{"availability-zone": {""}, "instance-state-name": {""}, "instance-state-code": {""},
+		"instance-status.status": {status}, "system-status.status": {status},
+		"instance-status.reachability": {reachability}, "system-status.reachability": {reachability},
+		"event.code": nil, "event.description": nil, "event.instance-event-id": nil, "event.not-after": nil, "event.not-before": nil}
 }

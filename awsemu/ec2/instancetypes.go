@@ -166,6 +166,9 @@ func (h *Handler) describeInstanceTypeOfferings(req request) (any, error) {
 					z, _ := r.Zone(zn)
 					locations = append(locations, z.ID)
 				}
+			case "outpost":
+				// A valid LocationType (the API reference's enum); the emulated regions have no
+				// Outposts, so no offerings.
 			default:
 				return wire.InvalidParameterValue(fmt.Sprintf("Value (%s) for parameter locationType is invalid.", locationType))
 			}
@@ -227,13 +230,19 @@ func (h *Handler) describeAvailabilityZones(req request) (any, error) {
 // spotHistoryStep is the spacing of the spot price history the emulator reports.
 const spotHistoryStep = time.Hour
 
+// spotHistoryPage is how many prices a DescribeSpotPriceHistory page holds without MaxResults.
+const spotHistoryPage = 1000
+
+// describeSpotPriceHistory lists spot prices, paged by MaxResults, for which the API reference
+// states no range: EC2 answers a MaxResults of 2000 (upstream Karpenter's) with pages of up to
+// that many prices, and so does the emulator.
 func (h *Handler) describeSpotPriceHistory(req request) (any, error) {
-	limit, err := maxResults(req.form, 1, 1000)
+	limit, err := pageSize(req.form)
 	if err != nil {
 		return nil, err
 	}
 	if limit == 0 {
-		limit = 1000
+		limit = spotHistoryPage
 	}
 	var out describeSpotPriceHistoryResponse
 	err = h.state.Update(func(w *state.World) error {
@@ -246,6 +255,11 @@ func (h *Handler) describeSpotPriceHistory(req request) (any, error) {
 		}
 		end, start, err := spotWindow(req.form, w.Now)
 		if err != nil {
+			return err
+		}
+		// Every filter name is checked up front: spotPoints matches per price and stops at the
+		// first filter a price fails.
+		if err := checkFilterNames(req.form.Filters(), spotFields()); err != nil {
 			return err
 		}
 		types := idSet(req.form, "InstanceType")
@@ -307,7 +321,8 @@ func spotPoints(t catalog.InstanceType, z catalog.Zone, product string, start, e
 			Timestamp: at.UTC().Format(time.RFC3339), AvailabilityZone: z.Name, AvailabilityZoneID: z.ID,
 		}
 		ok, _ := matchFilters(filters, fields{
-			"instance-type": {t.Name}, "availability-zone": {z.Name}, "product-description": {product}, "spot-price": {p.SpotPrice},
+			"instance-type": {t.Name}, "availability-zone": {z.Name}, "availability-zone-id": {z.ID}, "product-description": {product},
+			"spot-price": {p.SpotPrice}, "timestamp": {p.Timestamp},
 		}, nil)
 		if ok {
 			out = append(out, p)
@@ -316,4 +331,24 @@ func spotPoints(t catalog.InstanceType, z catalog.Zone, product string, start, e
 			return out
 		}
 	}
+}
+
+// spotFields names the filters DescribeSpotPriceHistory documents.
+func spotFields() fields {
+	return fields{"instance-type": nil, "availability-zone": nil, "availability-zone-id": nil, "product-description": nil,
+		"spot-price": nil, "timestamp": nil}
+}
+
+// checkFilterNames refuses a filter that is neither a tag filter nor one of known's names, as
+// matchFilters would for a resource it reaches; for actions whose loop may reach none.
+func checkFilterNames(filters []wire.Filter, known fields) error {
+	for _, f := range filters {
+		if _, isTag := tagFilter(f, nil); isTag {
+			continue
+		}
+		if _, ok := known[f.Name]; !ok {
+			return wire.InvalidParameterValue(fmt.Sprintf("The filter '%s' is invalid", f.Name))
+		}
+	}
+	return nil
 }

@@ -110,8 +110,10 @@ func (h *Handler) describeSecurityGroups(req request) (any, error) {
 	return out, err
 }
 
+// describeImages lists images, paged by MaxResults, for which the API reference states no range
+// (upstream Karpenter sends 1000); without it every image is one page.
 func (h *Handler) describeImages(req request) (any, error) {
-	limit, err := maxResults(req.form, 5, 1000)
+	limit, err := pageSize(req.form)
 	if err != nil {
 		return nil, err
 	}

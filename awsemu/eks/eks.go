@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,12 +61,41 @@ type route struct {
 	cluster, principal, policyARN string
 }
 
+// routes maps a method and path shape to the EKS action (its IAM name) it serves.
+func routes() map[string]string {
+	return map[string]string{
+		"GET access-policies":                                                              "eks:ListAccessPolicies",
+		"GET clusters/{name}":                                                              "eks:DescribeCluster",
+		"POST clusters/{name}/update-config":                                               "eks:UpdateClusterConfig",
+		"GET clusters/{name}/access-entries":                                               "eks:ListAccessEntries",
+		"POST clusters/{name}/access-entries":                                              "eks:CreateAccessEntry",
+		"GET clusters/{name}/access-entries/{principalArn}":                                "eks:DescribeAccessEntry",
+		"POST clusters/{name}/access-entries/{principalArn}":                               "eks:UpdateAccessEntry",
+		"DELETE clusters/{name}/access-entries/{principalArn}":                             "eks:DeleteAccessEntry",
+		"GET clusters/{name}/access-entries/{principalArn}/access-policies":                "eks:ListAssociatedAccessPolicies",
+		"POST clusters/{name}/access-entries/{principalArn}/access-policies":               "eks:AssociateAccessPolicy",
+		"DELETE clusters/{name}/access-entries/{principalArn}/access-policies/{policyArn}": "eks:DisassociateAccessPolicy",
+		"GET clusters/{name}/pod-identity-associations":                                    "eks:ListPodIdentityAssociations",
+		"GET clusters/{name}/pod-identity-associations/{principalArn}":                     "eks:DescribePodIdentityAssociation",
+	}
+}
+
+// Actions lists the EKS actions the handler serves, sorted, without the "eks:" prefix.
+func Actions() []string {
+	var out []string
+	for _, a := range routes() {
+		out = append(out, strings.TrimPrefix(a, "eks:"))
+	}
+	slices.Sort(out)
+	return out
+}
+
 // routeOf maps a method and path to an EKS operation, as the REST-JSON protocol lays them out.
 func routeOf(method string, parts []string) (route, bool) {
 	var rt route
-	if len(parts) == 1 && parts[0] == "access-policies" && method == http.MethodGet {
-		rt.action = "eks:ListAccessPolicies"
-		return rt, true
+	if len(parts) == 1 {
+		rt.action = routes()[method+" "+parts[0]]
+		return rt, rt.action != ""
 	}
 	if len(parts) < 2 || parts[0] != "clusters" {
 		return rt, false
@@ -100,20 +130,7 @@ func routeOf(method string, parts []string) (route, bool) {
 	if len(parts) > 6 {
 		return rt, false
 	}
-	rt.action = map[string]string{
-		"GET clusters/{name}":                                                              "eks:DescribeCluster",
-		"POST clusters/{name}/update-config":                                               "eks:UpdateClusterConfig",
-		"GET clusters/{name}/access-entries":                                               "eks:ListAccessEntries",
-		"POST clusters/{name}/access-entries":                                              "eks:CreateAccessEntry",
-		"GET clusters/{name}/access-entries/{principalArn}":                                "eks:DescribeAccessEntry",
-		"POST clusters/{name}/access-entries/{principalArn}":                               "eks:UpdateAccessEntry",
-		"DELETE clusters/{name}/access-entries/{principalArn}":                             "eks:DeleteAccessEntry",
-		"GET clusters/{name}/access-entries/{principalArn}/access-policies":                "eks:ListAssociatedAccessPolicies",
-		"POST clusters/{name}/access-entries/{principalArn}/access-policies":               "eks:AssociateAccessPolicy",
-		"DELETE clusters/{name}/access-entries/{principalArn}/access-policies/{policyArn}": "eks:DisassociateAccessPolicy",
-		"GET clusters/{name}/pod-identity-associations":                                    "eks:ListPodIdentityAssociations",
-		"GET clusters/{name}/pod-identity-associations/{principalArn}":                     "eks:DescribePodIdentityAssociation",
-	}[method+" "+strings.Join(shape, "/")]
+	rt.action = routes()[method+" "+strings.Join(shape, "/")]
 	return rt, rt.action != ""
 }
 

@@ -3,8 +3,10 @@ package iam
 import (
 	"encoding/xml"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,10 +89,48 @@ func authorize(w *state.World, call wire.Call, action, resource string, ctx map[
 
 var namePattern = regexp.MustCompile(`^[\w+=,.@-]{1,128}$`)
 
+// nameLength is the longest name the IAM API reference allows for the parameter (its Length
+// Constraints): 64 characters for a RoleName, 128 for an InstanceProfileName, a PolicyName and
+// GetUser's UserName. (ListAttachedUserPolicies allows a UserName of 64; a longer one names no
+// user, NoSuchEntity rather than ValidationError, a difference left alone.)
+func nameLength(key string) int {
+	if key == "RoleName" {
+		return 64
+	}
+	return 128
+}
+
+// Actions lists the IAM actions the handler serves, sorted.
+func Actions() []string { return slices.Sorted(maps.Keys(operations())) }
+
+// validation is IAM's ValidationError for a parameter outside its constraint, as IAM words it.
+func validation(format string, args ...any) error {
+	return wire.NewError(http.StatusBadRequest, "ValidationError", "1 validation error detected: "+format, args...)
+}
+
+// maxItems reads MaxItems of a List* request: 100 when absent, else 1 to 1000 (the IAM API
+// reference's Valid Range for every List action).
+func maxItems(f wire.Form) (int, error) {
+	n, err := f.Int("MaxItems", 100)
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case n < 1:
+		return 0, validation("Value '%d' at 'maxItems' failed to satisfy constraint: Member must have value greater than or equal to 1", n)
+	case n > 1000:
+		return 0, validation("Value '%d' at 'maxItems' failed to satisfy constraint: Member must have value less than or equal to 1000", n)
+	}
+	return n, nil
+}
+
 func requireName(f wire.Form, key string) (string, error) {
 	name := f.String(key)
 	if name == "" {
 		return "", wire.NewError(http.StatusBadRequest, "ValidationError", "1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null", lowerFirst(key))
+	}
+	if limit := nameLength(key); len(name) > limit {
+		return "", validation("Value '%s' at '%s' failed to satisfy constraint: Member must have length less than or equal to %d", name, lowerFirst(key), limit)
 	}
 	if !namePattern.MatchString(name) {
 		return "", wire.NewError(http.StatusBadRequest, "ValidationError", "The specified value for %s is invalid. It must contain only alphanumeric characters and/or the following: +=,.@_-", lowerFirst(key))
@@ -244,6 +284,10 @@ func createInstanceProfile(w *state.World, call wire.Call, f wire.Form) (any, er
 	if err != nil {
 		return nil, err
 	}
+	path, err := entityPath(f)
+	if err != nil {
+		return nil, err
+	}
 	tags := queryTags(f)
 	if err := authorize(w, call, "iam:CreateInstanceProfile", profileARN(w, name), requestContext(tags)); err != nil {
 		return nil, err
@@ -270,9 +314,7 @@ func createInstanceProfile(w *state.World, call wire.Call, f wire.Form) (any, er
 		return nil, wire.NewError(http.StatusConflict, "EntityAlreadyExists", "Instance Profile %s already exists.", name)
 	}
 	p := w.PutInstanceProfile(name)
-	if path := f.String("Path"); path != "" {
-		p.Path = path
-	}
+	p.Path = path
 	p.Tags = tags
 	return createInstanceProfileResponse{XMLNS: ns, Profile: profileXMLOf(w, p), Metadata: metadataXML{RequestID: call.RequestID}}, nil
 }
@@ -382,7 +424,7 @@ func listInstanceProfiles(w *state.World, call wire.Call, f wire.Form) (any, err
 	if err := authorize(w, call, "iam:ListInstanceProfiles", profileARN(w, "*"), nil); err != nil {
 		return nil, err
 	}
-	maxItems, err := f.Int("MaxItems", 100)
+	limit, err := maxItems(f)
 	if err != nil {
 		return nil, err
 	}
@@ -396,7 +438,7 @@ func listInstanceProfiles(w *state.World, call wire.Call, f wire.Form) (any, err
 			matched = append(matched, profileXMLOf(w, p))
 		}
 	}
-	start, end, next, err := wire.Page("ListInstanceProfiles", len(matched), maxItems, f.String("Marker"))
+	start, end, next, err := wire.Page("ListInstanceProfiles", len(matched), limit, f.String("Marker"))
 	if err != nil {
 		return nil, err
 	}

@@ -76,15 +76,9 @@ func createRole(w *state.World, call wire.Call, f wire.Form) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(name) > 64 {
-		return nil, wire.NewError(http.StatusBadRequest, "ValidationError", "1 validation error detected: Value '%s' at 'roleName' failed to satisfy constraint: Member must have length less than or equal to 64", name)
-	}
-	path := f.String("Path")
-	if path == "" {
-		path = "/"
-	}
-	if !pathPattern.MatchString(path) || len(path) > 512 {
-		return nil, wire.NewError(http.StatusBadRequest, "ValidationError", "The specified value for path is invalid. It must begin and end with / and contain only alphanumeric characters and/or / characters.")
+	path, err := entityPath(f)
+	if err != nil {
+		return nil, err
 	}
 	trust := f.String("AssumeRolePolicyDocument")
 	if trust == "" {
@@ -254,12 +248,12 @@ func listRolePolicies(w *state.World, call wire.Call, f wire.Form) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	maxItems, err := f.Int("MaxItems", 100)
+	limit, err := maxItems(f)
 	if err != nil {
 		return nil, err
 	}
 	names := state.SortedKeys(r.Policies)
-	start, end, next, err := wire.Page("ListRolePolicies/"+r.Name, len(names), maxItems, f.String("Marker"))
+	start, end, next, err := wire.Page("ListRolePolicies/"+r.Name, len(names), limit, f.String("Marker"))
 	if err != nil {
 		return nil, err
 	}
@@ -342,7 +336,7 @@ func listAttachedRolePolicies(w *state.World, call wire.Call, f wire.Form) (any,
 	if err != nil {
 		return nil, err
 	}
-	maxItems, err := f.Int("MaxItems", 100)
+	limit, err := maxItems(f)
 	if err != nil {
 		return nil, err
 	}
@@ -359,7 +353,7 @@ func listAttachedRolePolicies(w *state.World, call wire.Call, f wire.Form) (any,
 		}
 		matched = append(matched, attachedPolicyXML{PolicyName: rest[i+1:], PolicyArn: arn})
 	}
-	start, end, next, err := wire.Page("ListAttachedRolePolicies/"+r.Name, len(matched), maxItems, f.String("Marker"))
+	start, end, next, err := wire.Page("ListAttachedRolePolicies/"+r.Name, len(matched), limit, f.String("Marker"))
 	if err != nil {
 		return nil, err
 	}
@@ -371,4 +365,17 @@ func listAttachedRolePolicies(w *state.World, call wire.Call, f wire.Form) (any,
 // %20, never "+"), so both url.QueryUnescape and url.PathUnescape read it back.
 func encodeDocument(doc string) string {
 	return strings.ReplaceAll(url.QueryEscape(doc), "+", "%20")
+}
+
+// entityPath reads the Path of a CreateRole or CreateInstanceProfile: "/" when absent, else a
+// path of 1 to 512 characters that begins and ends with "/" (the IAM API reference's Pattern).
+func entityPath(f wire.Form) (string, error) {
+	path := f.String("Path")
+	if path == "" {
+		return "/", nil
+	}
+	if !pathPattern.MatchString(path) || len(path) > 512 {
+		return "", wire.NewError(http.StatusBadRequest, "ValidationError", "The specified value for path is invalid. It must begin and end with / and contain only alphanumeric characters and/or / characters.")
+	}
+	return path, nil
 }

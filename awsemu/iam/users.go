@@ -69,13 +69,9 @@ func getUser(w *state.World, call wire.Call, f wire.Form) (any, error) {
 
 // listing reads the paging and PathPrefix of a List* request and authorizes action on the
 // resources of kind under the prefix, as IAM scopes list permissions by path.
-func listing(w *state.World, call wire.Call, f wire.Form, action, kind string) (prefix string, maxItems int, err error) {
-	maxItems, err = f.Int("MaxItems", 100)
-	if err != nil {
+func listing(w *state.World, call wire.Call, f wire.Form, action, kind string) (prefix string, limit int, err error) {
+	if limit, err = maxItems(f); err != nil {
 		return "", 0, err
-	}
-	if maxItems < 1 || maxItems > 1000 {
-		return "", 0, wire.NewError(http.StatusBadRequest, "ValidationError", "1 validation error detected: Value '%d' at 'maxItems' failed to satisfy constraint: Member must have value between 1 and 1000", maxItems)
 	}
 	prefix = f.String("PathPrefix")
 	if prefix == "" {
@@ -87,7 +83,7 @@ func listing(w *state.World, call wire.Call, f wire.Form, action, kind string) (
 	if err := authorize(w, call, action, fmt.Sprintf("arn:aws:iam::%s:%s%s*", w.AccountID, kind, prefix), nil); err != nil {
 		return "", 0, err
 	}
-	return prefix, maxItems, nil
+	return prefix, limit, nil
 }
 
 type listUsersResponse struct {
@@ -102,7 +98,7 @@ type listUsersResponse struct {
 // listUsers lists the users whose path starts with PathPrefix, by name; as in IAM, without
 // their tags.
 func listUsers(w *state.World, call wire.Call, f wire.Form) (any, error) {
-	prefix, maxItems, err := listing(w, call, f, "iam:ListUsers", "user")
+	prefix, limit, err := listing(w, call, f, "iam:ListUsers", "user")
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +110,7 @@ func listUsers(w *state.World, call wire.Call, f wire.Form) (any, error) {
 			matched = append(matched, x)
 		}
 	}
-	start, end, next, err := wire.Page("ListUsers"+prefix, len(matched), maxItems, f.String("Marker"))
+	start, end, next, err := wire.Page("ListUsers"+prefix, len(matched), limit, f.String("Marker"))
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +130,7 @@ type listRolesResponse struct {
 // listRoles lists the roles whose path starts with PathPrefix, by name; as in IAM, without
 // their tags (GetRole has them).
 func listRoles(w *state.World, call wire.Call, f wire.Form) (any, error) {
-	prefix, maxItems, err := listing(w, call, f, "iam:ListRoles", "role")
+	prefix, limit, err := listing(w, call, f, "iam:ListRoles", "role")
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +142,7 @@ func listRoles(w *state.World, call wire.Call, f wire.Form) (any, error) {
 			matched = append(matched, x)
 		}
 	}
-	start, end, next, err := wire.Page("ListRoles"+prefix, len(matched), maxItems, f.String("Marker"))
+	start, end, next, err := wire.Page("ListRoles"+prefix, len(matched), limit, f.String("Marker"))
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +177,7 @@ func listAttachedUserPolicies(w *state.World, call wire.Call, f wire.Form) (any,
 	if u == nil {
 		return nil, wire.NewError(http.StatusNotFound, "NoSuchEntity", "The user with name %s cannot be found.", name)
 	}
-	maxItems, err := f.Int("MaxItems", 100)
+	limit, err := maxItems(f)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +193,7 @@ func listAttachedUserPolicies(w *state.World, call wire.Call, f wire.Form) (any,
 			matched = append(matched, attachedPolicyXML{PolicyName: rest[i+1:], PolicyArn: arn})
 		}
 	}
-	start, end, next, err := wire.Page("ListAttachedUserPolicies/"+u.Name, len(matched), maxItems, f.String("Marker"))
+	start, end, next, err := wire.Page("ListAttachedUserPolicies/"+u.Name, len(matched), limit, f.String("Marker"))
 	if err != nil {
 		return nil, err
 	}

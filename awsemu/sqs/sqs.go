@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/md5" // SQS's own body digest is MD5, and the SDK checks it
 	"encoding/hex"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,7 +45,7 @@ type request struct {
 	QueueURL            string `json:"QueueUrl"`
 	MessageBody         string `json:"MessageBody"`
 	ReceiptHandle       string `json:"ReceiptHandle"`
-	MaxNumberOfMessages int    `json:"MaxNumberOfMessages"`
+	MaxNumberOfMessages *int   `json:"MaxNumberOfMessages"`
 	VisibilityTimeout   *int   `json:"VisibilityTimeout"`
 	WaitTimeSeconds     int    `json:"WaitTimeSeconds"`
 }
@@ -154,39 +156,79 @@ func (h *Handler) queue(world *state.World, call wire.Call, r *http.Request, op 
 	return q, "http://" + r.Host + "/" + world.AccountID + "/" + name, nil
 }
 
-func serve(w *state.World, op string, q *state.Queue, in request, url string) (any, error) {
-	switch op {
-	case "GetQueueUrl":
-		return map[string]string{"QueueUrl": url}, nil
-	case "SendMessage":
-		m := w.Send(q, in.MessageBody)
-		return map[string]string{"MessageId": m.ID, "MD5OfMessageBody": digest(m.Body)}, nil
-	case "ReceiveMessage":
-		if in.WaitTimeSeconds < 0 || time.Duration(in.WaitTimeSeconds)*time.Second > MaxWaitTime {
-			return nil, wire.NewError(http.StatusBadRequest, "InvalidParameterValue",
-				"Value %d for parameter WaitTimeSeconds is invalid. Reason: Must be >= 0 and <= 20, if provided.", in.WaitTimeSeconds)
-		}
-		return receive(w, q, in), nil
-	case "DeleteMessage":
-		if !strings.HasPrefix(in.ReceiptHandle, "rh-") {
-			return nil, wire.NewError(http.StatusBadRequest, "ReceiptHandleIsInvalid", "The input receipt handle \"%s\" is not a valid receipt handle.", in.ReceiptHandle)
-		}
-		// As in SQS, a handle from an earlier receive succeeds without deleting the message.
-		for i, m := range q.Messages {
-			if m.ReceiptHandle == in.ReceiptHandle {
-				q.Messages = append(q.Messages[:i], q.Messages[i+1:]...)
-				break
+// operation serves one action on the queue q, whose URL is url.
+type operation func(w *state.World, q *state.Queue, in request, url string) (any, error)
+
+func operations() map[string]operation {
+	return map[string]operation{
+		"GetQueueUrl": func(_ *state.World, _ *state.Queue, _ request, url string) (any, error) {
+			return map[string]string{"QueueUrl": url}, nil
+		},
+		"SendMessage": func(w *state.World, q *state.Queue, in request, _ string) (any, error) {
+			m := w.Send(q, in.MessageBody)
+			return map[string]string{"MessageId": m.ID, "MD5OfMessageBody": digest(m.Body)}, nil
+		},
+		"ReceiveMessage": func(w *state.World, q *state.Queue, in request, _ string) (any, error) {
+			if err := checkReceive(in); err != nil {
+				return nil, err
 			}
-		}
-		return map[string]string{}, nil
+			return receive(w, q, in), nil
+		},
+		"DeleteMessage": deleteMessage,
 	}
-	return nil, wire.NewError(http.StatusBadRequest, "UnsupportedOperation", "The emulator does not serve SQS %s", op)
+}
+
+// Actions lists the SQS actions the handler serves, sorted.
+func Actions() []string { return slices.Sorted(maps.Keys(operations())) }
+
+// serve answers op on the queue q, whose URL is url.
+func serve(w *state.World, op string, q *state.Queue, in request, url string) (any, error) {
+	f, ok := operations()[op]
+	if !ok {
+		return nil, wire.NewError(http.StatusBadRequest, "UnsupportedOperation", "The emulator does not serve SQS %s", op)
+	}
+	return f(w, q, in, url)
+}
+
+// checkReceive refuses the ReceiveMessage parameters the API reference bounds, with SQS's
+// message: MaxNumberOfMessages 1 to 10, WaitTimeSeconds 0 to 20, VisibilityTimeout 0 to 43200
+// (12 hours, the longest visibility timeout SQS allows), each when given.
+func checkReceive(in request) error {
+	invalid := func(param string, v int, reason string) error {
+		return wire.NewError(http.StatusBadRequest, "InvalidParameterValue",
+			"Value %d for parameter %s is invalid. Reason: %s", v, param, reason)
+	}
+	switch {
+	case in.MaxNumberOfMessages != nil && (*in.MaxNumberOfMessages < 1 || *in.MaxNumberOfMessages > 10):
+		return invalid("MaxNumberOfMessages", *in.MaxNumberOfMessages, "Must be between 1 and 10, if provided.")
+	case in.WaitTimeSeconds < 0 || time.Duration(in.WaitTimeSeconds)*time.Second > MaxWaitTime:
+		return invalid("WaitTimeSeconds", in.WaitTimeSeconds, "Must be >= 0 and <= 20, if provided.")
+	case in.VisibilityTimeout != nil && (*in.VisibilityTimeout < 0 || *in.VisibilityTimeout > maxVisibilityTimeout):
+		return invalid("VisibilityTimeout", *in.VisibilityTimeout, "Must be >= 0 and <= 43200, if provided.")
+	}
+	return nil
+}
+
+// maxVisibilityTimeout is the longest visibility timeout SQS allows, in seconds (12 hours).
+const maxVisibilityTimeout = 43200
+
+func deleteMessage(_ *state.World, q *state.Queue, in request, _ string) (any, error) {
+	if !strings.HasPrefix(in.ReceiptHandle, "rh-") {
+		return nil, wire.NewError(http.StatusBadRequest, "ReceiptHandleIsInvalid", "The input receipt handle \"%s\" is not a valid receipt handle.", in.ReceiptHandle)
+	}
+	for i, m := range q.Messages {
+		if m.ReceiptHandle == in.ReceiptHandle {
+			q.Messages = append(q.Messages[:i], q.Messages[i+1:]...)
+			break
+		}
+	}
+	return map[string]string{}, nil
 }
 
 func receive(w *state.World, q *state.Queue, in request) map[string][]message {
-	limit := in.MaxNumberOfMessages
-	if limit < 1 || limit > 10 {
-		limit = 1
+	limit := 1 // SQS's default; checkReceive has refused a MaxNumberOfMessages outside 1 to 10
+	if in.MaxNumberOfMessages != nil {
+		limit = *in.MaxNumberOfMessages
 	}
 	visibility := DefaultVisibilityTimeout
 	if in.VisibilityTimeout != nil {

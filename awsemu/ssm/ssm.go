@@ -2,7 +2,9 @@ package ssm
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/joinerhq/joiner/awsemu/authz"
@@ -47,6 +49,20 @@ type getParametersOutput struct {
 	InvalidParameters []string    `json:"InvalidParameters"`
 }
 
+// operation serves one action: it decodes the request body itself and answers from params, the
+// region's public parameters, on behalf of p.
+type operation func(world *state.World, p authz.Principal, region string, params map[string]Parameter, r *http.Request) (any, error)
+
+func operations() map[string]operation {
+	return map[string]operation{
+		"GetParameter":  getParameter,
+		"GetParameters": getParameters,
+	}
+}
+
+// Actions lists the SSM actions the handler serves, sorted.
+func Actions() []string { return slices.Sorted(maps.Keys(operations())) }
+
 // Serve answers one SSM request from the caller in call.
 func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) {
 	var out any
@@ -55,48 +71,84 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) 
 		if err != nil {
 			return wire.NewError(http.StatusBadRequest, "UnrecognizedClientException", "The security token included in the request is invalid.")
 		}
-		params := Parameters(world, call.Region)
-		switch op := wire.Target(r); op {
-		case "GetParameter":
-			var in getParameterInput
-			if err := wire.DecodeJSON(r, &in); err != nil {
-				return err
-			}
-			if err := authorize(world, p, "ssm:GetParameter", call.Region, in.Name); err != nil {
-				return err
-			}
-			param, ok := params[in.Name]
-			if !ok {
-				return wire.NewError(http.StatusBadRequest, "ParameterNotFound", "Parameter %s not found.", in.Name)
-			}
-			out = getParameterOutput{Parameter: param}
-		case "GetParameters":
-			var in getParametersInput
-			if err := wire.DecodeJSON(r, &in); err != nil {
-				return err
-			}
-			res := getParametersOutput{Parameters: []Parameter{}, InvalidParameters: []string{}}
-			for _, n := range in.Names {
-				if err := authorize(world, p, "ssm:GetParameters", call.Region, n); err != nil {
-					return err
-				}
-				if param, ok := params[n]; ok {
-					res.Parameters = append(res.Parameters, param)
-				} else {
-					res.InvalidParameters = append(res.InvalidParameters, n)
-				}
-			}
-			out = res
-		default:
-			return wire.NewError(http.StatusBadRequest, "UnknownOperationException", "The emulator does not serve SSM %s", op)
+		op, ok := operations()[wire.Target(r)]
+		if !ok {
+			return wire.NewError(http.StatusBadRequest, "UnknownOperationException", "The emulator does not serve SSM %s", wire.Target(r))
 		}
-		return nil
+		out, err = op(world, p, call.Region, Parameters(world, call.Region), r)
+		return err
 	})
 	if err != nil {
 		wire.WriteJSONError(w, call.RequestID, err)
 		return
 	}
 	wire.WriteJSON(w, call.RequestID, out)
+}
+
+// validation is the JSON services' ValidationException for a member outside its constraint.
+func validation(format string, args ...any) error {
+	return wire.NewError(http.StatusBadRequest, "ValidationException", "1 validation error detected: "+format, args...)
+}
+
+// checkName refuses a parameter name outside the API reference's Length Constraints (1 to 2048).
+func checkName(name, at string) error {
+	switch {
+	case name == "":
+		return validation("Value null at '%s' failed to satisfy constraint: Member must not be null", at)
+	case len(name) > 2048:
+		return validation("Value '%s' at '%s' failed to satisfy constraint: Member must have length less than or equal to 2048", name, at)
+	}
+	return nil
+}
+
+func getParameter(world *state.World, p authz.Principal, region string, params map[string]Parameter, r *http.Request) (any, error) {
+	var in getParameterInput
+	if err := wire.DecodeJSON(r, &in); err != nil {
+		return nil, err
+	}
+	if err := checkName(in.Name, "name"); err != nil {
+		return nil, err
+	}
+	if err := authorize(world, p, "ssm:GetParameter", region, in.Name); err != nil {
+		return nil, err
+	}
+	param, ok := params[in.Name]
+	if !ok {
+		return nil, wire.NewError(http.StatusBadRequest, "ParameterNotFound", "Parameter %s not found.", in.Name)
+	}
+	return getParameterOutput{Parameter: param}, nil
+}
+
+// getParameters answers up to 10 names (the API reference's limit on Names) at once; those not
+// found are listed as InvalidParameters.
+func getParameters(world *state.World, p authz.Principal, region string, params map[string]Parameter, r *http.Request) (any, error) {
+	var in getParametersInput
+	if err := wire.DecodeJSON(r, &in); err != nil {
+		return nil, err
+	}
+	switch {
+	case in.Names == nil:
+		return nil, validation("Value null at 'names' failed to satisfy constraint: Member must not be null")
+	case len(in.Names) < 1:
+		return nil, validation("Value '[]' at 'names' failed to satisfy constraint: Member must have length greater than or equal to 1")
+	case len(in.Names) > 10:
+		return nil, validation("Value '[%s]' at 'names' failed to satisfy constraint: Member must have length less than or equal to 10", strings.Join(in.Names, ", "))
+	}
+	res := getParametersOutput{Parameters: []Parameter{}, InvalidParameters: []string{}}
+	for _, n := range in.Names {
+		if err := checkName(n, "names.member"); err != nil {
+			return nil, err
+		}
+		if err := authorize(world, p, "ssm:GetParameters", region, n); err != nil {
+			return nil, err
+		}
+		if param, ok := params[n]; ok {
+			res.Parameters = append(res.Parameters, param)
+		} else {
+			res.InvalidParameters = append(res.InvalidParameters, n)
+		}
+	}
+	return res, nil
 }
 
 // authorize checks action (the operation's own: ssm:GetParameters for GetParameters) on the

@@ -2,7 +2,9 @@ package sts
 
 import (
 	"encoding/xml"
+	"maps"
 	"net/http"
+	"slices"
 
 	"github.com/joinerhq/joiner/awsemu/authz"
 	"github.com/joinerhq/joiner/awsemu/policy"
@@ -49,28 +51,57 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, call wire.Call) 
 		if err != nil {
 			return wire.NewError(http.StatusForbidden, "InvalidClientTokenId", "The security token included in the request is invalid.")
 		}
-		switch action := form.String("Action"); action {
-		case "GetCallerIdentity":
-			// GetCallerIdentity needs no permission: AWS answers it even under an explicit deny.
-			resp = getCallerIdentityResponse{XMLNS: ns, ARN: p.ARN, UserID: p.Role.ID + ":" + call.AccessKey, Account: world.AccountID,
-				Metadata: wire.ResponseMetadata{RequestID: call.RequestID}}
-		case "DecodeAuthorizationMessage":
-			if err := authz.Authorize(world, p, authz.IAM, policy.Request{Action: "sts:DecodeAuthorizationMessage", Resource: "*"}); err != nil {
-				return err
-			}
-			msg, ok := world.IAM.AuthorizationMessages[form.String("EncodedMessage")]
-			if !ok {
-				return wire.NewError(http.StatusBadRequest, "InvalidAuthorizationMessageException", "The message is invalid.")
-			}
-			resp = decodeResponse{XMLNS: ns, Decoded: msg, Metadata: wire.ResponseMetadata{RequestID: call.RequestID}}
-		default:
+		action := form.String("Action")
+		op, ok := operations()[action]
+		if !ok {
 			return wire.NewError(http.StatusBadRequest, "InvalidAction", "Could not find operation %s for version 2011-06-15", action)
 		}
-		return nil
+		resp, err = op(world, p, call, form)
+		return err
 	})
 	if err != nil {
 		wire.WriteQueryError(w, call.RequestID, err)
 		return
 	}
 	wire.WriteXML(w, resp)
+}
+
+// operation serves one action for the caller p.
+type operation func(world *state.World, p authz.Principal, call wire.Call, form wire.Form) (any, error)
+
+func operations() map[string]operation {
+	return map[string]operation{
+		"GetCallerIdentity":          getCallerIdentity,
+		"DecodeAuthorizationMessage": decodeAuthorizationMessage,
+	}
+}
+
+// Actions lists the STS actions the handler serves, sorted.
+func Actions() []string { return slices.Sorted(maps.Keys(operations())) }
+
+func getCallerIdentity(world *state.World, p authz.Principal, call wire.Call, _ wire.Form) (any, error) {
+	return getCallerIdentityResponse{XMLNS: ns, ARN: p.ARN, UserID: p.Role.ID + ":" + call.AccessKey, Account: world.AccountID,
+		Metadata: wire.ResponseMetadata{RequestID: call.RequestID}}, nil
+}
+
+// decodeAuthorizationMessage decodes a message an authorization failure encoded. EncodedMessage
+// is required (the API reference: 1 to 10240 characters).
+func decodeAuthorizationMessage(world *state.World, p authz.Principal, call wire.Call, form wire.Form) (any, error) {
+	encoded := form.String("EncodedMessage")
+	switch {
+	case encoded == "":
+		return nil, wire.NewError(http.StatusBadRequest, "ValidationError",
+			"1 validation error detected: Value null at 'encodedMessage' failed to satisfy constraint: Member must not be null")
+	case len(encoded) > 10240:
+		return nil, wire.NewError(http.StatusBadRequest, "ValidationError",
+			"1 validation error detected: Value at 'encodedMessage' failed to satisfy constraint: Member must have length less than or equal to 10240")
+	}
+	if err := authz.Authorize(world, p, authz.IAM, policy.Request{Action: "sts:DecodeAuthorizationMessage", Resource: "*"}); err != nil {
+		return nil, err
+	}
+	msg, ok := world.IAM.AuthorizationMessages[encoded]
+	if !ok {
+		return nil, wire.NewError(http.StatusBadRequest, "InvalidAuthorizationMessageException", "The message is invalid.")
+	}
+	return decodeResponse{XMLNS: ns, Decoded: msg, Metadata: wire.ResponseMetadata{RequestID: call.RequestID}}, nil
 }

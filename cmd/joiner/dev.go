@@ -25,7 +25,7 @@ var demoEmulatorArgs = []string{"--pending-for", "3s", "--boot-delay", "10s", "-
 
 func newDevCommand() *cobra.Command {
 	var opts localstack.Options
-	var once bool
+	var once, noController bool
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run the local stack: a real control plane, the AWS emulator and the Joiner controller",
@@ -60,7 +60,12 @@ so that you can kubectl against it.`,
 			if err != nil {
 				return fmt.Errorf("finding the joiner program, %w", err)
 			}
-			opts.JoinerPath = controllerProgram(self)
+			if noController && once {
+				return errors.New("--once tells the story of Joiner's controller: drop --no-controller")
+			}
+			if !noController {
+				opts.JoinerPath = controllerProgram(self)
+			}
 			if opts.EmulatorPath == "" {
 				opts.EmulatorPath = filepath.Join(filepath.Dir(self), "awsemu")
 			}
@@ -108,6 +113,7 @@ so that you can kubectl against it.`,
 	cmd.Flags().StringVar(&opts.ChartDir, "as-chart", "", "run the controller as the ServiceAccount of this Helm chart (charts/joiner): the RBAC `helm template` renders is applied and its requests are audited to <workdir>/audit/audit.log")
 	cmd.Flags().StringVar(&opts.Helm, "helm", "", "helm program for --as-chart (default: helm beside this program, else on $PATH)")
 	cmd.Flags().BoolVar(&opts.GeneratedPolicy, "iam-policy", false, "make `joiner iam-policy` output for the stack's cluster the controller role's only policy, in place of the world's controllerPolicy; decisions at <emulator>/_awsemu/authorizations")
+	cmd.Flags().BoolVar(&noController, "no-controller", false, "run the stack without Joiner's controller, for another controller (hack/karpenter-compat.sh runs upstream Karpenter's) to run against the emulator with the controller's key")
 	cmd.Flags().BoolVar(&once, "once", false, "tell the sample story (scale up, then to zero) and exit 0 when it completed")
 	return cmd
 }
