@@ -217,6 +217,7 @@ func TestScenarioS2CustomAMITaintArgs(t *testing.T) {
 	}
 	fieldTags := []ec2types.Tag{
 		{Key: aws.String(awsv1.TagKeyPrefixCluster + "demo"), Value: aws.String("owned")},
+		{Key: aws.String(awsv1.TagKeyEKSClusterName), Value: aws.String("demo")},
 		{Key: aws.String(v1.NodePoolLabelKey), Value: aws.String("default")},
 	}
 	run, err := ec2.NewFromConfig(cfg).RunInstances(ctx, &ec2.RunInstancesInput{
@@ -224,10 +225,12 @@ func TestScenarioS2CustomAMITaintArgs(t *testing.T) {
 		SubnetId: aws.String(nc.Status.Subnets[0].ID), SecurityGroupIds: groups,
 		IamInstanceProfile: &ec2types.IamInstanceProfileSpecification{Name: aws.String(nc.Status.InstanceProfile)},
 		UserData:           aws.String(base64.StdEncoding.EncodeToString([]byte(rendered.UserData))),
-		// Tagged as the field's controller tagged its launches, which the controller's policy
-		// (the generated one, scoped by these tags) requires.
+		// Tagged as the field's controller (Karpenter) tagged its launches, which the world's
+		// policy (Karpenter's documented one, scoped by these tags) requires of the instance,
+		// its volumes and its network interface.
 		TagSpecifications: []ec2types.TagSpecification{
 			{ResourceType: ec2types.ResourceTypeInstance, Tags: fieldTags}, {ResourceType: ec2types.ResourceTypeVolume, Tags: fieldTags},
+			{ResourceType: ec2types.ResourceTypeNetworkInterface, Tags: fieldTags},
 		},
 	})
 	if err != nil {
