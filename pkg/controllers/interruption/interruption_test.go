@@ -2,15 +2,12 @@ package interruption_test
 
 import (
 	"context"
-	"encoding/base64"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -23,13 +20,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	"github.com/joinerhq/joiner/awsemu/state"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/provider"
-	"github.com/joinerhq/joiner/pkg/aws/sdk"
-	"github.com/joinerhq/joiner/pkg/aws/userdata"
 	"github.com/joinerhq/joiner/pkg/controllers/interruption"
 )
 
@@ -45,26 +40,12 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	st, err := awsemu.NewState(clk, state.DefaultSeed())
+	e := emutest.Start(t)
+	clk, st, clients := e.Clock, e.State, e.Clients
+	cluster, err := e.ClusterWithCA()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cluster userdata.Cluster
-	_ = st.Update(func(w *state.World) error {
-		c := w.Regions["us-west-2"].Clusters[state.DefaultSeed().ClusterName]
-		c.CertificateData = base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\nZW11bGF0ZWQ=\n-----END CERTIFICATE-----\n"))
-		cluster = userdata.Cluster{Name: c.Name, Endpoint: c.Endpoint, CABundle: c.CertificateData, DNS: "10.100.0.10", CIDR: c.ServiceIPv4CIDR}
-		return nil
-	})
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
-	cfg, err := sdk.LoadConfig(t.Context(), sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clients := sdk.NewClients(cfg)
 	a := provider.Build(env.Client, clients, provider.Options{Cluster: cluster, Region: "us-west-2", KubernetesVersion: "1.33"}, clk)
 	nc := &awsv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: awsv1.EC2NodeClassSpec{
 		AMISelectorTerms:           []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}},
@@ -84,7 +65,7 @@ func newWorld(t *testing.T) *world {
 	if err := a.Prices.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	return &world{url: srv.URL, clock: clk, state: st, aws: a, sqs: clients.SQS}
+	return &world{url: e.URL, clock: clk, state: st, aws: a, sqs: clients.SQS}
 }
 
 func create(t *testing.T, objs ...client.Object) {
