@@ -19,11 +19,11 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joinerhq/joiner/internal/testenv"
+	"github.com/joinerhq/joiner/internal/testkit"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/provider"
@@ -121,14 +121,14 @@ func TestOperator(t *testing.T) {
 	}
 
 	var claims v1.NodeClaimList
-	poll(t, "a NodeClaim for the pending pod", func() bool {
+	testkit.Poll(t, 30*time.Second, "a NodeClaim for the pending pod", func() bool {
 		return env.Client.List(ctx, &claims, client.MatchingLabels{v1.NodePoolLabelKey: "default"}) == nil && len(claims.Items) == 1
 	})
-	poll(t, "NodePool status.nodes = 1", func() bool {
+	testkit.Poll(t, 30*time.Second, "NodePool status.nodes = 1", func() bool {
 		np := &v1.NodePool{}
 		return env.Client.Get(ctx, client.ObjectKey{Name: "default"}, np) == nil && np.Status.Nodes != nil && *np.Status.Nodes == 1
 	})
-	poll(t, "a Nominated event on the pod", func() bool {
+	testkit.Poll(t, 30*time.Second, "a Nominated event on the pod", func() bool {
 		var events eventsv1.EventList
 		if env.Client.List(ctx, &events, client.InNamespace("default")) != nil {
 			return false
@@ -150,7 +150,7 @@ func TestOperator(t *testing.T) {
 	if body := get(t, "http://"+opts.MetricsBindAddress+"/metrics"); !strings.Contains(body, `karpenter_nodeclaims_created_total{nodepool="default",reason="provisioning"} 1`) {
 		t.Errorf("/metrics lacks the NodeClaim created:\n%s", body)
 	}
-	poll(t, "the pending pod's unbound time in /metrics", func() bool {
+	testkit.Poll(t, 30*time.Second, "the pending pod's unbound time in /metrics", func() bool {
 		return strings.Contains(get(t, "http://"+opts.MetricsBindAddress+"/metrics"),
 			`karpenter_pods_current_unbound_time_seconds{name="pending",namespace="default"}`)
 	})
@@ -165,21 +165,11 @@ func create(t *testing.T, objs ...client.Object) {
 	}
 }
 
-func poll(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		return cond(), nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
-}
-
 // get returns the body of a 200 answer from url, polling until the server answers.
 func get(t *testing.T, url string) string {
 	t.Helper()
 	var body string
-	poll(t, url, func() bool {
+	testkit.Poll(t, 30*time.Second, url, func() bool {
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 		if err != nil {
 			return false

@@ -15,13 +15,13 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/joinerhq/joiner/awsemu/emutest"
 	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/internal/testkit"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/provider"
@@ -144,16 +144,6 @@ func (w *world) event(t *testing.T, claim *v1.NodeClaim, kind string) {
 	}
 }
 
-func poll(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		return cond(), nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
-}
-
 // dump logs the registry's interruption metrics, for a failed test.
 func dump(t *testing.T, reg *prometheus.Registry) {
 	families, _ := reg.Gather()
@@ -244,7 +234,7 @@ func TestSpotInterruption(t *testing.T) {
 	if _, err := w.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: url.QueueUrl, MessageBody: aws.String("not an event")}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, "the malformed message counted and deleted", func() bool {
+	testkit.Poll(t, 30*time.Second, "the malformed message counted and deleted", func() bool {
 		return counter(t, reg, "karpenter_interruption_received_messages_total", map[string]string{"message_type": "malformed"}) == 1 &&
 			counter(t, reg, "karpenter_interruption_deleted_messages_total", nil) == 1
 	})
@@ -255,12 +245,12 @@ func TestSpotInterruption(t *testing.T) {
 		t.Fatalf("two launches of one NodeClaim shape chose %+v and %+v: the test needs the choice to be the same", pool(victim), pool(probe))
 	}
 	w.clock.Step(state.PendingFor) // both instances run: two state-change notifications that ask for nothing
-	poll(t, "the running notifications deleted as no-ops", func() bool {
+	testkit.Poll(t, 30*time.Second, "the running notifications deleted as no-ops", func() bool {
 		return counter(t, reg, "karpenter_interruption_received_messages_total", map[string]string{"message_type": "no_op"}) == 2
 	})
 
 	w.event(t, probe, state.EventRebalance)
-	poll(t, "a rebalance event on the probe", func() bool {
+	testkit.Poll(t, 30*time.Second, "a rebalance event on the probe", func() bool {
 		return hasEvent(t, "NodeClaim", "probe", "SpotRebalanceRecommendation") && hasEvent(t, "Node", "probe", "SpotRebalanceRecommendation")
 	})
 
@@ -278,7 +268,7 @@ func TestSpotInterruption(t *testing.T) {
 
 	// AWS Health schedules the retirement of the probe's instance: it goes too.
 	w.event(t, probe, state.EventScheduledChange)
-	poll(t, "the probe NodeClaim deleted on a scheduled change", func() bool {
+	testkit.Poll(t, 30*time.Second, "the probe NodeClaim deleted on a scheduled change", func() bool {
 		got := &v1.NodeClaim{}
 		return env.Client.Get(ctx, client.ObjectKeyFromObject(probe), got) == nil && got.DeletionTimestamp != nil &&
 			hasEvent(t, "NodeClaim", "probe", "InstanceUnhealthy") && hasEvent(t, "Node", "probe", "InstanceUnhealthy")
@@ -318,13 +308,13 @@ func (w *world) start(t *testing.T) *prometheus.Registry {
 func checkInterrupted(t *testing.T, w *world, reg *prometheus.Registry, victim, probe *v1.NodeClaim) {
 	t.Helper()
 	ctx := t.Context()
-	poll(t, "the victim NodeClaim deleted", func() bool {
+	testkit.Poll(t, 30*time.Second, "the victim NodeClaim deleted", func() bool {
 		got := &v1.NodeClaim{}
 		return env.Client.Get(ctx, client.ObjectKeyFromObject(victim), got) == nil && got.DeletionTimestamp != nil
 	})
 	for _, kind := range []string{"NodeClaim", "Node"} {
 		for _, reason := range []string{"SpotInterrupted", "TerminatingOnInterruption"} {
-			poll(t, reason+" on the victim "+kind, func() bool { return hasEvent(t, kind, "victim", reason) })
+			testkit.Poll(t, 30*time.Second, reason+" on the victim "+kind, func() bool { return hasEvent(t, kind, "victim", reason) })
 		}
 	}
 	p := pool(victim)
@@ -346,10 +336,10 @@ func checkInterrupted(t *testing.T, w *world, reg *prometheus.Registry, victim, 
 func checkReclaimed(t *testing.T, w *world, reg *prometheus.Registry, victim *v1.NodeClaim) {
 	t.Helper()
 	w.clock.Step(state.SpotInterruptionNotice)
-	poll(t, "the reclaimed instance's state changes handled", func() bool {
+	testkit.Poll(t, 30*time.Second, "the reclaimed instance's state changes handled", func() bool {
 		return counter(t, reg, "karpenter_interruption_received_messages_total", map[string]string{"message_type": "instance_terminated"}) >= 1
 	})
-	poll(t, "every message deleted", func() bool {
+	testkit.Poll(t, 30*time.Second, "every message deleted", func() bool {
 		received := 0.0
 		for _, kind := range []string{"malformed", "no_op", "rebalance_recommendation", "spot_interrupted", "instance_terminated"} {
 			received += counter(t, reg, "karpenter_interruption_received_messages_total", map[string]string{"message_type": kind})
@@ -385,9 +375,9 @@ func TestMissingQueue(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- c.Start(ctx) }()
-	poll(t, "the loop waiting ErrorBackoff", clk.HasWaiters)
+	testkit.Poll(t, 30*time.Second, "the loop waiting ErrorBackoff", clk.HasWaiters)
 	clk.Step(interruption.ErrorBackoff)
-	poll(t, "the loop waiting again after another failure", clk.HasWaiters)
+	testkit.Poll(t, 30*time.Second, "the loop waiting again after another failure", clk.HasWaiters)
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Start = %v, want nil once its context ends", err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/joinerhq/joiner/awsemu/emutest"
 	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/internal/testkit"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/instance"
@@ -129,9 +130,9 @@ func TestStartCollectsOnTheClock(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { _ = c.Start(ctx); close(done) }()
-	waitFor(t, "the ticker", e.clock.HasWaiters)
+	testkit.Poll(t, 5*time.Second, "the ticker", e.clock.HasWaiters)
 	e.clock.Step(Interval)
-	waitFor(t, "the leaked instance terminated", func() bool {
+	testkit.Poll(t, 5*time.Second, "the leaked instance terminated", func() bool {
 		s := e.instanceState(leaked.ID)
 		return s == "shutting-down" || s == "terminated"
 	})
@@ -139,17 +140,5 @@ func TestStartCollectsOnTheClock(t *testing.T) {
 	<-done
 	if !c.NeedLeaderElection() {
 		t.Error("runs on every replica")
-	}
-}
-
-// waitFor polls until cond holds or five seconds pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/joinerhq/joiner/internal/testenv"
+	"github.com/joinerhq/joiner/internal/testkit"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
@@ -53,5 +54,5 @@ func startControllers(ctx context.Context, e *testenv.Environment) error {
 // eventually polls check until it returns "" or 30s pass, then fails with its last complaint.
 func eventually(t *testing.T, check func() string) {
 	t.Helper()
-	testenv.Eventually(t, 30*time.Second, check)
+	testkit.Eventually(t, 30*time.Second, check)
 }

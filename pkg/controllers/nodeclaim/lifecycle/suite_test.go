@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/joinerhq/joiner/internal/testenv"
+	"github.com/joinerhq/joiner/internal/testkit"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
@@ -67,7 +68,7 @@ func startController(ctx context.Context, e *testenv.Environment) error {
 // eventually polls check until it returns "" or 20s pass, then fails with its last complaint.
 func eventually(t *testing.T, check func() string) {
 	t.Helper()
-	testenv.Eventually(t, 20*time.Second, check)
+	testkit.Eventually(t, 20*time.Second, check)
 }
 
 func newNodeClaim(name string) *v1.NodeClaim {

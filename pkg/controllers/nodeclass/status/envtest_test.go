@@ -16,6 +16,7 @@ import (
 	"github.com/joinerhq/joiner/awsemu/emutest"
 	"github.com/joinerhq/joiner/awsemu/state"
 	"github.com/joinerhq/joiner/internal/testenv"
+	"github.com/joinerhq/joiner/internal/testkit"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/provider"
@@ -83,7 +84,7 @@ func TestNodeJoinReadyWatchesAWSAuth(t *testing.T) {
 		}
 		return nc, fmt.Sprintf("NodeJoinReady=%s %s: %s", c.Status, c.Reason, c.Message)
 	}
-	testenv.Eventually(t, 20*time.Second, func() string {
+	testkit.Eventually(t, 20*time.Second, func() string {
 		nc, got := condition()
 		if !strings.HasPrefix(got, "NodeJoinReady=False AWSAuthMapsControllerRole: ") || !strings.Contains(got, entry(state.DefaultSeed().NodeRole)) {
 			return got
@@ -101,7 +102,7 @@ func TestNodeJoinReadyWatchesAWSAuth(t *testing.T) {
 	if err := kubeEnv.Client.Update(ctx, awsAuth); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 20*time.Second, func() string {
+	testkit.Eventually(t, 20*time.Second, func() string {
 		nc, got := condition()
 		if !strings.HasPrefix(got, "NodeJoinReady=True NodesCanJoin") {
 			return got
@@ -161,7 +162,7 @@ func TestNodePoolStatusDoesNotResolve(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	testenv.Eventually(t, 20*time.Second, func() string {
+	testkit.Eventually(t, 20*time.Second, func() string {
 		if err := kubeEnv.Client.Get(ctx, client.ObjectKeyFromObject(nc), nc); err != nil {
 			return err.Error()
 		}
@@ -183,7 +184,7 @@ func TestNodePoolStatusDoesNotResolve(t *testing.T) {
 	}
 	settled := resolves()
 	annotate(0)
-	testenv.Eventually(t, 20*time.Second, func() string {
+	testkit.Eventually(t, 20*time.Second, func() string {
 		if resolves() <= settled {
 			return "the annotation did not resolve the class"
 		}
@@ -198,7 +199,7 @@ func TestNodePoolStatusDoesNotResolve(t *testing.T) {
 			t.Fatal(err)
 		}
 		annotate(round)
-		testenv.Eventually(t, 20*time.Second, func() string {
+		testkit.Eventually(t, 20*time.Second, func() string {
 			if got := resolves() - base; got < round {
 				return fmt.Sprintf("%d resolves after %d rounds", got, round)
 			}
