@@ -29,7 +29,6 @@ import (
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/chartrbac"
-	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
 	"github.com/joinerhq/joiner/pkg/controllers"
 	"github.com/joinerhq/joiner/pkg/operator"
@@ -163,11 +162,7 @@ func runOperator(t *testing.T, admin client.Client, kubeconfig string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cloud := &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{{
-		Name:      "m7i.large",
-		Capacity:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("29")},
-		Offerings: []*cloudprovider.Offering{{Zone: "test-zone-a", CapacityType: v1.CapacityTypeOnDemand, Price: 0.1, Available: true}},
-	}}}
+	cloud := &fake.CloudProvider{InstanceTypes: testkit.DefaultInstanceTypes()}
 	cs, err := controllers.New(ctx, op.Manager, controllers.Dependencies{
 		Clock: clock.RealClock{}, CloudProvider: cloud, Registry: op.Registry,
 		BatchIdleDuration: opts.BatchIdleDuration, BatchMaxDuration: opts.BatchMaxDuration,

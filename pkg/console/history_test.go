@@ -34,7 +34,7 @@ func TestCostHistory(t *testing.T) {
 
 	start := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakeClock(start)
-	cloud := &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{fakeType("m7i.large", "amd64", 0.25)}}
+	cloud := &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{testkit.InstanceType("m7i.large", "amd64", 0.25)}}
 	c, err := console.New(env.Client, cloud, clk, logr.Discard())
 	if err != nil {
 		t.Fatal(err)

@@ -28,7 +28,6 @@ import (
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/provider"
 	"github.com/joinerhq/joiner/pkg/aws/sdk"
-	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
 	"github.com/joinerhq/joiner/pkg/controllers"
 	"github.com/joinerhq/joiner/pkg/operator"
@@ -66,11 +65,7 @@ func TestOperator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cloud := &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{{
-		Name:      "m7i.large",
-		Capacity:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("29")},
-		Offerings: []*cloudprovider.Offering{{Zone: "test-zone-a", CapacityType: v1.CapacityTypeOnDemand, Price: 0.1, Available: true}},
-	}}}
+	cloud := &fake.CloudProvider{InstanceTypes: testkit.DefaultInstanceTypes()}
 	cs, err := controllers.New(ctx, op.Manager, controllers.Dependencies{
 		Clock: clock.RealClock{}, CloudProvider: cloud, Registry: op.Registry,
 		BatchIdleDuration: opts.BatchIdleDuration, BatchMaxDuration: opts.BatchMaxDuration,
@@ -90,7 +85,7 @@ func TestOperator(t *testing.T) {
 		}
 	})
 
-	create(t,
+	testkit.Create(t, env.Client,
 		&awsv1.EC2NodeClass{
 			ObjectMeta: metav1.ObjectMeta{Name: "default"},
 			Spec: awsv1.EC2NodeClassSpec{
@@ -114,7 +109,7 @@ func TestOperator(t *testing.T) {
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
 		}}}},
 	}
-	create(t, pod)
+	testkit.Create(t, env.Client, pod)
 	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
 	if err := env.Client.Status().Update(ctx, pod); err != nil {
 		t.Fatal(err)
@@ -154,15 +149,6 @@ func TestOperator(t *testing.T) {
 		return strings.Contains(get(t, "http://"+opts.MetricsBindAddress+"/metrics"),
 			`karpenter_pods_current_unbound_time_seconds{name="pending",namespace="default"}`)
 	})
-}
-
-func create(t *testing.T, objs ...client.Object) {
-	t.Helper()
-	for _, o := range objs {
-		if err := env.Client.Create(t.Context(), o); err != nil {
-			t.Fatalf("creating %s: %v", o.GetName(), err)
-		}
-	}
 }
 
 // get returns the body of a 200 answer from url, polling until the server answers.
