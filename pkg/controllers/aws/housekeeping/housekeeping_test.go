@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joinerhq/joiner/internal/testkit"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/joinerhq/joiner/internal/testkit"
 )
 
 type counter struct {
