@@ -1,45 +1,27 @@
 package main
 
 import (
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
-	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	"github.com/joinerhq/joiner/awsemu/state"
-	"github.com/joinerhq/joiner/pkg/aws/sdk"
 )
 
 // emulatedEKS serves the emulator's EKS; the seeded cluster gets a CA bundle, as every EKS
 // cluster has one, unless withCA is false.
 func emulatedEKS(t *testing.T, withCA bool) *eks.Client {
 	t.Helper()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	st, err := awsemu.NewState(clk, state.DefaultSeed())
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := emutest.Start(t)
 	if withCA {
-		if err := st.Update(func(w *state.World) error {
+		e.Update(t, func(w *state.World) error {
 			w.Regions["us-west-2"].Clusters[state.DefaultSeed().ClusterName].CertificateData = "Q0EtQlVORExF"
 			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+		})
 	}
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
-	cfg, err := sdk.LoadConfig(t.Context(), sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return eks.NewFromConfig(cfg)
+	return e.Clients.EKS
 }
 
 func TestClusterFromEKS(t *testing.T) {

@@ -1,28 +1,20 @@
 package main
 
 import (
-	"encoding/base64"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/joinerhq/joiner/awsemu"
-	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/provider"
-	"github.com/joinerhq/joiner/pkg/aws/sdk"
-	"github.com/joinerhq/joiner/pkg/aws/userdata"
 	"github.com/joinerhq/joiner/pkg/explain"
 	"github.com/joinerhq/joiner/pkg/operator"
 )
@@ -32,25 +24,13 @@ import (
 // from its EC2NodeClass through EC2 and the Price List.
 func TestExplainPodReadsInstanceTypesFromAWS(t *testing.T) {
 	ctx := t.Context()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	st, err := awsemu.NewState(clk, state.DefaultSeed())
+	e := emutest.Start(t)
+	clk := e.Clock
+	cluster, err := e.ClusterWithCA()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cluster userdata.Cluster
-	if err := st.Update(func(w *state.World) error {
-		c := w.Regions["us-west-2"].Clusters[state.DefaultSeed().ClusterName]
-		c.CertificateData = base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\nZW11bGF0ZWQ=\n-----END CERTIFICATE-----\n"))
-		cluster = userdata.Cluster{Name: c.Name, Endpoint: c.Endpoint, CABundle: c.CertificateData, DNS: "10.100.0.10", CIDR: c.ServiceIPv4CIDR}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
-	t.Setenv("AWS_ENDPOINT_URL", srv.URL)
-	t.Setenv("AWS_ACCESS_KEY_ID", state.DefaultSeed().ControllerAccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	e.SetEnv(t)
 
 	scheme, err := operator.NewScheme()
 	if err != nil {
@@ -64,11 +44,7 @@ func TestExplainPodReadsInstanceTypesFromAWS(t *testing.T) {
 		SecurityGroupSelectorTerms: []awsv1.SecurityGroupSelectorTerm{{Tags: map[string]string{"karpenter.sh/discovery": "demo"}}},
 		Role:                       "KarpenterNodeRole-demo",
 	}}
-	cfg, err := sdk.LoadConfig(ctx, sdk.Options{Region: "us-west-2", Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	controller := provider.Build(kube, sdk.NewClients(cfg), provider.Options{Cluster: cluster, Region: "us-west-2", KubernetesVersion: "1.33"}, clk)
+	controller := provider.Build(kube, e.Clients, provider.Options{Cluster: cluster, Region: "us-west-2", KubernetesVersion: "1.33"}, clk)
 	if err := controller.NodeClasses.Resolve(ctx, nc); err != nil {
 		t.Fatal(err)
 	}

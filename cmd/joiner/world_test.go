@@ -1,17 +1,12 @@
 package main
 
 import (
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	clocktesting "k8s.io/utils/clock/testing"
-
-	"github.com/joinerhq/joiner/awsemu"
-	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	"github.com/joinerhq/joiner/awsemu/world"
 	"github.com/joinerhq/joiner/pkg/catalog"
 )
@@ -19,17 +14,9 @@ import (
 // TestWorldCaptureCommand captures the demo world through AWS_ENDPOINT_URL, as an operator would
 // capture an account, and checks the file it writes is a world the emulator takes.
 func TestWorldCaptureCommand(t *testing.T) {
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	seed := state.DefaultSeed()
-	st, err := awsemu.NewState(clk, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
-	t.Setenv("AWS_ENDPOINT_URL", srv.URL)
-	t.Setenv("AWS_ACCESS_KEY_ID", seed.ControllerAccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	e := emutest.Start(t)
+	seed := e.Seed
+	e.SetEnv(t)
 	t.Setenv("CLUSTER_NAME", "")
 	out := filepath.Join(t.TempDir(), "demo.world.yaml")
 	_, stderr, err := runJoiner(t, "world", "capture", "--cluster", seed.ClusterName, "--region", world.DefaultRegion, "--no-cluster",

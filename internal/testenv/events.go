@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"testing"
-	"time"
 
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
@@ -50,23 +48,4 @@ func (r *Recorder) Find(name, eventType, reason string) string {
 		}
 	}
 	return ""
-}
-
-// Eventually polls check every 50ms until it returns "" or timeout passes, then fails the test
-// with its last complaint.
-func Eventually(t testing.TB, timeout time.Duration, check func() string) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		complaint := check()
-		if complaint == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(complaint)
-		}
-		<-tick.C
-	}
 }

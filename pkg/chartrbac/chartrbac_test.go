@@ -19,17 +19,16 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joinerhq/joiner/internal/testenv"
+	"github.com/joinerhq/joiner/internal/testkit"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/chartrbac"
-	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
 	"github.com/joinerhq/joiner/pkg/controllers"
 	"github.com/joinerhq/joiner/pkg/operator"
@@ -163,11 +162,7 @@ func runOperator(t *testing.T, admin client.Client, kubeconfig string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cloud := &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{{
-		Name:      "m7i.large",
-		Capacity:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("29")},
-		Offerings: []*cloudprovider.Offering{{Zone: "test-zone-a", CapacityType: v1.CapacityTypeOnDemand, Price: 0.1, Available: true}},
-	}}}
+	cloud := &fake.CloudProvider{InstanceTypes: testkit.DefaultInstanceTypes()}
 	cs, err := controllers.New(ctx, op.Manager, controllers.Dependencies{
 		Clock: clock.RealClock{}, CloudProvider: cloud, Registry: op.Registry,
 		BatchIdleDuration: opts.BatchIdleDuration, BatchMaxDuration: opts.BatchMaxDuration,
@@ -227,18 +222,18 @@ func runOperator(t *testing.T, admin client.Client, kubeconfig string) {
 		t.Fatal(err)
 	}
 
-	poll(t, "the leader Lease kube-system/joiner-leader-election", func() bool {
+	testkit.Poll(t, 30*time.Second, "the leader Lease kube-system/joiner-leader-election", func() bool {
 		return admin.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "joiner-leader-election"}, &coordinationv1.Lease{}) == nil
 	})
-	poll(t, "a NodeClaim created by the ServiceAccount", func() bool {
+	testkit.Poll(t, 30*time.Second, "a NodeClaim created by the ServiceAccount", func() bool {
 		var claims v1.NodeClaimList
 		return admin.List(ctx, &claims) == nil && len(claims.Items) == 1
 	})
-	poll(t, "NodePool status.nodes = 1 (status patch)", func() bool {
+	testkit.Poll(t, 30*time.Second, "NodePool status.nodes = 1 (status patch)", func() bool {
 		np := &v1.NodePool{}
 		return admin.Get(ctx, client.ObjectKey{Name: "default"}, np) == nil && np.Status.Nodes != nil && *np.Status.Nodes == 1
 	})
-	poll(t, "an event about the pod (events.k8s.io create)", func() bool {
+	testkit.Poll(t, 30*time.Second, "an event about the pod (events.k8s.io create)", func() bool {
 		var events eventsv1.EventList
 		if admin.List(ctx, &events, client.InNamespace("default")) != nil {
 			return false
@@ -260,16 +255,6 @@ func freeAddr(t *testing.T) string {
 	}
 	defer func() { _ = ln.Close() }()
 	return ln.Addr().String()
-}
-
-func poll(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		return cond(), nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
 }
 
 // TestExceptionsAreDocumented: every grant UnusedExceptions excuses is one the chart grants, and

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joinerhq/joiner/internal/testenv"
+	"github.com/joinerhq/joiner/internal/testkit"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cluster"
 )
@@ -47,7 +48,7 @@ func pod(name, node string) *corev1.Pod {
 func TestView(t *testing.T) {
 	ctx := t.Context()
 	launched := nodeClaim("default-launched", "fake:///zone/i-1")
-	create(t, launched, nodeClaim("default-inflight", ""),
+	testkit.Create(t, env.Client, launched, nodeClaim("default-inflight", ""),
 		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-1"}, Spec: corev1.NodeSpec{ProviderID: "fake:///zone/i-1"}},
 		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "static"}},
 		pod("running", "ip-10-0-0-1"), pod("done", "ip-10-0-0-1"), pod("unbound", ""),
@@ -131,15 +132,6 @@ func names(pods []*corev1.Pod) []string {
 		out = append(out, p.Name)
 	}
 	return out
-}
-
-func create(t *testing.T, objs ...client.Object) {
-	t.Helper()
-	for _, o := range objs {
-		if err := env.Client.Create(context.Background(), o); err != nil {
-			t.Fatalf("creating %s: %v", o.GetName(), err)
-		}
-	}
 }
 
 // copyRecorder is a reader that records, per list type, whether the caller asked for the

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/joinerhq/joiner/internal/testkit"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
@@ -132,7 +133,7 @@ func namespaceOf(o client.Object) string {
 }
 
 func benchPages(b *testing.B, kube client.Reader) {
-	cloud := &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{fakeType("t3.small", "amd64", 0.0208), fakeType("m7i.large", "amd64", 0.1008)}}
+	cloud := &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{testkit.InstanceType("t3.small", "amd64", 0.0208), testkit.InstanceType("m7i.large", "amd64", 0.1008)}}
 	c, err := console.New(kube, cloud, clock.RealClock{}, logr.Discard())
 	if err != nil {
 		b.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joinerhq/joiner/internal/testenv"
+	"github.com/joinerhq/joiner/internal/testkit"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
@@ -27,16 +28,6 @@ var env *testenv.Environment
 
 func TestMain(m *testing.M) {
 	os.Exit(testenv.Main(m, &env, testenv.CreateDefaultServiceAccount))
-}
-
-func fakeType(name, arch string, price float64) *cloudprovider.InstanceType {
-	return &cloudprovider.InstanceType{
-		Name: name,
-		Requirements: map[string][]string{corev1.LabelInstanceTypeStable: {name}, corev1.LabelArchStable: {arch}, corev1.LabelOSStable: {"linux"},
-			corev1.LabelTopologyZone: {"us-west-2a"}, v1.CapacityTypeLabelKey: {"on-demand"}},
-		Capacity:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("4Gi"), corev1.ResourcePods: resource.MustParse("29")},
-		Offerings: []*cloudprovider.Offering{{Zone: "us-west-2a", CapacityType: "on-demand", Price: price, Available: true}},
-	}
 }
 
 func get(t *testing.T, srv *httptest.Server, path string) string {
@@ -109,7 +100,7 @@ func TestPagesOnTheAPIServer(t *testing.T) {
 	}
 	create(ctx, t, podOf("running", "ip-10-0-0-1", "1", nil), podOf("wants-gpu", "", "500m", map[string]string{"pod-type": "gpu"}))
 
-	cloud := &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{fakeType("t3.small", "amd64", 0.0208)}}
+	cloud := &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{testkit.InstanceType("t3.small", "amd64", 0.0208)}}
 	c, err := console.New(env.Client, cloud, clock.RealClock{}, logr.Discard())
 	if err != nil {
 		t.Fatal(err)

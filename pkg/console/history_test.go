@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/joinerhq/joiner/internal/testenv"
+	"github.com/joinerhq/joiner/internal/testkit"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
@@ -34,7 +34,7 @@ func TestCostHistory(t *testing.T) {
 
 	start := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakeClock(start)
-	cloud := &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{fakeType("m7i.large", "amd64", 0.25)}}
+	cloud := &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{testkit.InstanceType("m7i.large", "amd64", 0.25)}}
 	c, err := console.New(env.Client, cloud, clk, logr.Discard())
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func TestCostHistory(t *testing.T) {
 	// waitFor waits until RecordCost has taken n samples and waits for its next interval.
 	waitFor := func(n int) {
 		t.Helper()
-		testenv.Eventually(t, 10*time.Second, func() string {
+		testkit.Eventually(t, 10*time.Second, func() string {
 			if h := history(); h == nil || len(h.Samples) != n || !clk.HasWaiters() {
 				return fmt.Sprintf("waiting for %d samples and RecordCost's wait, have %+v", n, h)
 			}
@@ -78,7 +78,7 @@ func TestCostHistory(t *testing.T) {
 
 	// Seven hours after the last sample, the samples older than six hours are gone.
 	clk.Step(6*time.Hour + 30*time.Minute)
-	testenv.Eventually(t, 10*time.Second, func() string {
+	testkit.Eventually(t, 10*time.Second, func() string {
 		if h := history(); h == nil || len(h.Samples) != 1 || !h.Samples[0].At.Equal(start.Add(9*time.Hour)) {
 			return fmt.Sprintf("waiting for the history to hold only the sample at 21:00, have %+v", h)
 		}

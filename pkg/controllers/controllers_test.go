@@ -19,16 +19,15 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joinerhq/joiner/internal/testenv"
+	"github.com/joinerhq/joiner/internal/testkit"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/provider"
 	"github.com/joinerhq/joiner/pkg/aws/sdk"
-	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
 	"github.com/joinerhq/joiner/pkg/controllers"
 	"github.com/joinerhq/joiner/pkg/operator"
@@ -66,11 +65,7 @@ func TestOperator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cloud := &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{{
-		Name:      "m7i.large",
-		Capacity:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("29")},
-		Offerings: []*cloudprovider.Offering{{Zone: "test-zone-a", CapacityType: v1.CapacityTypeOnDemand, Price: 0.1, Available: true}},
-	}}}
+	cloud := &fake.CloudProvider{InstanceTypes: testkit.DefaultInstanceTypes()}
 	cs, err := controllers.New(ctx, op.Manager, controllers.Dependencies{
 		Clock: clock.RealClock{}, CloudProvider: cloud, Registry: op.Registry,
 		BatchIdleDuration: opts.BatchIdleDuration, BatchMaxDuration: opts.BatchMaxDuration,
@@ -90,7 +85,7 @@ func TestOperator(t *testing.T) {
 		}
 	})
 
-	create(t,
+	testkit.Create(t, env.Client,
 		&awsv1.EC2NodeClass{
 			ObjectMeta: metav1.ObjectMeta{Name: "default"},
 			Spec: awsv1.EC2NodeClassSpec{
@@ -114,21 +109,21 @@ func TestOperator(t *testing.T) {
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
 		}}}},
 	}
-	create(t, pod)
+	testkit.Create(t, env.Client, pod)
 	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
 	if err := env.Client.Status().Update(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
 
 	var claims v1.NodeClaimList
-	poll(t, "a NodeClaim for the pending pod", func() bool {
+	testkit.Poll(t, 30*time.Second, "a NodeClaim for the pending pod", func() bool {
 		return env.Client.List(ctx, &claims, client.MatchingLabels{v1.NodePoolLabelKey: "default"}) == nil && len(claims.Items) == 1
 	})
-	poll(t, "NodePool status.nodes = 1", func() bool {
+	testkit.Poll(t, 30*time.Second, "NodePool status.nodes = 1", func() bool {
 		np := &v1.NodePool{}
 		return env.Client.Get(ctx, client.ObjectKey{Name: "default"}, np) == nil && np.Status.Nodes != nil && *np.Status.Nodes == 1
 	})
-	poll(t, "a Nominated event on the pod", func() bool {
+	testkit.Poll(t, 30*time.Second, "a Nominated event on the pod", func() bool {
 		var events eventsv1.EventList
 		if env.Client.List(ctx, &events, client.InNamespace("default")) != nil {
 			return false
@@ -150,36 +145,17 @@ func TestOperator(t *testing.T) {
 	if body := get(t, "http://"+opts.MetricsBindAddress+"/metrics"); !strings.Contains(body, `karpenter_nodeclaims_created_total{nodepool="default",reason="provisioning"} 1`) {
 		t.Errorf("/metrics lacks the NodeClaim created:\n%s", body)
 	}
-	poll(t, "the pending pod's unbound time in /metrics", func() bool {
+	testkit.Poll(t, 30*time.Second, "the pending pod's unbound time in /metrics", func() bool {
 		return strings.Contains(get(t, "http://"+opts.MetricsBindAddress+"/metrics"),
 			`karpenter_pods_current_unbound_time_seconds{name="pending",namespace="default"}`)
 	})
-}
-
-func create(t *testing.T, objs ...client.Object) {
-	t.Helper()
-	for _, o := range objs {
-		if err := env.Client.Create(t.Context(), o); err != nil {
-			t.Fatalf("creating %s: %v", o.GetName(), err)
-		}
-	}
-}
-
-func poll(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		return cond(), nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
 }
 
 // get returns the body of a 200 answer from url, polling until the server answers.
 func get(t *testing.T, url string) string {
 	t.Helper()
 	var body string
-	poll(t, url, func() bool {
+	testkit.Poll(t, 30*time.Second, url, func() bool {
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 		if err != nil {
 			return false

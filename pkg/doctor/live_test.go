@@ -1,11 +1,9 @@
 package doctor
 
 import (
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -13,10 +11,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	"github.com/joinerhq/joiner/awsemu/state"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
@@ -94,29 +91,19 @@ type emulator struct {
 // it, and removes the node role's access entry (S1).
 func startEmulator(t *testing.T) *emulator {
 	ctx := t.Context()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	e := &emulator{seed: state.DefaultSeed()}
-	st, err := awsemu.NewState(clk, e.seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Update(func(w *state.World) error {
+	kit := emutest.Start(t)
+	e := &emulator{seed: kit.Seed}
+	kit.Update(t, func(w *state.World) error {
 		e.account = w.AccountID
 		w.PutRole("NewNodeRole", nil) // the role a class was just switched to
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
-	t.Setenv("AWS_ENDPOINT_URL", srv.URL)
-	t.Setenv("AWS_ACCESS_KEY_ID", e.seed.ControllerAccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	})
+	kit.SetEnv(t)
 	cfg, err := sdk.LoadConfig(ctx, sdk.Options{Region: "us-west-2"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.cloud = NewAWS(cfg, clk)
+	e.cloud = NewAWS(cfg, kit.Clock)
 	e.nodeRole = "arn:aws:iam::" + e.account + ":role/" + e.seed.NodeRole
 	e.controllerRole = "arn:aws:iam::" + e.account + ":role/" + e.seed.ControllerRole
 	if _, err := e.cloud.EKS.(*eks.Client).DeleteAccessEntry(ctx, &eks.DeleteAccessEntryInput{ClusterName: awssdk.String(e.seed.ClusterName), PrincipalArn: awssdk.String(e.nodeRole)}); err != nil {

@@ -8,12 +8,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joinerhq/joiner/internal/testenv"
+	"github.com/joinerhq/joiner/internal/testkit"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
@@ -25,16 +25,6 @@ var env *testenv.Environment
 
 func TestMain(m *testing.M) {
 	os.Exit(testenv.Main(m, &env, testenv.CreateDefaultServiceAccount))
-}
-
-func fakeType(name, arch string, price float64) *cloudprovider.InstanceType {
-	return &cloudprovider.InstanceType{
-		Name: name,
-		Requirements: map[string][]string{corev1.LabelInstanceTypeStable: {name}, corev1.LabelArchStable: {arch}, corev1.LabelOSStable: {"linux"},
-			corev1.LabelTopologyZone: {"us-west-2a"}, v1.CapacityTypeLabelKey: {"on-demand"}},
-		Capacity:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("4Gi"), corev1.ResourcePods: resource.MustParse("29")},
-		Offerings: []*cloudprovider.Offering{{Zone: "us-west-2a", CapacityType: "on-demand", Price: price, Available: true}},
-	}
 }
 
 // TestReadPodFromTheAPIServer is the acceptance case on a real API server: a pod asking for a label
@@ -57,7 +47,7 @@ func TestReadPodFromTheAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, p) })
-	cloud := &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{fakeType("t3.small", "amd64", 0.0208), fakeType("t4g.small", "arm64", 0.0168)}}
+	cloud := &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{testkit.InstanceType("t3.small", "amd64", 0.0208), testkit.InstanceType("t4g.small", "arm64", 0.0168)}}
 
 	r, err := explain.ReadPod(ctx, env.Client, cloud, types.NamespacedName{Namespace: "default", Name: "wants-gpu"})
 	if err != nil {
@@ -177,7 +167,7 @@ func TestReadNodeClaimFromTheAPIServer(t *testing.T) {
 // and why, rather than planning a node the controller will not launch.
 func TestReadPodHeldNodePool(t *testing.T) {
 	ctx := t.Context()
-	cloud := &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{fakeType("t3.small", "amd64", 0.0208)}}
+	cloud := &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{testkit.InstanceType("t3.small", "amd64", 0.0208)}}
 	np := nodePool("not-joining", map[string]string{"team": "held"}, requirement(corev1.LabelArchStable, v1.NodeSelectorOpIn, "amd64"))
 	if err := env.Client.Create(ctx, np); err != nil {
 		t.Fatal(err)

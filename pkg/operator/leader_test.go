@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/joinerhq/joiner/internal/testenv"
+	"github.com/joinerhq/joiner/internal/testkit"
 	"github.com/joinerhq/joiner/pkg/operator"
 )
 
@@ -132,7 +133,7 @@ func TestLeaderHandOverOnShutdown(t *testing.T) {
 	handOver := time.Since(stopped)
 	_, aStopped := l.times("a")
 	bStarted, _ := l.times("b")
-	testenv.Eventually(t, 5*time.Second, func() string {
+	testkit.Eventually(t, 5*time.Second, func() string {
 		if bStarted, _ = l.times("b"); bStarted.IsZero() {
 			return "b's leader work has not started"
 		}
@@ -175,7 +176,7 @@ func TestShutdownBounded(t *testing.T) {
 	a := l.replica(t, "stuck", "bounded", time.Minute)
 	stopA := start(t, a)
 	elected(t, a, 10*time.Second)
-	testenv.Eventually(t, 5*time.Second, func() string {
+	testkit.Eventually(t, 5*time.Second, func() string {
 		if s, _ := l.times("stuck"); s.IsZero() {
 			return "leader work not started"
 		}

@@ -1,18 +1,11 @@
 package ami_test
 
 import (
-	"net/http/httptest"
 	"testing"
-	"time"
 
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	clocktesting "k8s.io/utils/clock/testing"
-
-	"github.com/joinerhq/joiner/awsemu"
-	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	"github.com/joinerhq/joiner/pkg/aws/ami"
-	"github.com/joinerhq/joiner/pkg/aws/sdk"
 )
 
 // karpenterReadPolicy is the part of Karpenter's documented controller policy that AMI resolution
@@ -23,25 +16,9 @@ const karpenterReadPolicy = `{"Version":"2012-10-17","Statement":[
  {"Sid":"AllowRegionalReadActions","Effect":"Allow","Action":"ec2:DescribeImages","Resource":"*"}]}`
 
 func TestResolveAliasWithKarpenterControllerPolicy(t *testing.T) {
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	st, err := awsemu.NewState(clk, state.DefaultSeed())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Update(func(w *state.World) error {
-		w.PutRole(state.DefaultSeed().ControllerRole, map[string]string{"controller": karpenterReadPolicy})
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
-	cfg, err := sdk.LoadConfig(t.Context(), sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clients := sdk.NewClients(cfg)
+	e := emutest.Start(t)
+	e.SetControllerPolicy(t, karpenterReadPolicy)
+	clients, clk := e.Clients, e.Clock
 
 	images, err := ami.Resolve(t.Context(), clients.SSM, clients.EC2, []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}}, "1.33", clk.Now())
 	if err != nil {

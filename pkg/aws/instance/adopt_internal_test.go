@@ -12,7 +12,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/joinerhq/joiner/internal/testenv"
+	"github.com/joinerhq/joiner/internal/testkit"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 )
 
@@ -77,7 +77,7 @@ func TestAdoptionChecksShareCalls(t *testing.T) {
 	for _, name := range names {
 		go check(name)
 	}
-	testenv.Eventually(t, 10*time.Second, func() string {
+	testkit.Eventually(t, 10*time.Second, func() string {
 		p.adoptions.mu.Lock()
 		defer p.adoptions.mu.Unlock()
 		if p.adoptions.open == nil || len(p.adoptions.open.names) != len(names) {

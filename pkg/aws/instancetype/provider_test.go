@@ -1,24 +1,19 @@
 package instancetype
 
 import (
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/joinerhq/joiner/awsemu"
-	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	"github.com/joinerhq/joiner/pkg/aws/pricing"
-	"github.com/joinerhq/joiner/pkg/aws/sdk"
 	"github.com/joinerhq/joiner/pkg/catalog"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 )
@@ -26,19 +21,8 @@ import (
 // newTestProvider starts an emulator and returns a provider reading it, with prices refreshed.
 func newTestProvider(t testing.TB) (*Provider, *pricing.Provider, *clocktesting.FakeClock) {
 	t.Helper()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	st, err := awsemu.NewState(clk, state.DefaultSeed())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
-	cfg, err := sdk.LoadConfig(t.Context(), sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := sdk.NewClients(cfg)
+	e := emutest.Start(t)
+	c, clk := e.Clients, e.Clock
 	prices := pricing.NewProvider(c.Pricing, c.EC2, "us-west-2", clk)
 	if err := prices.Refresh(t.Context()); err != nil {
 		t.Fatal(err)

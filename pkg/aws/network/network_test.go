@@ -1,20 +1,15 @@
 package network
 
 import (
-	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/google/go-cmp/cmp"
-	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	"github.com/joinerhq/joiner/awsemu/state"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
-	"github.com/joinerhq/joiner/pkg/aws/sdk"
 )
 
 func TestFilters(t *testing.T) {
@@ -30,13 +25,9 @@ func TestFilters(t *testing.T) {
 }
 
 func TestSelectors(t *testing.T) {
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	st, err := awsemu.NewState(clk, state.DefaultSeed())
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := emutest.Start(t)
 	var subnetA, groupNode string
-	st.View(func(w *state.World) {
+	e.State.View(func(w *state.World) {
 		r := w.Regions["us-west-2"]
 		for id, s := range r.Subnets {
 			if s.Zone == "us-west-2a" {
@@ -49,14 +40,7 @@ func TestSelectors(t *testing.T) {
 			}
 		}
 	})
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
-	cfg, err := sdk.LoadConfig(t.Context(), sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	api := sdk.NewClients(cfg).EC2
+	api := e.Clients.EC2
 
 	subnetTests := []struct {
 		name  string

@@ -1,59 +1,37 @@
 package nodeclass
 
 import (
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	"github.com/joinerhq/joiner/awsemu/state"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	"github.com/joinerhq/joiner/pkg/aws/instanceprofile"
-	"github.com/joinerhq/joiner/pkg/aws/sdk"
 )
 
-type emulator struct {
-	clock   *clocktesting.FakeClock
-	state   *state.State
-	clients *sdk.Clients
-}
+// emulator is the kit's emulator with this package's helpers.
+type emulator struct{ *emutest.Emulator }
 
-func startEmulator(t *testing.T) *emulator {
-	t.Helper()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	st, err := awsemu.NewState(clk, state.DefaultSeed())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
-	cfg, err := sdk.LoadConfig(t.Context(), sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &emulator{clock: clk, state: st, clients: sdk.NewClients(cfg)}
-}
+func startEmulator(t *testing.T) *emulator { return &emulator{emutest.Start(t)} }
 
 func (e *emulator) resolver() *Resolver {
-	c := e.clients
-	return NewResolver(c.EC2, c.SSM, instanceprofile.NewProvider(c.IAM, "demo", "us-west-2"), nil, "1.33", e.clock)
+	c := e.Clients
+	return NewResolver(c.EC2, c.SSM, instanceprofile.NewProvider(c.IAM, "demo", "us-west-2"), nil, "1.33", e.Clock)
 }
 
 // images returns the emulator's image IDs by name.
 func (e *emulator) images() map[string]string {
 	out := map[string]string{}
-	e.state.View(func(w *state.World) {
+	e.State.View(func(w *state.World) {
 		for id, img := range w.Regions["us-west-2"].Images {
 			out[img.Name] = id
 		}
@@ -121,8 +99,8 @@ func TestResolveAMIs(t *testing.T) {
 					tt.terms[i].ID = ids[term.ID]
 				}
 			}
-			_ = e.state.Update(func(w *state.World) error {
-				past := e.clock.Now().Add(-time.Hour)
+			_ = e.State.Update(func(w *state.World) error {
+				past := e.Clock.Now().Add(-time.Hour)
 				for _, name := range tt.deprecate {
 					w.Regions["us-west-2"].Images[ids[name]].Deprecated = &past
 				}
@@ -168,7 +146,7 @@ func TestResolveNetworkAndProfile(t *testing.T) {
 	if nc.Status.InstanceProfile != want {
 		t.Errorf("instance profile %q, want %q", nc.Status.InstanceProfile, want)
 	}
-	out, err := e.clients.IAM.GetInstanceProfile(t.Context(), &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(want)})
+	out, err := e.Clients.IAM.GetInstanceProfile(t.Context(), &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(want)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,10 +157,10 @@ func TestResolveNetworkAndProfile(t *testing.T) {
 	if err := e.resolver().Resolve(t.Context(), nc); err != nil {
 		t.Fatal(err)
 	}
-	if err := instanceprofile.NewProvider(e.clients.IAM, "demo", "us-west-2").Delete(t.Context(), nc); err != nil {
+	if err := instanceprofile.NewProvider(e.Clients.IAM, "demo", "us-west-2").Delete(t.Context(), nc); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.clients.IAM.GetInstanceProfile(t.Context(), &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(want)}); err == nil {
+	if _, err := e.Clients.IAM.GetInstanceProfile(t.Context(), &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(want)}); err == nil {
 		t.Error("instance profile still exists after Delete")
 	}
 }

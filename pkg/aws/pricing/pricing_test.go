@@ -2,59 +2,24 @@ package pricing
 
 import (
 	"math"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"k8s.io/apimachinery/pkg/api/resource"
-	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/joinerhq/joiner/awsemu"
-	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
-	"github.com/joinerhq/joiner/pkg/aws/sdk"
 	"github.com/joinerhq/joiner/pkg/catalog"
 )
 
 // emulator is an emulated AWS with the provider's clients pointed at it.
-type emulator struct {
-	clock   *clocktesting.FakeClock
-	state   *state.State
-	clients *sdk.Clients
-}
-
-func startEmulator(t *testing.T) *emulator {
-	t.Helper()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	st, err := awsemu.NewState(clk, state.DefaultSeed())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
-	cfg, err := sdk.LoadConfig(t.Context(), sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &emulator{clock: clk, state: st, clients: sdk.NewClients(cfg)}
-}
-
-func (e *emulator) setControllerPolicy(doc string) {
-	_ = e.state.Update(func(w *state.World) error {
-		w.PutRole(state.DefaultSeed().ControllerRole, map[string]string{"controller": doc})
-		return nil
-	})
-}
-
 const denyPrices = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"},
 {"Effect":"Deny","Action":["pricing:GetProducts","ec2:DescribeSpotPriceHistory"],"Resource":"*"}]}`
 
 func TestPricesFromTheAPIs(t *testing.T) {
-	e := startEmulator(t)
-	p := NewProvider(e.clients.Pricing, e.clients.EC2, "us-west-2", e.clock)
+	e := emutest.Start(t)
+	p := NewProvider(e.Clients.Pricing, e.Clients.EC2, "us-west-2", e.Clock)
 	if err := p.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +38,7 @@ func TestPricesFromTheAPIs(t *testing.T) {
 		if got, ok := p.OnDemand(tt.instanceType); !ok || math.Abs(got-it.OnDemandUSD["us-west-2"]) > 1e-9 {
 			t.Errorf("OnDemand(%s) = %v, %v; want %v", tt.instanceType, got, ok, it.OnDemandUSD["us-west-2"])
 		}
-		want, _ := it.SpotPrice(tt.zone, e.clock.Now())
+		want, _ := it.SpotPrice(tt.zone, e.Clock.Now())
 		if got, ok := p.Spot(tt.instanceType, tt.zone); !ok || math.Abs(got-want) > 1e-6 {
 			t.Errorf("Spot(%s, %s) = %v, %v; want %v", tt.instanceType, tt.zone, got, ok, want)
 		}
@@ -86,18 +51,18 @@ func TestPricesFromTheAPIs(t *testing.T) {
 // TestRefreshIsDueOnTheClock: a refresh within the interval calls nothing (so a denial is not
 // seen), one after it does, and a failed refresh keeps the prices read before.
 func TestRefreshIsDueOnTheClock(t *testing.T) {
-	e := startEmulator(t)
-	p := NewProvider(e.clients.Pricing, e.clients.EC2, "us-west-2", e.clock)
+	e := emutest.Start(t)
+	p := NewProvider(e.Clients.Pricing, e.Clients.EC2, "us-west-2", e.Clock)
 	if err := p.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := p.Spot("m5.large", "us-west-2a")
-	e.setControllerPolicy(denyPrices)
-	e.clock.Step(SpotRefreshInterval - time.Second)
+	e.SetControllerPolicy(t, denyPrices)
+	e.Clock.Step(SpotRefreshInterval - time.Second)
 	if err := p.Refresh(t.Context()); err != nil {
 		t.Errorf("Refresh before anything is due: %v", err)
 	}
-	e.clock.Step(time.Second)
+	e.Clock.Step(time.Second)
 	if err := p.Refresh(t.Context()); err == nil {
 		t.Error("Refresh of due spot prices under a denying policy succeeded")
 	}

@@ -1,32 +1,19 @@
-package sdk
+package sdk_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
-	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/pkg/aws/sdk"
 )
-
-// startEmulator serves a default emulated world on 127.0.0.1 for the test's lifetime.
-func startEmulator(t *testing.T) string {
-	t.Helper()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	st, err := awsemu.NewState(clk, state.DefaultSeed())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
 
 func controllerCredentials() credentials.StaticCredentialsProvider {
 	return credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")
@@ -37,12 +24,12 @@ func controllerCredentials() credentials.StaticCredentialsProvider {
 // connection" (intermittently, so the test cannot prove its absence; it catches regressions
 // that make it common).
 func TestClientsSurviveFastServer(t *testing.T) {
-	url := startEmulator(t)
-	cfg, err := LoadConfig(t.Context(), Options{Region: "us-west-2", Endpoint: url, Credentials: controllerCredentials(), MaxAttempts: 1})
+	url := emutest.Start(t).URL
+	cfg, err := sdk.LoadConfig(t.Context(), sdk.Options{Region: "us-west-2", Endpoint: url, Credentials: controllerCredentials(), MaxAttempts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewClients(cfg)
+	c := sdk.NewClients(cfg)
 	for i := range 300 {
 		if _, err := c.STS.GetCallerIdentity(t.Context(), &sts.GetCallerIdentityInput{}); err != nil {
 			t.Fatalf("request %d: %v", i, err)
@@ -54,13 +41,13 @@ func TestClientsSurviveFastServer(t *testing.T) {
 }
 
 func TestEndpointFromEnvironment(t *testing.T) {
-	url := startEmulator(t)
+	url := emutest.Start(t).URL
 	t.Setenv("AWS_ENDPOINT_URL", url)
-	cfg, err := LoadConfig(context.Background(), Options{Region: "us-west-2", Credentials: controllerCredentials()})
+	cfg, err := sdk.LoadConfig(context.Background(), sdk.Options{Region: "us-west-2", Credentials: controllerCredentials()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := NewClients(cfg).STS.GetCallerIdentity(t.Context(), &sts.GetCallerIdentityInput{})
+	out, err := sdk.NewClients(cfg).STS.GetCallerIdentity(t.Context(), &sts.GetCallerIdentityInput{})
 	if err != nil {
 		t.Fatalf("GetCallerIdentity through AWS_ENDPOINT_URL: %v", err)
 	}
@@ -70,7 +57,7 @@ func TestEndpointFromEnvironment(t *testing.T) {
 }
 
 func TestLoadConfigNeedsRegion(t *testing.T) {
-	if _, err := LoadConfig(t.Context(), Options{}); err == nil {
+	if _, err := sdk.LoadConfig(t.Context(), sdk.Options{}); err == nil {
 		t.Error("LoadConfig without a region succeeded")
 	}
 }
@@ -81,7 +68,7 @@ func TestPricingRegion(t *testing.T) {
 		"eu-west-1": "eu-central-1", "me-south-1": "eu-central-1", "af-south-1": "eu-central-1",
 		"ap-northeast-1": "ap-south-1", "cn-north-1": "cn-northwest-1",
 	} {
-		if got := PricingRegion(region); got != want {
+		if got := sdk.PricingRegion(region); got != want {
 			t.Errorf("PricingRegion(%s) = %s, want %s", region, got, want)
 		}
 	}
@@ -90,28 +77,22 @@ func TestPricingRegion(t *testing.T) {
 // TestRetriesThrottling: with every other request throttled by the emulator, calls succeed
 // within MaxAttempts; with one attempt they fail.
 func TestRetriesThrottling(t *testing.T) {
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	st, err := awsemu.NewState(clk, state.DefaultSeed())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = st.Update(func(w *state.World) error {
+	e := emutest.Start(t)
+	e.Update(t, func(w *state.World) error {
 		w.Faults.ThrottleRate = 0.5
 		return nil
 	})
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
 	tests := []struct {
 		attempts int
 		wantErr  bool
 	}{{attempts: 3, wantErr: false}, {attempts: 1, wantErr: true}}
 	for _, tt := range tests {
-		cfg, err := LoadConfig(t.Context(), Options{Region: "us-west-2", Endpoint: srv.URL, Credentials: controllerCredentials(),
+		cfg, err := sdk.LoadConfig(t.Context(), sdk.Options{Region: "us-west-2", Endpoint: e.URL, Credentials: controllerCredentials(),
 			MaxAttempts: tt.attempts, MaxBackoff: time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := NewClients(cfg)
+		c := sdk.NewClients(cfg)
 		var failed bool
 		for range 10 {
 			if _, err := c.EC2.DescribeAvailabilityZones(t.Context(), &ec2.DescribeAvailabilityZonesInput{}); err != nil {

@@ -2,15 +2,12 @@ package interruption_test
 
 import (
 	"context"
-	"encoding/base64"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -18,18 +15,16 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/internal/testkit"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/provider"
-	"github.com/joinerhq/joiner/pkg/aws/sdk"
-	"github.com/joinerhq/joiner/pkg/aws/userdata"
 	"github.com/joinerhq/joiner/pkg/controllers/interruption"
 )
 
@@ -45,26 +40,12 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	st, err := awsemu.NewState(clk, state.DefaultSeed())
+	e := emutest.Start(t)
+	clk, st, clients := e.Clock, e.State, e.Clients
+	cluster, err := e.ClusterWithCA()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cluster userdata.Cluster
-	_ = st.Update(func(w *state.World) error {
-		c := w.Regions["us-west-2"].Clusters[state.DefaultSeed().ClusterName]
-		c.CertificateData = base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\nZW11bGF0ZWQ=\n-----END CERTIFICATE-----\n"))
-		cluster = userdata.Cluster{Name: c.Name, Endpoint: c.Endpoint, CABundle: c.CertificateData, DNS: "10.100.0.10", CIDR: c.ServiceIPv4CIDR}
-		return nil
-	})
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
-	cfg, err := sdk.LoadConfig(t.Context(), sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clients := sdk.NewClients(cfg)
 	a := provider.Build(env.Client, clients, provider.Options{Cluster: cluster, Region: "us-west-2", KubernetesVersion: "1.33"}, clk)
 	nc := &awsv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: awsv1.EC2NodeClassSpec{
 		AMISelectorTerms:           []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}},
@@ -84,7 +65,7 @@ func newWorld(t *testing.T) *world {
 	if err := a.Prices.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	return &world{url: srv.URL, clock: clk, state: st, aws: a, sqs: clients.SQS}
+	return &world{url: e.URL, clock: clk, state: st, aws: a, sqs: clients.SQS}
 }
 
 func create(t *testing.T, objs ...client.Object) {
@@ -160,16 +141,6 @@ func (w *world) event(t *testing.T, claim *v1.NodeClaim, kind string) {
 	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("POST event: %s", resp.Status)
-	}
-}
-
-func poll(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		return cond(), nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
 	}
 }
 
@@ -263,7 +234,7 @@ func TestSpotInterruption(t *testing.T) {
 	if _, err := w.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: url.QueueUrl, MessageBody: aws.String("not an event")}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, "the malformed message counted and deleted", func() bool {
+	testkit.Poll(t, 30*time.Second, "the malformed message counted and deleted", func() bool {
 		return counter(t, reg, "karpenter_interruption_received_messages_total", map[string]string{"message_type": "malformed"}) == 1 &&
 			counter(t, reg, "karpenter_interruption_deleted_messages_total", nil) == 1
 	})
@@ -274,12 +245,12 @@ func TestSpotInterruption(t *testing.T) {
 		t.Fatalf("two launches of one NodeClaim shape chose %+v and %+v: the test needs the choice to be the same", pool(victim), pool(probe))
 	}
 	w.clock.Step(state.PendingFor) // both instances run: two state-change notifications that ask for nothing
-	poll(t, "the running notifications deleted as no-ops", func() bool {
+	testkit.Poll(t, 30*time.Second, "the running notifications deleted as no-ops", func() bool {
 		return counter(t, reg, "karpenter_interruption_received_messages_total", map[string]string{"message_type": "no_op"}) == 2
 	})
 
 	w.event(t, probe, state.EventRebalance)
-	poll(t, "a rebalance event on the probe", func() bool {
+	testkit.Poll(t, 30*time.Second, "a rebalance event on the probe", func() bool {
 		return hasEvent(t, "NodeClaim", "probe", "SpotRebalanceRecommendation") && hasEvent(t, "Node", "probe", "SpotRebalanceRecommendation")
 	})
 
@@ -297,7 +268,7 @@ func TestSpotInterruption(t *testing.T) {
 
 	// AWS Health schedules the retirement of the probe's instance: it goes too.
 	w.event(t, probe, state.EventScheduledChange)
-	poll(t, "the probe NodeClaim deleted on a scheduled change", func() bool {
+	testkit.Poll(t, 30*time.Second, "the probe NodeClaim deleted on a scheduled change", func() bool {
 		got := &v1.NodeClaim{}
 		return env.Client.Get(ctx, client.ObjectKeyFromObject(probe), got) == nil && got.DeletionTimestamp != nil &&
 			hasEvent(t, "NodeClaim", "probe", "InstanceUnhealthy") && hasEvent(t, "Node", "probe", "InstanceUnhealthy")
@@ -337,13 +308,13 @@ func (w *world) start(t *testing.T) *prometheus.Registry {
 func checkInterrupted(t *testing.T, w *world, reg *prometheus.Registry, victim, probe *v1.NodeClaim) {
 	t.Helper()
 	ctx := t.Context()
-	poll(t, "the victim NodeClaim deleted", func() bool {
+	testkit.Poll(t, 30*time.Second, "the victim NodeClaim deleted", func() bool {
 		got := &v1.NodeClaim{}
 		return env.Client.Get(ctx, client.ObjectKeyFromObject(victim), got) == nil && got.DeletionTimestamp != nil
 	})
 	for _, kind := range []string{"NodeClaim", "Node"} {
 		for _, reason := range []string{"SpotInterrupted", "TerminatingOnInterruption"} {
-			poll(t, reason+" on the victim "+kind, func() bool { return hasEvent(t, kind, "victim", reason) })
+			testkit.Poll(t, 30*time.Second, reason+" on the victim "+kind, func() bool { return hasEvent(t, kind, "victim", reason) })
 		}
 	}
 	p := pool(victim)
@@ -365,10 +336,10 @@ func checkInterrupted(t *testing.T, w *world, reg *prometheus.Registry, victim, 
 func checkReclaimed(t *testing.T, w *world, reg *prometheus.Registry, victim *v1.NodeClaim) {
 	t.Helper()
 	w.clock.Step(state.SpotInterruptionNotice)
-	poll(t, "the reclaimed instance's state changes handled", func() bool {
+	testkit.Poll(t, 30*time.Second, "the reclaimed instance's state changes handled", func() bool {
 		return counter(t, reg, "karpenter_interruption_received_messages_total", map[string]string{"message_type": "instance_terminated"}) >= 1
 	})
-	poll(t, "every message deleted", func() bool {
+	testkit.Poll(t, 30*time.Second, "every message deleted", func() bool {
 		received := 0.0
 		for _, kind := range []string{"malformed", "no_op", "rebalance_recommendation", "spot_interrupted", "instance_terminated"} {
 			received += counter(t, reg, "karpenter_interruption_received_messages_total", map[string]string{"message_type": kind})
@@ -404,9 +375,9 @@ func TestMissingQueue(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- c.Start(ctx) }()
-	poll(t, "the loop waiting ErrorBackoff", clk.HasWaiters)
+	testkit.Poll(t, 30*time.Second, "the loop waiting ErrorBackoff", clk.HasWaiters)
 	clk.Step(interruption.ErrorBackoff)
-	poll(t, "the loop waiting again after another failure", clk.HasWaiters)
+	testkit.Poll(t, 30*time.Second, "the loop waiting again after another failure", clk.HasWaiters)
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Start = %v, want nil once its context ends", err)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/joinerhq/joiner/internal/testkit"
 )
 
 type counter struct {
@@ -34,18 +36,6 @@ type fakeTemplates struct{ counter }
 
 func (f *fakeTemplates) GarbageCollect(context.Context) ([]string, error) { f.inc(); return nil, nil }
 
-// waitFor polls until cond holds or a second passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 func TestTicksOnTheClock(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	prices, templates := &fakePrices{}, &fakeTemplates{}
@@ -53,16 +43,16 @@ func TestTicksOnTheClock(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { _ = c.Start(ctx); close(done) }()
-	waitFor(t, "the first refresh", func() bool { return prices.get() == 1 })
-	waitFor(t, "the tickers", func() bool { return clk.HasWaiters() })
+	testkit.Poll(t, time.Second, "the first refresh", func() bool { return prices.get() == 1 })
+	testkit.Poll(t, time.Second, "the tickers", func() bool { return clk.HasWaiters() })
 
 	clk.Step(PricesInterval)
-	waitFor(t, "a refresh after PricesInterval", func() bool { return prices.get() == 2 })
+	testkit.Poll(t, time.Second, "a refresh after PricesInterval", func() bool { return prices.get() == 2 })
 	if templates.get() != 0 {
 		t.Errorf("launch templates collected after %v", PricesInterval)
 	}
 	clk.Step(LaunchTemplateGCInterval - PricesInterval)
-	waitFor(t, "a collection after LaunchTemplateGCInterval", func() bool { return templates.get() == 1 })
+	testkit.Poll(t, time.Second, "a collection after LaunchTemplateGCInterval", func() bool { return templates.get() == 1 })
 
 	cancel()
 	<-done

@@ -2,12 +2,10 @@ package instancegc
 
 import (
 	"context"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,12 +13,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/internal/testkit"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/instance"
-	"github.com/joinerhq/joiner/pkg/aws/sdk"
 )
 
 // env is an emulated AWS, the instance provider over it as the operator builds it, and a fake
@@ -35,19 +33,8 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	st, err := awsemu.NewState(clk, state.DefaultSeed())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
-	cfg, err := sdk.LoadConfig(t.Context(), sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := sdk.NewClients(cfg)
+	e := emutest.Start(t)
+	clk, st, c := e.Clock, e.State, e.Clients
 	scheme := runtime.NewScheme()
 	_ = v1.AddToScheme(scheme)
 	return &env{clock: clk, state: st, ec2: c.EC2, kube: fake.NewClientBuilder().WithScheme(scheme).Build(),
@@ -143,9 +130,9 @@ func TestStartCollectsOnTheClock(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { _ = c.Start(ctx); close(done) }()
-	waitFor(t, "the ticker", e.clock.HasWaiters)
+	testkit.Poll(t, 5*time.Second, "the ticker", e.clock.HasWaiters)
 	e.clock.Step(Interval)
-	waitFor(t, "the leaked instance terminated", func() bool {
+	testkit.Poll(t, 5*time.Second, "the leaked instance terminated", func() bool {
 		s := e.instanceState(leaked.ID)
 		return s == "shutting-down" || s == "terminated"
 	})
@@ -153,17 +140,5 @@ func TestStartCollectsOnTheClock(t *testing.T) {
 	<-done
 	if !c.NeedLeaderElection() {
 		t.Error("runs on every replica")
-	}
-}
-
-// waitFor polls until cond holds or five seconds pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

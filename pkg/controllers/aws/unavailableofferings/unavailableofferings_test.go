@@ -11,6 +11,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/joinerhq/joiner/internal/testkit"
 	"github.com/joinerhq/joiner/pkg/aws/instancetype"
 	"github.com/joinerhq/joiner/pkg/controllers/aws/unavailableofferings"
 )
@@ -41,17 +42,6 @@ func start(t *testing.T, c *unavailableofferings.Controller) {
 	})
 }
 
-// eventually polls cond until it holds or 10 s pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 10s: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // record returns the ConfigMap's data, nil when there is none.
 func record(t *testing.T, ns string) map[string]string {
 	t.Helper()
@@ -73,7 +63,7 @@ func TestNewLeaderStartsFromTheRecord(t *testing.T) {
 	start(t, unavailableofferings.NewController(env.Client, first, ns, clk))
 	first.MarkUnavailable("m7i.large", "us-west-2a", "spot")
 	key := "m7i.large_us-west-2a_spot"
-	eventually(t, "the refused offering recorded", func() bool { return record(t, ns)[key] != "" })
+	testkit.Poll(t, 10*time.Second, "the refused offering recorded", func() bool { return record(t, ns)[key] != "" })
 	if at, err := time.Parse(time.RFC3339, record(t, ns)[key]); err != nil || at.Sub(clk.Now()) > instancetype.UnavailableTTL {
 		t.Errorf("recorded expiry %q (%v), want within UnavailableTTL of now", record(t, ns)[key], err)
 	}
@@ -85,14 +75,14 @@ func TestNewLeaderStartsFromTheRecord(t *testing.T) {
 	elected := make(chan struct{})
 	c.SetElected(elected)
 	start(t, c)
-	eventually(t, "the standby replica reads the record", func() bool { return standby.IsUnavailable("m7i.large", "us-west-2a", "spot") })
+	testkit.Poll(t, 10*time.Second, "the standby replica reads the record", func() bool { return standby.IsUnavailable("m7i.large", "us-west-2a", "spot") })
 	standby.MarkUnavailable("c7i.large", "us-west-2b", "on-demand")
 	time.Sleep(200 * time.Millisecond) // a write would be immediate: give it the chance to go wrong
 	if _, ok := record(t, ns)["c7i.large_us-west-2b_on-demand"]; ok {
 		t.Error("a replica not elected wrote the record")
 	}
 	close(elected)
-	eventually(t, "the elected replica writes its record", func() bool { return record(t, ns)["c7i.large_us-west-2b_on-demand"] != "" })
+	testkit.Poll(t, 10*time.Second, "the elected replica writes its record", func() bool { return record(t, ns)["c7i.large_us-west-2b_on-demand"] != "" })
 	if record(t, ns)[key] == "" {
 		t.Error("the elected replica dropped the offering it read from the record")
 	}
@@ -103,7 +93,7 @@ func TestNewLeaderStartsFromTheRecord(t *testing.T) {
 		t.Error("an offering read from the record is still unavailable after its expiry")
 	}
 	clk.Step(unavailableofferings.SyncInterval)
-	eventually(t, "the expired offering leaves the record", func() bool { _, ok := record(t, ns)[key]; return !ok })
+	testkit.Poll(t, 10*time.Second, "the expired offering leaves the record", func() bool { _, ok := record(t, ns)[key]; return !ok })
 }
 
 // TestUnreadableEntries: entries that cannot be read are skipped and named, with the fix; the

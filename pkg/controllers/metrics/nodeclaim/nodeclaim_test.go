@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/joinerhq/joiner/internal/testenv"
+	"github.com/joinerhq/joiner/internal/testkit"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/controllers/metrics/nodeclaim"
 )
@@ -161,7 +162,7 @@ func TestCountsFromTheAPIServer(t *testing.T) {
 	}
 	expect := func(want map[string]float64) {
 		t.Helper()
-		testenv.Eventually(t, 10*time.Second, func() string {
+		testkit.Eventually(t, 10*time.Second, func() string {
 			if got := counts(t, reg); fmt.Sprint(got) != fmt.Sprint(want) {
 				return fmt.Sprintf("counters = %v, want %v", got, want)
 			}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/joinerhq/joiner/internal/testkit"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/controllers/metrics/pod"
 )
@@ -39,14 +40,14 @@ func TestPodMetrics(t *testing.T) {
 		}
 	}
 
-	create(t, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a", Labels: map[string]string{
+	testkit.Create(t, env.Client, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a", Labels: map[string]string{
 		v1.NodePoolLabelKey: "default", corev1.LabelTopologyZone: "test-zone-a", corev1.LabelArchStable: "amd64",
 		v1.CapacityTypeLabelKey: v1.CapacityTypeOnDemand, corev1.LabelInstanceTypeStable: "m7i.large",
 	}}})
 	unbound := newPod("unbound", "")
 	bound := newPod("app", "node-a")
 	bound.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "app-7d4b9", UID: "0a8e2b1c", Controller: new(true)}}
-	create(t, unbound, bound)
+	testkit.Create(t, env.Client, unbound, bound)
 
 	t.Run("pending pods", func(t *testing.T) {
 		clk.SetTime(unbound.CreationTimestamp.Add(30 * time.Second))
@@ -78,7 +79,7 @@ func TestPodMetrics(t *testing.T) {
 
 	t.Run("ready when first seen is not observed", func(t *testing.T) {
 		late := newPod("late", "node-a")
-		create(t, late)
+		testkit.Create(t, env.Client, late)
 		setReady(t, late, corev1.ConditionTrue, late.CreationTimestamp.Add(3*time.Second))
 		reconcileAll(t, late, late)
 		if n, _ := startup(t, reg); n != 1 {
@@ -100,7 +101,7 @@ func TestPodMetrics(t *testing.T) {
 
 	t.Run("a new pod under an old name starts again", func(t *testing.T) {
 		again := newPod("app", "node-a")
-		create(t, again)
+		testkit.Create(t, env.Client, again)
 		reconcileAll(t, again)
 		setReady(t, again, corev1.ConditionTrue, again.CreationTimestamp.Add(4*time.Second))
 		reconcileAll(t, again)
@@ -129,15 +130,6 @@ func newPod(name, node string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 		Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "app", Image: "app"}}},
-	}
-}
-
-func create(t *testing.T, objs ...client.Object) {
-	t.Helper()
-	for _, o := range objs {
-		if err := env.Client.Create(t.Context(), o); err != nil {
-			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
-		}
 	}
 }
 

@@ -6,14 +6,11 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/joinerhq/joiner/internal/testenv"
-	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
-	"github.com/joinerhq/joiner/pkg/cloudprovider"
+	"github.com/joinerhq/joiner/internal/testkit"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
 	"github.com/joinerhq/joiner/pkg/controllers/node/termination"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/lifecycle"
@@ -35,11 +32,7 @@ func TestMain(m *testing.M) {
 
 // startControllers runs the lifecycle and termination controllers on the fake cloud and clock.
 func startControllers(ctx context.Context, e *testenv.Environment) error {
-	cloud = &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{{
-		Name:      "m7i.large",
-		Capacity:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourcePods: resource.MustParse("29")},
-		Offerings: []*cloudprovider.Offering{{Zone: "us-west-2a", CapacityType: v1.CapacityTypeOnDemand, Available: true}},
-	}}}
+	cloud = &fake.CloudProvider{InstanceTypes: testkit.DefaultInstanceTypes()}
 	fakeTime = clocktesting.NewFakeClock(time.Now())
 	events = &testenv.Recorder{}
 	return e.StartManager(ctx, func(ctx context.Context, mgr manager.Manager) error {
@@ -53,5 +46,5 @@ func startControllers(ctx context.Context, e *testenv.Environment) error {
 // eventually polls check until it returns "" or 30s pass, then fails with its last complaint.
 func eventually(t *testing.T, check func() string) {
 	t.Helper()
-	testenv.Eventually(t, 30*time.Second, check)
+	testkit.Eventually(t, 30*time.Second, check)
 }

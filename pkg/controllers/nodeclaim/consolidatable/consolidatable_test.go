@@ -1,7 +1,6 @@
 package consolidatable_test
 
 import (
-	"context"
 	"os"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joinerhq/joiner/internal/testenv"
+	"github.com/joinerhq/joiner/internal/testkit"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/consolidatable"
 )
@@ -21,14 +21,6 @@ var env *testenv.Environment
 
 func TestMain(m *testing.M) {
 	os.Exit(testenv.Main(m, &env))
-}
-
-func create(t *testing.T, obj client.Object) {
-	t.Helper()
-	if err := env.Client.Create(t.Context(), obj); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
 }
 
 func TestReconcile(t *testing.T) {
@@ -54,7 +46,7 @@ func TestReconcile(t *testing.T) {
 	c := consolidatable.NewController(env.Client, clocktesting.NewFakeClock(now))
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			create(t, &v1.NodePool{
+			testkit.CreateForTest(t, env.Client, &v1.NodePool{
 				ObjectMeta: metav1.ObjectMeta{Name: tt.name},
 				Spec: v1.NodePoolSpec{
 					Template: v1.NodeClaimTemplate{Spec: v1.NodeClaimTemplateSpec{
@@ -71,7 +63,7 @@ func TestReconcile(t *testing.T) {
 					NodeClassRef: &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"},
 				},
 			}
-			create(t, nc)
+			testkit.CreateForTest(t, env.Client, nc)
 			// A stale True condition, which the controller must remove when it no longer holds.
 			nc.Status.Conditions = []metav1.Condition{{Type: v1.ConditionTypeConsolidatable, Status: metav1.ConditionTrue, Reason: "Stale", LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}}
 			if tt.initialized {

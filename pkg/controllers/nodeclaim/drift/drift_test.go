@@ -1,7 +1,6 @@
 package drift_test
 
 import (
-	"context"
 	"os"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joinerhq/joiner/internal/testenv"
+	"github.com/joinerhq/joiner/internal/testkit"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
@@ -23,14 +23,6 @@ var env *testenv.Environment
 
 func TestMain(m *testing.M) {
 	os.Exit(testenv.Main(m, &env))
-}
-
-func create(t *testing.T, obj client.Object) {
-	t.Helper()
-	if err := env.Client.Create(t.Context(), obj); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
 }
 
 // TestReconcile: each reason, in order, on a launched NodeClaim of a NodePool.
@@ -60,7 +52,7 @@ func TestReconcile(t *testing.T) {
 					NodeClassRef: &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"},
 				}}},
 			}
-			create(t, np)
+			testkit.CreateForTest(t, env.Client, np)
 			nc := &v1.NodeClaim{
 				ObjectMeta: metav1.ObjectMeta{Name: "drift-" + tt.name, Labels: map[string]string{
 					v1.NodePoolLabelKey: np.Name, corev1.LabelArchStable: "amd64", corev1.LabelInstanceTypeStable: "m7i.large",
@@ -69,7 +61,7 @@ func TestReconcile(t *testing.T) {
 				}},
 				Spec: v1.NodeClaimSpec{NodeClassRef: np.Spec.Template.Spec.NodeClassRef, Requirements: np.Spec.Template.Spec.Requirements},
 			}
-			create(t, nc)
+			testkit.CreateForTest(t, env.Client, nc)
 			nc.Status.ProviderID = "fake:///drift-" + tt.name
 			if err := env.Client.Status().Update(ctx, nc); err != nil {
 				t.Fatal(err)

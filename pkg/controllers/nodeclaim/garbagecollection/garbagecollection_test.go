@@ -12,15 +12,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joinerhq/joiner/internal/testenv"
+	"github.com/joinerhq/joiner/internal/testkit"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
-	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/garbagecollection"
 )
@@ -66,11 +65,7 @@ func launchedNodeClaim(t *testing.T, name, providerID string, launchedAt time.Ti
 }
 
 func TestGarbageCollection(t *testing.T) {
-	cloud := &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{{
-		Name:      "m7i.large",
-		Capacity:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
-		Offerings: []*cloudprovider.Offering{{Zone: "us-west-2a", CapacityType: v1.CapacityTypeOnDemand, Available: true}},
-	}}}
+	cloud := &fake.CloudProvider{InstanceTypes: testkit.DefaultInstanceTypes()}
 	running, err := cloud.Create(t.Context(), &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "running"}})
 	if err != nil {
 		t.Fatal(err)

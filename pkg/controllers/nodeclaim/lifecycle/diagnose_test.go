@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/joinerhq/joiner/internal/testkit"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
@@ -48,7 +49,7 @@ func newNodePool(t *testing.T, name string, mutate ...func(*v1.NodePool)) *v1.No
 	for _, m := range mutate {
 		m(np)
 	}
-	create(t, np)
+	testkit.Create(t, env.Client, np)
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), np) })
 	return np
 }
@@ -60,7 +61,7 @@ func TestUncertainDiagnosisWaits(t *testing.T) {
 	cloud.Diagnoses = map[string]cloudprovider.Diagnosis{nc.Name: {Message: "The kubelet's last registration attempt failed: the server is currently unable to handle the request",
 		Evidence: `"Unable to register node with API server" err="the server is currently unable to handle the request"`}}
 	t.Cleanup(func() { cloud.Diagnoses = nil })
-	create(t, nc)
+	testkit.Create(t, env.Client, nc)
 	cleanup(t, nc.Name, "")
 	got := waitCondition(t, nc.Name, v1.ConditionTypeRegistered, "Unknown/NodeNotFound: Waiting for a Node with providerID")
 	if c := condition(got, v1.ConditionTypeRegistered); !strings.Contains(c, "unable to handle the request") || !strings.Contains(c, "Seen: ") {
@@ -106,7 +107,7 @@ func TestCertainDiagnosisFailsNodeClaim(t *testing.T) {
 		cloud.Diagnoses = map[string]cloudprovider.Diagnosis{name: {Certain: true, Reason: cloudprovider.ReasonNodeRoleNotAuthorized,
 			Message: "The API server answers the kubelet 401 Unauthorized. " + fix, Evidence: `err="Unauthorized"`}}
 		t.Cleanup(func() { cloud.Diagnoses = nil })
-		create(t, nc)
+		testkit.Create(t, env.Client, nc)
 		waitGone(t.Context(), t, nc)
 		if findEvent(name, "Warning NodeRoleNotAuthorized Registered=False: ", fix) == "" || findEvent(name, "Warning NodeRoleNotAuthorized", "deleting it now", fix) == "" {
 			t.Errorf("events %q, want Registered=False with the fix and the deletion", events.Events())
@@ -129,7 +130,7 @@ func TestCertainDiagnosisFailsNodeClaim(t *testing.T) {
 	}
 	authMap := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "aws-auth"},
 		Data: map[string]string{"mapRoles": "- rolearn: arn:aws:iam::111122223333:role/KarpenterNodeRole-demo\n"}}
-	create(t, authMap)
+	testkit.Create(t, env.Client, authMap)
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), authMap) })
 	got := &v1.NodePool{}
 	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(np), got); err != nil {
@@ -151,7 +152,7 @@ func TestInstanceTerminatedIsNotHeldAgainstTheNodePool(t *testing.T) {
 	cloud.Diagnoses = map[string]cloudprovider.Diagnosis{nc.Name: {Certain: true, InstanceOnly: true, Reason: cloudprovider.ReasonInstanceTerminated,
 		Message: "Instance i-1 stopped before its Node joined: it is terminated"}}
 	t.Cleanup(func() { cloud.Diagnoses = nil })
-	create(t, nc)
+	testkit.Create(t, env.Client, nc)
 	waitGone(t.Context(), t, nc)
 	if e := events.Find(nc.Name, corev1.EventTypeWarning, cloudprovider.ReasonInstanceTerminated); e == "" {
 		t.Errorf("no InstanceTerminated warning")

@@ -2,25 +2,20 @@ package lifecycle_test
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
-	"time"
 
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	"github.com/joinerhq/joiner/awsemu/state"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/provider"
-	"github.com/joinerhq/joiner/pkg/aws/sdk"
-	"github.com/joinerhq/joiner/pkg/aws/userdata"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
 )
@@ -41,27 +36,16 @@ type emulator struct {
 // startEmulator serves the emulator on loopback, builds the AWS provider on it through the SDK,
 // and creates the EC2NodeClass emulatedNodeClass, resolved and Ready.
 func startEmulator(ctx context.Context, kube client.Client) (*emulator, error) {
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	st, err := awsemu.NewState(clk, state.DefaultSeed())
+	e, err := emutest.New(ctx) // lives as long as the test binary
 	if err != nil {
 		return nil, err
 	}
-	var cluster userdata.Cluster
-	if err := st.Update(func(w *state.World) error {
-		c := w.Regions["us-west-2"].Clusters[state.DefaultSeed().ClusterName]
-		c.CertificateData = base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\nZW11bGF0ZWQ=\n-----END CERTIFICATE-----\n"))
-		cluster = userdata.Cluster{Name: c.Name, Endpoint: c.Endpoint, CABundle: c.CertificateData, DNS: "10.100.0.10", CIDR: c.ServiceIPv4CIDR}
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	srv := httptest.NewServer(awsemu.New(st, clk)) // lives as long as the test binary
-	cfg, err := sdk.LoadConfig(ctx, sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
+	clk, st := e.Clock, e.State
+	cluster, err := e.ClusterWithCA()
 	if err != nil {
 		return nil, err
 	}
-	a := provider.Build(kube, sdk.NewClients(cfg), provider.Options{Cluster: cluster, Region: "us-west-2", KubernetesVersion: "1.33"}, clk)
+	a := provider.Build(kube, e.Clients, provider.Options{Cluster: cluster, Region: "us-west-2", KubernetesVersion: "1.33"}, clk)
 	nc := &awsv1.EC2NodeClass{Spec: awsv1.EC2NodeClassSpec{
 		AMISelectorTerms:           []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}},
 		SubnetSelectorTerms:        []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"karpenter.sh/discovery": "demo"}}},

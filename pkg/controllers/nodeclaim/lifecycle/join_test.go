@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/internal/testkit"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/lifecycle"
@@ -104,7 +105,7 @@ func TestUnmappedNodeRoleIsDiagnosed(t *testing.T) {
 			t.Fatalf("%d launches and the NodePool is still not held", attempt-1)
 		}
 		nc := emulatedNodeClaim(fmt.Sprintf("s1-%d", attempt), np.Name)
-		create(t, nc)
+		testkit.Create(t, env.Client, nc)
 		waitCondition(t, nc.Name, v1.ConditionTypeLaunched, "True")
 		bootEmulated(t)
 		if console := consoleOf(t, nc.Name); !strings.Contains(console, `err="Unauthorized"`) {
@@ -147,13 +148,13 @@ func TestUnmappedNodeRoleIsDiagnosed(t *testing.T) {
 	emu.state.View(func(w *state.World) { roleARN = w.IAM.Roles[state.DefaultSeed().NodeRole].ARN })
 	authMap := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "aws-auth"}, Data: map[string]string{"mapRoles": fmt.Sprintf(
 		"- rolearn: %s\n  username: system:node:{{EC2PrivateDNSName}}\n  groups:\n    - system:bootstrappers\n    - system:nodes\n", roleARN)}}
-	create(t, authMap)
+	testkit.Create(t, env.Client, authMap)
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), authMap) })
 	if held(t, np.Name) {
 		t.Fatal("the NodePool is still held after aws-auth changed")
 	}
 	nc := emulatedNodeClaim("s1-fixed", np.Name)
-	create(t, nc)
+	testkit.Create(t, env.Client, nc)
 	waitCondition(t, nc.Name, v1.ConditionTypeLaunched, "True")
 	bootEmulated(t)
 	registered := waitCondition(t, nc.Name, v1.ConditionTypeRegistered, "True/Registered")

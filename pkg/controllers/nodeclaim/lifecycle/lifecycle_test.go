@@ -15,20 +15,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/joinerhq/joiner/internal/testkit"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/lifecycle"
 )
-
-func create(t *testing.T, objs ...client.Object) {
-	t.Helper()
-	for _, o := range objs {
-		if err := env.Client.Create(t.Context(), o); err != nil {
-			t.Fatalf("creating %s: %v", o.GetName(), err)
-		}
-	}
-}
 
 // cleanup deletes the NodeClaim and its Node when the test ends, and waits for both to go.
 func cleanup(t *testing.T, nodeClaimName, nodeName string) {
@@ -62,7 +54,7 @@ func cleanup(t *testing.T, nodeClaimName, nodeName string) {
 func TestLaunchSetsProviderIDAndLaunched(t *testing.T) {
 	name := "launch"
 	calls := cloud.CallsTo(fake.MethodCreate)
-	create(t, newNodeClaim(name))
+	testkit.Create(t, env.Client, newNodeClaim(name))
 	cleanup(t, name, "")
 	nc := waitCondition(t, name, v1.ConditionTypeLaunched, "True/Launched")
 	if nc.Status.ProviderID == "" || nc.Status.ImageID != "ami-fake" {
@@ -99,7 +91,7 @@ func TestLaunchCreateErrorSurfaces(t *testing.T) {
 	// Ten failures in a row: with the controller's backoff the condition stays False for seconds.
 	createErr := cloudprovider.NewCreateError(errors.New("denied"), "LaunchTemplateNotFound", "Launch template lt-1 was deleted; Joiner recreates it")
 	cloud.ErrorsFor = map[string][]error{fake.MethodCreate: slices.Repeat([]error{createErr}, 10)}
-	create(t, newNodeClaim(name))
+	testkit.Create(t, env.Client, newNodeClaim(name))
 	cleanup(t, name, "")
 	nc := waitCondition(t, name, v1.ConditionTypeLaunched, "False/LaunchTemplateNotFound: Launch template lt-1 was deleted")
 	if got := condition(nc, v1.ConditionTypeReady); !strings.HasPrefix(got, "False/NotLaunched") {
@@ -116,7 +108,7 @@ func TestInsufficientCapacityDeletesNodeClaim(t *testing.T) {
 	name := "ice"
 	cloud.ErrorsFor = map[string][]error{fake.MethodCreate: {cloudprovider.NewInsufficientCapacityError(errors.New("no m7i.large in us-west-2a"))}}
 	nc := newNodeClaim(name)
-	create(t, nc)
+	testkit.Create(t, env.Client, nc)
 	waitGone(t.Context(), t, nc)
 	if events.Find(name, corev1.EventTypeWarning, "InsufficientCapacity") == "" {
 		t.Errorf("no InsufficientCapacity event")
@@ -126,10 +118,10 @@ func TestInsufficientCapacityDeletesNodeClaim(t *testing.T) {
 // launchAndRegister creates a NodeClaim, waits for its launch, and creates its Node with taints.
 func launchAndRegister(t *testing.T, nc *v1.NodeClaim, nodeName string, taints ...corev1.Taint) *v1.NodeClaim {
 	t.Helper()
-	create(t, nc)
+	testkit.Create(t, env.Client, nc)
 	cleanup(t, nc.Name, nodeName)
 	launched := waitCondition(t, nc.Name, v1.ConditionTypeLaunched, "True")
-	create(t, newNode(nodeName, launched.Status.ProviderID, taints...))
+	testkit.Create(t, env.Client, newNode(nodeName, launched.Status.ProviderID, taints...))
 	return launched
 }
 
@@ -238,7 +230,7 @@ func removeTaint(t *testing.T, nodeName, key string) {
 
 func TestRegistrationTimeoutDeletesNodeClaim(t *testing.T) {
 	nc := newNodeClaim("timeout")
-	create(t, nc)
+	testkit.Create(t, env.Client, nc)
 	waitCondition(t, nc.Name, v1.ConditionTypeRegistered, "Unknown/NodeNotFound")
 	t.Cleanup(resetClock)
 	fakeTime.Step(14 * time.Minute)
@@ -264,11 +256,11 @@ func TestRegistrationTimeoutFromNodePoolAnnotation(t *testing.T) {
 			NodeClassRef: &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"},
 		}}},
 	}
-	create(t, nodePool)
+	testkit.Create(t, env.Client, nodePool)
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), nodePool) })
 	nc := newNodeClaim("short-timeout")
 	nc.Labels[v1.NodePoolLabelKey] = nodePool.Name
-	create(t, nc)
+	testkit.Create(t, env.Client, nc)
 	waitCondition(t, nc.Name, v1.ConditionTypeRegistered, "Unknown/NodeNotFound")
 	t.Cleanup(resetClock)
 	fakeTime.Step(3 * time.Minute)
@@ -285,7 +277,7 @@ func TestLaunchWaitsForNodeClass(t *testing.T) {
 	notReady := cloudprovider.NewNodeClassNotReadyError(errors.New("EC2NodeClass default is not Ready: ValidationSucceeded=False"))
 	cloud.ErrorsFor = map[string][]error{fake.MethodCreate: slices.Repeat([]error{notReady}, 20)}
 	t.Cleanup(func() { cloud.ErrorsFor = nil })
-	create(t, newNodeClaim(name))
+	testkit.Create(t, env.Client, newNodeClaim(name))
 	cleanup(t, name, "")
 	nc := waitCondition(t, name, v1.ConditionTypeLaunched, "False/NodeClassNotReady")
 	if msg := condition(nc, v1.ConditionTypeLaunched); !strings.Contains(msg, "ValidationSucceeded=False") {
@@ -299,12 +291,12 @@ func TestLaunchWaitsForNodeClass(t *testing.T) {
 func TestRegistrationDoNotSyncTaints(t *testing.T) {
 	nc := newNodeClaim("do-not-sync")
 	nc.Spec.Taints = []corev1.Taint{{Key: "example.com/dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
-	create(t, nc)
+	testkit.Create(t, env.Client, nc)
 	cleanup(t, nc.Name, "node-do-not-sync")
 	launched := waitCondition(t, nc.Name, v1.ConditionTypeLaunched, "True")
 	node := newNode("node-do-not-sync", launched.Status.ProviderID, v1.UnregisteredNoExecuteTaint())
 	node.Labels[v1.NodeDoNotSyncTaintsLabelKey] = "true"
-	create(t, node)
+	testkit.Create(t, env.Client, node)
 	waitCondition(t, nc.Name, v1.ConditionTypeRegistered, "True")
 	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(node), node); err != nil {
 		t.Fatal(err)
@@ -325,7 +317,7 @@ func TestLaunchTimeoutDeletesNodeClaim(t *testing.T) {
 	notReady := cloudprovider.NewNodeClassNotReadyError(errors.New("EC2NodeClass default is not Ready"))
 	cloud.ErrorsFor = map[string][]error{fake.MethodCreate: slices.Repeat([]error{notReady}, 20)}
 	t.Cleanup(func() { cloud.ErrorsFor = nil })
-	create(t, nc)
+	testkit.Create(t, env.Client, nc)
 	waitCondition(t, nc.Name, v1.ConditionTypeLaunched, "False/NodeClassNotReady")
 	t.Cleanup(resetClock)
 	fakeTime.Step(lifecycle.DefaultLaunchTimeout + time.Minute)

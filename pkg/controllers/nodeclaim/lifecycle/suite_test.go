@@ -9,15 +9,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/joinerhq/joiner/internal/testenv"
+	"github.com/joinerhq/joiner/internal/testkit"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
-	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
 	"github.com/joinerhq/joiner/pkg/cluster"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/lifecycle"
@@ -41,13 +40,7 @@ func TestMain(m *testing.M) {
 
 // startController runs the lifecycle controller on the fake cloud and clock.
 func startController(ctx context.Context, e *testenv.Environment) error {
-	cloud = &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{{
-		Name: "m7i.large",
-		Capacity: corev1.ResourceList{
-			corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("29"),
-		},
-		Offerings: []*cloudprovider.Offering{{Zone: "us-west-2a", CapacityType: v1.CapacityTypeOnDemand, Available: true, Price: 0.1}},
-	}}}
+	cloud = &fake.CloudProvider{InstanceTypes: testkit.DefaultInstanceTypes()}
 	fakeTime = clocktesting.NewFakeClock(time.Now())
 	events = &testenv.Recorder{}
 	var err error
@@ -67,7 +60,7 @@ func startController(ctx context.Context, e *testenv.Environment) error {
 // eventually polls check until it returns "" or 20s pass, then fails with its last complaint.
 func eventually(t *testing.T, check func() string) {
 	t.Helper()
-	testenv.Eventually(t, 20*time.Second, check)
+	testkit.Eventually(t, 20*time.Second, check)
 }
 
 func newNodeClaim(name string) *v1.NodeClaim {

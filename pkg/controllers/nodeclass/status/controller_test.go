@@ -1,28 +1,24 @@
 package status
 
 import (
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
-	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	"github.com/joinerhq/joiner/awsemu/state"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/instanceprofile"
 	"github.com/joinerhq/joiner/pkg/aws/provider"
-	"github.com/joinerhq/joiner/pkg/aws/sdk"
 	"github.com/joinerhq/joiner/pkg/aws/userdata"
 )
 
@@ -35,19 +31,8 @@ type env struct {
 
 func newEnv(t *testing.T, objects ...client.Object) *env {
 	t.Helper()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	st, err := awsemu.NewState(clk, state.DefaultSeed())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
-	cfg, err := sdk.LoadConfig(t.Context(), sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := sdk.NewClients(cfg)
+	e := emutest.Start(t)
+	clk, c := e.Clock, e.Clients
 	scheme := runtime.NewScheme()
 	_ = awsv1.AddToScheme(scheme)
 	_ = v1.AddToScheme(scheme)
@@ -56,12 +41,7 @@ func newEnv(t *testing.T, objects ...client.Object) *env {
 		Cluster: userdata.Cluster{Name: "demo", Endpoint: "https://demo.eks.example", CABundle: "Q0E=", DNS: "10.100.0.10", CIDR: "10.100.0.0/16"},
 		Region:  "us-west-2", KubernetesVersion: "1.33",
 	}, clk)
-	return &env{kube: kube, controller: NewController(kube, a.NodeClasses, a.InstanceProfiles, clk, events.NewFakeRecorder(100)), iam: c.IAM, setPolicy: func(doc string) {
-		_ = st.Update(func(w *state.World) error {
-			w.PutRole(state.DefaultSeed().ControllerRole, map[string]string{"controller": doc})
-			return nil
-		})
-	}}
+	return &env{kube: kube, controller: NewController(kube, a.NodeClasses, a.InstanceProfiles, clk, events.NewFakeRecorder(100)), iam: c.IAM, setPolicy: func(doc string) { e.SetControllerPolicy(t, doc) }}
 }
 
 func class() *awsv1.EC2NodeClass {

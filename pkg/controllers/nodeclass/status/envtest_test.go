@@ -3,26 +3,23 @@ package status
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	"github.com/joinerhq/joiner/awsemu/state"
 	"github.com/joinerhq/joiner/internal/testenv"
+	"github.com/joinerhq/joiner/internal/testkit"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/provider"
-	"github.com/joinerhq/joiner/pkg/aws/sdk"
 	"github.com/joinerhq/joiner/pkg/aws/userdata"
 )
 
@@ -39,13 +36,10 @@ func TestMain(m *testing.M) {
 // re-check is a minute away).
 func TestNodeJoinReadyWatchesAWSAuth(t *testing.T) {
 	ctx := t.Context()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	st, err := awsemu.NewState(clk, state.DefaultSeed())
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := emutest.Start(t)
+	clk := e.Clock
 	account := ""
-	if err := st.Update(func(w *state.World) error {
+	e.Update(t, func(w *state.World) error {
 		account = w.AccountID
 		r, err := w.Region("us-west-2")
 		if err != nil {
@@ -53,19 +47,10 @@ func TestNodeJoinReadyWatchesAWSAuth(t *testing.T) {
 		}
 		clear(r.Clusters["demo"].AccessEntries)
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
-	cfg, err := sdk.LoadConfig(ctx, sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	recorder := &testenv.Recorder{}
 	if err := kubeEnv.StartManager(ctx, func(ctx context.Context, mgr manager.Manager) error {
-		a := provider.Build(mgr.GetClient(), sdk.NewClients(cfg), provider.Options{
+		a := provider.Build(mgr.GetClient(), e.Clients, provider.Options{
 			Cluster: userdata.Cluster{Name: "demo", Endpoint: "https://demo.eks.example", CABundle: "Q0E=", DNS: "10.100.0.10", CIDR: "10.100.0.0/16"},
 			Region:  "us-west-2", KubernetesVersion: "1.33",
 		}, clk)
@@ -99,7 +84,7 @@ func TestNodeJoinReadyWatchesAWSAuth(t *testing.T) {
 		}
 		return nc, fmt.Sprintf("NodeJoinReady=%s %s: %s", c.Status, c.Reason, c.Message)
 	}
-	testenv.Eventually(t, 20*time.Second, func() string {
+	testkit.Eventually(t, 20*time.Second, func() string {
 		nc, got := condition()
 		if !strings.HasPrefix(got, "NodeJoinReady=False AWSAuthMapsControllerRole: ") || !strings.Contains(got, entry(state.DefaultSeed().NodeRole)) {
 			return got
@@ -117,7 +102,7 @@ func TestNodeJoinReadyWatchesAWSAuth(t *testing.T) {
 	if err := kubeEnv.Client.Update(ctx, awsAuth); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 20*time.Second, func() string {
+	testkit.Eventually(t, 20*time.Second, func() string {
 		nc, got := condition()
 		if !strings.HasPrefix(got, "NodeJoinReady=True NodesCanJoin") {
 			return got
@@ -149,20 +134,10 @@ func TestNodeJoinReadyWatchesAWSAuth(t *testing.T) {
 func TestNodePoolStatusDoesNotResolve(t *testing.T) {
 	ctx := t.Context()
 	removeClasses(t)
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	st, err := awsemu.NewState(clk, state.DefaultSeed())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
-	cfg, err := sdk.LoadConfig(ctx, sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := emutest.Start(t)
+	clk, st := e.Clock, e.State
 	if err := kubeEnv.StartManager(ctx, func(ctx context.Context, mgr manager.Manager) error {
-		a := provider.Build(mgr.GetClient(), sdk.NewClients(cfg), provider.Options{
+		a := provider.Build(mgr.GetClient(), e.Clients, provider.Options{
 			Cluster: userdata.Cluster{Name: "demo", Endpoint: "https://demo.eks.example", CABundle: "Q0E=", DNS: "10.100.0.10", CIDR: "10.100.0.0/16"},
 			Region:  "us-west-2", KubernetesVersion: "1.33",
 		}, clk)
@@ -187,7 +162,7 @@ func TestNodePoolStatusDoesNotResolve(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	testenv.Eventually(t, 20*time.Second, func() string {
+	testkit.Eventually(t, 20*time.Second, func() string {
 		if err := kubeEnv.Client.Get(ctx, client.ObjectKeyFromObject(nc), nc); err != nil {
 			return err.Error()
 		}
@@ -209,7 +184,7 @@ func TestNodePoolStatusDoesNotResolve(t *testing.T) {
 	}
 	settled := resolves()
 	annotate(0)
-	testenv.Eventually(t, 20*time.Second, func() string {
+	testkit.Eventually(t, 20*time.Second, func() string {
 		if resolves() <= settled {
 			return "the annotation did not resolve the class"
 		}
@@ -224,7 +199,7 @@ func TestNodePoolStatusDoesNotResolve(t *testing.T) {
 			t.Fatal(err)
 		}
 		annotate(round)
-		testenv.Eventually(t, 20*time.Second, func() string {
+		testkit.Eventually(t, 20*time.Second, func() string {
 			if got := resolves() - base; got < round {
 				return fmt.Sprintf("%d resolves after %d rounds", got, round)
 			}

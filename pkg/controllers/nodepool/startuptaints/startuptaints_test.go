@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/joinerhq/joiner/internal/testenv"
+	"github.com/joinerhq/joiner/internal/testkit"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/controllers/nodepool/startuptaints"
 )
@@ -58,7 +59,7 @@ func TestAdvice(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	testenv.Eventually(t, 10*time.Second, func() string {
+	testkit.Eventually(t, 10*time.Second, func() string {
 		if rec.Find("in-taints", corev1.EventTypeWarning, startuptaints.ReasonAgentTaintNotDeclared) == "" ||
 			rec.Find("on-node", corev1.EventTypeWarning, startuptaints.ReasonAgentTaintNotDeclared) == "" {
 			return fmt.Sprintf("events so far: %v", rec.Events())
