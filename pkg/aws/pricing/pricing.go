@@ -117,29 +117,37 @@ func (p *Provider) Spot(instanceType, zone string) (float64, bool) {
 	return price, ok
 }
 
-// readOnDemand reads every Linux, shared-tenancy, on-demand price of the region.
+// onDemandQueries are the Price List product families an instance type's Linux on-demand price
+// is under: virtualised types as "Compute Instance" with Shared tenancy, bare-metal types as
+// "Compute Instance (bare metal)" with Dedicated tenancy (a metal instance has the host to
+// itself). Upstream Karpenter reads the same two.
+var onDemandQueries = [][2]string{{"Compute Instance", "Shared"}, {"Compute Instance (bare metal)", "Dedicated"}}
+
+// readOnDemand reads every Linux on-demand price of the region, of both product families.
 func (p *Provider) readOnDemand(ctx context.Context) (map[string]float64, error) {
 	filter := func(field, value string) pricingtypes.Filter {
 		return pricingtypes.Filter{Field: aws.String(field), Value: aws.String(value), Type: pricingtypes.FilterTypeTermMatch}
 	}
-	in := &pricing.GetProductsInput{ServiceCode: aws.String("AmazonEC2"), Filters: []pricingtypes.Filter{
-		filter("regionCode", p.region), filter("operatingSystem", "Linux"), filter("tenancy", "Shared"),
-		filter("preInstalledSw", "NA"), filter("capacitystatus", "Used"),
-	}}
 	out := map[string]float64{}
-	pages := pricing.NewGetProductsPaginator(p.pricing, in)
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("reading on-demand prices, %w", err)
-		}
-		for _, doc := range page.PriceList {
-			name, price, err := parseProduct(doc)
+	for _, q := range onDemandQueries {
+		in := &pricing.GetProductsInput{ServiceCode: aws.String("AmazonEC2"), Filters: []pricingtypes.Filter{
+			filter("regionCode", p.region), filter("operatingSystem", "Linux"), filter("productFamily", q[0]), filter("tenancy", q[1]),
+			filter("preInstalledSw", "NA"), filter("capacitystatus", "Used"),
+		}}
+		pages := pricing.NewGetProductsPaginator(p.pricing, in)
+		for pages.HasMorePages() {
+			page, err := pages.NextPage(ctx)
 			if err != nil {
-				return nil, fmt.Errorf("reading on-demand prices, %w", err)
+				return nil, fmt.Errorf("reading on-demand prices (%s), %w", q[0], err)
 			}
-			if name != "" && price > 0 {
-				out[name] = price
+			for _, doc := range page.PriceList {
+				name, price, err := parseProduct(doc)
+				if err != nil {
+					return nil, fmt.Errorf("reading on-demand prices, %w", err)
+				}
+				if name != "" && price > 0 {
+					out[name] = price
+				}
 			}
 		}
 	}
