@@ -14,7 +14,7 @@ import (
 const UnavailableTTL = 3 * time.Minute
 
 // UnavailableOfferings remembers offerings (instance type, zone, capacity type) that EC2 recently
-// had no capacity for, or reclaimed a spot instance of (pkg/controllers/interruption), so that
+// had no capacity for, or reclaimed a spot instance of (pkg/controllers/aws/interruption), so that
 // GetInstanceTypes marks them unavailable and the next launch tries another. Entries expire
 // after UnavailableTTL. The controller keeps it across restarts (pkg/controllers/aws/
 // unavailableofferings: Entries, Restore, Changed). It is safe for concurrent use; the zero

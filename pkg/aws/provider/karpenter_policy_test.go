@@ -21,7 +21,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/aws/instanceprofile"
 	"github.com/joinerhq/joiner/pkg/aws/launchtemplate"
 	"github.com/joinerhq/joiner/pkg/aws/sdk"
-	"github.com/joinerhq/joiner/pkg/controllers/interruption"
+	"github.com/joinerhq/joiner/pkg/controllers/aws/interruption"
 )
 
 // beyondKarpenter are the actions Joiner's diagnostics call that Karpenter's documented policy

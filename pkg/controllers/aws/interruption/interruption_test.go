@@ -25,7 +25,7 @@ import (
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/provider"
-	"github.com/joinerhq/joiner/pkg/controllers/interruption"
+	"github.com/joinerhq/joiner/pkg/controllers/aws/interruption"
 )
 
 // world is the emulated AWS with the AWS provider wired over it as the operator wires it, and

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/joinerhq/joiner/pkg/controllers/interruption"
+	"github.com/joinerhq/joiner/pkg/controllers/aws/interruption"
 )
 
 // Real-shaped EventBridge events, as AWS documents them for EC2 and AWS Health.
