@@ -13,6 +13,7 @@ import (
 	"github.com/aws/smithy-go"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/joinerhq/joiner/pkg/aws/nodejoin"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 )
 
@@ -24,11 +25,11 @@ import (
 const DiagnosisMaxAge = 10 * time.Second
 
 // Diagnose says why the instance's Node has not joined, from its state (DescribeInstances,
-// through Recent) and its console output (GetConsoleOutput, read with ReadConsole). An instance
+// through Recent) and its console output (GetConsoleOutput, read with nodejoin.ReadConsole). An instance
 // described as stopping, stopped, shutting-down or terminated is certain; one that
 // DescribeInstances does not list is not: EC2 is eventually consistent and lists a new instance
 // only seconds after CreateFleet returns (the liveness timeout and garbage collection handle one
-// that truly vanished); so is what ReadConsole finds certain. An error is returned only when
+// that truly vanished); so is what nodejoin.ReadConsole finds certain. An error is returned only when
 // neither could be read; a console that may not be read (ec2:GetConsoleOutput denied) gives an
 // uncertain Diagnosis that says so.
 func (p *Provider) Diagnose(ctx context.Context, id string) (cloudprovider.Diagnosis, error) {
@@ -94,14 +95,14 @@ func (p *Provider) diagnoseRunning(ctx context.Context, inst *Instance) (cloudpr
 	if err != nil {
 		return cloudprovider.Diagnosis{}, fmt.Errorf("decoding the console of instance %s, %w", id, err)
 	}
-	d := ReadConsoleOf(string(text), Identity{ClusterName: p.clusterName})
+	d := nodejoin.ReadConsoleOf(string(text), nodejoin.Identity{ClusterName: p.clusterName})
 	if d.Reason == cloudprovider.ReasonNodeRoleNotAuthorized && p.roles != nil && inst.InstanceProfileARN != "" {
 		// Only a refused registration is worth an IAM call: its fix names the role to map.
 		role, err := p.roles.RoleOfInstanceProfile(ctx, inst.InstanceProfileARN)
 		if err != nil {
 			log.FromContext(ctx).V(1).Info("Reading the instance's node role for its diagnosis", "instance", id, "error", err.Error())
 		} else if role != "" {
-			d = ReadConsoleOf(string(text), Identity{RoleARN: role, ClusterName: p.clusterName})
+			d = nodejoin.ReadConsoleOf(string(text), nodejoin.Identity{RoleARN: role, ClusterName: p.clusterName})
 		}
 	}
 	if d.Message == "" {

@@ -6,7 +6,9 @@
 // CreateFleet type instant (FleetInput), feeding insufficient-capacity errors to the
 // unavailable-offerings cache and classifying failures into cloudprovider errors;
 // DescribeInstances, with Recent answering from the last descriptions of bounded age so that
-// reads for every NodeClaim share one List; TerminateInstances.
+// reads for every NodeClaim share one List; TerminateInstances. Diagnose (diagnose.go) is the
+// instance's side of join diagnosis: its state, state reason and console output
+// (GetConsoleOutput), which pkg/aws/nodejoin reads into a cause.
 //
 // It must not pick instance types (scheduling did) nor resolve AMIs, subnets or launch templates
 // (their own packages do); it combines what it is given, and never requests an instance type with

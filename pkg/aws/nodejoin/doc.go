@@ -20,5 +20,9 @@
 //   - AMIs whose architecture no instance type a NodePool allows can boot (S5);
 //   - the IAM dry-run validation's denial, per class (S4).
 //
+// After a launch, ReadConsole and ReadConsoleOf read an instance's console output (what
+// instance.Provider.Diagnose fetches with GetConsoleOutput) into the cause a kubelet that does
+// not register printed: refused credentials, a role not mapped, a flag the kubelet rejects.
+//
 // The package is pure: it must not call AWS or the API server, read the clock, or write status.
 package nodejoin

@@ -1,4 +1,4 @@
-package instance
+package nodejoin
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/joinerhq/joiner/pkg/aws/nodejoin"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 )
 
@@ -112,7 +111,7 @@ func registrationError(msg string, id Identity) cloudprovider.Diagnosis {
 	if id.RoleARN != "" {
 		// aws-auth matches the role without its IAM path (aws-iam-authenticator canonicalises the
 		// assumed role); an access entry takes the ARN as IAM gives it.
-		role, mapped, principal = "the instance's IAM role "+id.RoleARN, nodejoin.CanonicalRoleARN(id.RoleARN), id.RoleARN
+		role, mapped, principal = "the instance's IAM role "+id.RoleARN, CanonicalRoleARN(id.RoleARN), id.RoleARN
 	}
 	if id.ClusterName != "" {
 		cluster = id.ClusterName

@@ -1,10 +1,10 @@
-package instance_test
+package nodejoin_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/joinerhq/joiner/pkg/aws/instance"
+	"github.com/joinerhq/joiner/pkg/aws/nodejoin"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 )
 
@@ -80,7 +80,7 @@ func TestReadConsole(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := instance.ReadConsole(tt.console)
+			d := nodejoin.ReadConsole(tt.console)
 			if d.Certain != (tt.reason != "") || d.Reason != tt.reason {
 				t.Errorf("ReadConsole = certain %v reason %q, want reason %q (message %q)", d.Certain, d.Reason, tt.reason, d.Message)
 			}
@@ -101,7 +101,7 @@ func TestReadConsole(t *testing.T) {
 // aws-auth's rolearn without the role's IAM path (aws-iam-authenticator matches it so), the access
 // entry's principal as IAM gives it, and the cluster.
 func TestReadConsoleOfNamesTheRole(t *testing.T) {
-	id := instance.Identity{RoleARN: "arn:aws:iam::111122223333:role/nodes/eks/NodeRole", ClusterName: "prod"}
+	id := nodejoin.Identity{RoleARN: "arn:aws:iam::111122223333:role/nodes/eks/NodeRole", ClusterName: "prod"}
 	tests := []struct {
 		name, console string
 		want          []string
@@ -117,7 +117,7 @@ func TestReadConsoleOfNamesTheRole(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := instance.ReadConsoleOf(tt.console, id)
+			d := nodejoin.ReadConsoleOf(tt.console, id)
 			if d.Reason != cloudprovider.ReasonNodeRoleNotAuthorized {
 				t.Fatalf("reason %q, want %q (message %q)", d.Reason, cloudprovider.ReasonNodeRoleNotAuthorized, d.Message)
 			}
