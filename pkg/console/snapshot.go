@@ -22,6 +22,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/explain"
 	"github.com/joinerhq/joiner/pkg/joinfailure"
 	"github.com/joinerhq/joiner/pkg/scheduling"
+	"github.com/joinerhq/joiner/pkg/schedulinginput"
 )
 
 // MaxExplained is how many groups of pending pods a Pending page explains (oldest first); the
@@ -431,7 +432,7 @@ func schedulingShape(p *corev1.Pod) string {
 	return string(b)
 }
 
-// pending lists the pods only: provisioning.Input reads the rest of the cluster itself.
+// pending lists the pods only: schedulinginput.Input reads the rest of the cluster itself.
 func (c *Console) pending(ctx context.Context) (*Pending, error) {
 	var list corev1.PodList
 	if err := c.kube.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
@@ -478,7 +479,7 @@ func (c *Console) pending(ctx context.Context) (*Pending, error) {
 		firsts[i] = p.DeepCopy()
 	}
 	view := cluster.New(c.kube, false)
-	in, excluded, err := provisioning.Input(ctx, view, c.cloud, firsts, provisioning.JoinFailureHold(c.kube, c.cloud, c.clock.Now, joinfailure.DefaultHold))
+	in, excluded, err := schedulinginput.Input(ctx, view, c.cloud, firsts, provisioning.JoinFailureHold(c.kube, c.cloud, c.clock.Now, joinfailure.DefaultHold))
 	if err != nil {
 		out.Error = fmt.Sprintf("reading the cluster, %v", err)
 		return out, nil

@@ -97,7 +97,7 @@ type TypeFit struct {
 	Price        float64 `json:"price"`
 }
 
-// Pod explains pod against the NodePools of in (as provisioning.Input builds it: each NodePool
+// Pod explains pod against the NodePools of in (as schedulinginput.Input builds it: each NodePool
 // restricted to its instance types) and those of all that in leaves out, with the reason of
 // excluded. in.Pods is ignored: the outcome is the simulation of pod alone on in's nodes.
 func Pod(in *scheduling.Input, all []*v1.NodePool, excluded []scheduling.Reason, pod *corev1.Pod) (*PodReport, error) {

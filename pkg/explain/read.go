@@ -15,9 +15,10 @@ import (
 	"github.com/joinerhq/joiner/pkg/cluster"
 	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
 	"github.com/joinerhq/joiner/pkg/joinfailure"
+	"github.com/joinerhq/joiner/pkg/schedulinginput"
 )
 
-// ReadPod reads the pod and what provisioning would read for it (provisioning.Input: NodePools
+// ReadPod reads the pod and what provisioning would read for it (schedulinginput.Input: NodePools
 // and their instance types from cloud, nodes, NodeClaims, DaemonSets) through kube, a direct
 // client, and explains it.
 func ReadPod(ctx context.Context, kube client.Reader, cloud cloudprovider.CloudProvider, key types.NamespacedName) (*PodReport, error) {
@@ -29,7 +30,7 @@ func ReadPod(ctx context.Context, kube client.Reader, cloud cloudprovider.CloudP
 		return nil, fmt.Errorf("reading pod %s, %w", key, err)
 	}
 	view := cluster.New(kube, false)
-	in, excluded, err := provisioning.Input(ctx, view, cloud, []*corev1.Pod{pod}, provisioning.JoinFailureHold(kube, cloud, time.Now, joinfailure.DefaultHold))
+	in, excluded, err := schedulinginput.Input(ctx, view, cloud, []*corev1.Pod{pod}, provisioning.JoinFailureHold(kube, cloud, time.Now, joinfailure.DefaultHold))
 	if err != nil {
 		return nil, fmt.Errorf("reading the cluster, %w", err)
 	}

@@ -13,12 +13,13 @@ import (
 	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
 	"github.com/joinerhq/joiner/pkg/joinfailure"
 	"github.com/joinerhq/joiner/pkg/scheduling"
+	"github.com/joinerhq/joiner/pkg/schedulinginput"
 )
 
 // FromCluster reads what provisioning would solve now from a live cluster and cloud: the pending
 // pods kube-scheduler found no node for, the NodePools that can launch (with their instance
 // types, prices and node costs from cloud), the nodes and in-flight NodeClaims and the DaemonSets
-// (provisioning.Input), every node costing nodeCost more. excluded are the NodePools that cannot
+// (schedulinginput.Input), every node costing nodeCost more. excluded are the NodePools that cannot
 // launch now, with the reason.
 func FromCluster(ctx context.Context, kube client.Reader, cloud cloudprovider.CloudProvider, nodeCost float64) (in *scheduling.Input, costs []NodeCost, excluded []scheduling.Reason, err error) {
 	view := cluster.New(kube, false)
@@ -26,8 +27,8 @@ func FromCluster(ctx context.Context, kube client.Reader, cloud cloudprovider.Cl
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	pods := slices.DeleteFunc(slices.Clone(unbound), func(p *corev1.Pod) bool { return !provisioning.Provisionable(p) })
-	in, excluded, err = provisioning.Input(ctx, view, cloud, pods, provisioning.JoinFailureHold(kube, cloud, time.Now, joinfailure.DefaultHold))
+	pods := slices.DeleteFunc(slices.Clone(unbound), func(p *corev1.Pod) bool { return !schedulinginput.Provisionable(p) })
+	in, excluded, err = schedulinginput.Input(ctx, view, cloud, pods, provisioning.JoinFailureHold(kube, cloud, time.Now, joinfailure.DefaultHold))
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -17,11 +17,11 @@ import (
 	"github.com/joinerhq/joiner/pkg/aws/launchtemplate"
 	"github.com/joinerhq/joiner/pkg/aws/pricing"
 	"github.com/joinerhq/joiner/pkg/catalog"
-	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
 	"github.com/joinerhq/joiner/pkg/manifest"
 	"github.com/joinerhq/joiner/pkg/scheduling"
 	"github.com/joinerhq/joiner/pkg/scheduling/manifests"
 	"github.com/joinerhq/joiner/pkg/scheduling/workload"
+	"github.com/joinerhq/joiner/pkg/schedulinginput"
 )
 
 // DefaultRegion is the region of the built-in catalogue when none is given.
@@ -191,7 +191,7 @@ func catalogueTypes(o Options, pools []*v1.NodePool, classes map[string]*awsv1.E
 			perPool[np.Name] = append(perPool[np.Name], it.Name)
 			if !seen[it.Name] {
 				seen[it.Name] = true
-				out = append(out, provisioning.SchedulingType(it))
+				out = append(out, schedulinginput.SchedulingType(it))
 			}
 		}
 	}

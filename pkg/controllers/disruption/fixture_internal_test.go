@@ -13,8 +13,8 @@ import (
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cluster"
-	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
 	"github.com/joinerhq/joiner/pkg/scheduling"
+	"github.com/joinerhq/joiner/pkg/schedulinginput"
 )
 
 // fixture is a cluster built in memory for deciding without an API server: one on-demand
@@ -24,7 +24,7 @@ import (
 type fixture struct {
 	now      time.Time
 	nodePool *v1.NodePool
-	snapshot *provisioning.Snapshot
+	snapshot *schedulinginput.Snapshot
 	nodes    []*cluster.StateNode
 }
 
@@ -51,7 +51,7 @@ func newFixture(budget string) *fixture {
 	return &fixture{
 		now:      time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 		nodePool: np,
-		snapshot: &provisioning.Snapshot{Input: scheduling.Input{NodePools: []*v1.NodePool{np}, InstanceTypes: its}, NodePools: map[string]*v1.NodePool{"default": np}},
+		snapshot: &schedulinginput.Snapshot{Input: scheduling.Input{NodePools: []*v1.NodePool{np}, InstanceTypes: its}, NodePools: map[string]*v1.NodePool{"default": np}},
 	}
 }
 

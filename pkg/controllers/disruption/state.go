@@ -18,6 +18,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/cluster"
 	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
 	"github.com/joinerhq/joiner/pkg/scheduling"
+	"github.com/joinerhq/joiner/pkg/schedulinginput"
 )
 
 // pass is one disruption pass's view of the cluster. Deciding reads only this, never the API
@@ -34,7 +35,7 @@ type pass struct {
 	// blocks nothing.
 	pending []*corev1.Pod
 	// snapshot is provisioning's scheduling input without pods.
-	snapshot *provisioning.Snapshot
+	snapshot *schedulinginput.Snapshot
 	// busy are the nodes of commands already decided (waiting to be validated, or whose
 	// replacements are launching): they are neither candidates nor receivers.
 	busy map[string]bool
@@ -147,7 +148,7 @@ func (c *Controller) newPass(ctx context.Context, now time.Time, busy map[string
 		return nil, fmt.Errorf("listing poddisruptionbudgets, %w", err)
 	}
 	held := provisioning.JoinFailureHold(c.apiReader, c.cloud, func() time.Time { return now }, c.JoinFailureHold)
-	snap, err := provisioning.NewSnapshot(ctx, c.cluster, c.cloud, held, c.nodeCost)
+	snap, err := schedulinginput.NewSnapshot(ctx, c.cluster, c.cloud, held, c.nodeCost)
 	if snap == nil {
 		return nil, err
 	}
@@ -158,7 +159,7 @@ func (c *Controller) newPass(ctx context.Context, now time.Time, busy map[string
 	}
 	ps := &pass{now: now, nodes: nodes, byName: map[string]*cluster.StateNode{}, snapshot: snap, busy: busy}
 	for _, pod := range unbound {
-		if provisioning.Provisionable(pod) || unseen(pod) {
+		if schedulinginput.Provisionable(pod) || unseen(pod) {
 			ps.pending = append(ps.pending, pod)
 		}
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/cluster"
 	"github.com/joinerhq/joiner/pkg/joinfailure"
 	"github.com/joinerhq/joiner/pkg/scheduling"
+	"github.com/joinerhq/joiner/pkg/schedulinginput"
 )
 
 // name is the controller's name, and the reporting controller of its events.
@@ -141,7 +142,7 @@ func (c *Controller) trigger(keep func(client.Object) bool) handler.EventHandler
 func (c *Controller) podTrigger() handler.EventHandler {
 	return handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		pod, ok := o.(*corev1.Pod)
-		if !ok || !Provisionable(pod) {
+		if !ok || !schedulinginput.Provisionable(pod) {
 			return nil
 		}
 		c.batcher.TriggerFor(pod.UID)
@@ -229,7 +230,7 @@ func (c *Controller) provision(ctx context.Context) error {
 	}
 	var pods []*corev1.Pod
 	for _, pod := range unbound {
-		if Provisionable(pod) {
+		if schedulinginput.Provisionable(pod) {
 			pods = append(pods, pod)
 		}
 	}
@@ -237,15 +238,15 @@ func (c *Controller) provision(ctx context.Context) error {
 	if len(pods) == 0 {
 		return nil
 	}
-	b, err := newBatch(ctx, c.cluster, c.cloud, pods, c.held, c.nodeCost)
+	b, err := schedulinginput.NewBatch(ctx, c.cluster, c.cloud, pods, c.held, c.nodeCost)
 	if err != nil {
 		return err
 	}
-	c.heldPools = b.held
+	c.heldPools = b.Held
 	logger := log.FromContext(ctx)
-	logger.Info("Solving pending pods", "pods", len(pods), "nodePools", len(b.input.NodePools), "nodes", len(b.input.Nodes), "instanceTypes", len(b.input.InstanceTypes))
+	logger.Info("Solving pending pods", "pods", len(pods), "nodePools", len(b.Input.NodePools), "nodes", len(b.Input.Nodes), "instanceTypes", len(b.Input.InstanceTypes))
 	start := c.clock.Now()
-	plan, err := scheduling.Solve(&b.input)
+	plan, err := scheduling.Solve(&b.Input)
 	c.metrics.schedulingDuration.WithLabelValues(controllerLabel).Observe(c.clock.Since(start).Seconds())
 	if err != nil {
 		return fmt.Errorf("solving, %w", err)
@@ -253,15 +254,15 @@ func (c *Controller) provision(ctx context.Context) error {
 	c.metrics.unschedulable.WithLabelValues(controllerLabel).Set(float64(len(plan.Unschedulable)))
 	c.forgetNominations()
 	for _, p := range plan.Placements {
-		if nc, ok := b.starting[p.Node]; ok {
+		if nc, ok := b.Starting[p.Node]; ok {
 			c.nominate(p.Pod, nc)
-			c.waitingOn(p.Pod, b.nodePools[nc.Labels[v1.NodePoolLabelKey]], nc)
+			c.waitingOn(p.Pod, b.NodePools[nc.Labels[v1.NodePoolLabelKey]], nc)
 		}
 	}
 	for _, u := range plan.Unschedulable {
-		c.failedScheduling(u, b.excluded)
+		c.failedScheduling(u, b.Excluded)
 	}
-	return errors.Join(append(b.transient, c.createAll(ctx, b, plan.NodeClaims))...)
+	return errors.Join(append(b.Transient, c.createAll(ctx, b, plan.NodeClaims))...)
 }
 
 // deletedOnly passes delete events only.
@@ -277,20 +278,16 @@ func deletedOnly() predicate.Predicate {
 const heldPoll = 15 * time.Second
 
 // held excludes a NodePool whose nodes failed to join MaxLaunchesPerCause times for one certain
-// cause with unchanged inputs (nodepool/joinfailure.Held): launching again would fail the same way.
+// cause with unchanged inputs (joinfailure.Held): launching again would fail the same way.
 func (c *Controller) held(ctx context.Context, np *v1.NodePool) (*scheduling.Reason, error) {
 	return JoinFailureHold(c.apiReader, c.cloud, c.clock.Now, c.JoinFailureHold)(ctx, np)
 }
 
-// HoldFunc says why a NodePool's launches are held, or nil when they are not; an error is
-// transient (the NodePool is then not held).
-type HoldFunc func(ctx context.Context, np *v1.NodePool) (*scheduling.Reason, error)
-
 // JoinFailureHold returns provisioning's hold: a NodePool whose nodes failed to join
 // MaxLaunchesPerCause times for one certain cause, with the inputs read through reader unchanged
-// since and recorded less than hold before now() (nodepool/joinfailure.Held), launches nothing. Disruption
+// since and recorded less than hold before now() (joinfailure.Held), launches nothing. Disruption
 // holds the same NodePools, so that it never plans a replacement provisioning would not launch.
-func JoinFailureHold(reader client.Reader, cloud cloudprovider.CloudProvider, now func() time.Time, hold time.Duration) HoldFunc {
+func JoinFailureHold(reader client.Reader, cloud cloudprovider.CloudProvider, now func() time.Time, hold time.Duration) schedulinginput.HoldFunc {
 	return func(ctx context.Context, np *v1.NodePool) (*scheduling.Reason, error) {
 		f, held, err := joinfailure.Held(ctx, reader, cloud, np, now(), hold)
 		if err != nil || !held {

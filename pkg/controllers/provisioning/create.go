@@ -21,6 +21,7 @@ import (
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/scheduling"
+	"github.com/joinerhq/joiner/pkg/schedulinginput"
 )
 
 // Event reasons on pods.
@@ -90,7 +91,7 @@ const createWorkers = 20
 
 // createAll creates the plan's NodeClaims, createWorkers at a time, nominating their pods, and
 // returns every failure.
-func (c *Controller) createAll(ctx context.Context, b *batch, planned []scheduling.NodeClaim) error {
+func (c *Controller) createAll(ctx context.Context, b *schedulinginput.Batch, planned []scheduling.NodeClaim) error {
 	var (
 		mu   sync.Mutex
 		errs []error
@@ -111,8 +112,8 @@ func (c *Controller) createAll(ctx context.Context, b *batch, planned []scheduli
 }
 
 // create creates the NodeClaim of one planned node and nominates its pods to it.
-func (c *Controller) create(ctx context.Context, b *batch, p *scheduling.NodeClaim) error {
-	np, ok := b.nodePools[p.NodePool]
+func (c *Controller) create(ctx context.Context, b *schedulinginput.Batch, p *scheduling.NodeClaim) error {
+	np, ok := b.NodePools[p.NodePool]
 	if !ok {
 		return fmt.Errorf("plan names unknown nodepool %q", p.NodePool)
 	}

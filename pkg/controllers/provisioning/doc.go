@@ -4,7 +4,7 @@
 // node classes, DaemonSets, deleted Nodes and NodeClaims). Each such event opens or extends a
 // batch; the batch closes BatchIdleDuration after the last event or BatchMaxDuration after the
 // first, whichever comes first, measured on the injected clock and waited for with RequeueAfter.
-// Then the controller builds a scheduling.Input from the cluster view (existing Nodes, in-flight
+// Then the controller builds a scheduling.Input (pkg/schedulinginput) from the cluster view (existing Nodes, in-flight
 // NodeClaims and their pods, one pod per DaemonSet), the NodePools that may launch (those whose
 // NodeClassReady is not False) and each NodePool's instance types from the cloud provider; runs
 // scheduling.Solve; creates the plan's NodeClaims; and records Nominated and FailedScheduling

@@ -1,4 +1,4 @@
-package provisioning
+package schedulinginput
 
 import (
 	"context"
@@ -34,11 +34,11 @@ type Snapshot struct {
 // per hour (the operator's --node-cost) beyond its instance and what the cloud provider prices
 // per node (cloudprovider.NodeCoster), as provisioning weighs it.
 func NewSnapshot(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider, held HoldFunc, nodeCost float64) (*Snapshot, error) {
-	b, err := newBatch(ctx, view, cloud, nil, held, nodeCost)
+	b, err := NewBatch(ctx, view, cloud, nil, held, nodeCost)
 	if err != nil {
 		return nil, err
 	}
-	return &Snapshot{Input: b.input, NodePools: b.nodePools, Excluded: b.excluded, nodeCost: nodeCost}, errors.Join(b.transient...)
+	return &Snapshot{Input: b.Input, NodePools: b.NodePools, Excluded: b.Excluded, nodeCost: nodeCost}, errors.Join(b.Transient...)
 }
 
 // NodeCost is what a node of the NodePool costs per hour beyond its instance: Input.NodeCosts
@@ -50,3 +50,7 @@ func (s *Snapshot) NodeCost(pool string) float64 {
 	}
 	return s.nodeCost
 }
+
+// HoldFunc says why a NodePool's launches are held, or nil when they are not; an error is
+// transient (the NodePool is then not held).
+type HoldFunc func(ctx context.Context, np *v1.NodePool) (*scheduling.Reason, error)

@@ -1,4 +1,4 @@
-package provisioning
+package schedulinginput
 
 import (
 	"context"
@@ -19,24 +19,24 @@ import (
 	"github.com/joinerhq/joiner/pkg/scheduling"
 )
 
-// batch is one provisioning run's view of the world.
-type batch struct {
-	input scheduling.Input
-	// nodePools are the NodePools given to the solver, by name, as stored (not the copies the
+// Batch is one provisioning run's view of the world.
+type Batch struct {
+	Input scheduling.Input
+	// NodePools are the NodePools given to the solver, by name, as stored (not the copies the
 	// solver reads, which may carry an extra instance-type requirement).
-	nodePools map[string]*v1.NodePool
-	// excluded are NodePools that cannot launch now, with the reason: every unschedulable pod's
+	NodePools map[string]*v1.NodePool
+	// Excluded are NodePools that cannot launch now, with the reason: every unschedulable pod's
 	// FailedScheduling event names them too.
-	excluded []scheduling.Reason
-	// starting are the NodeClaims whose node is not initialized yet (in flight, or registered and
+	Excluded []scheduling.Reason
+	// Starting are the NodeClaims whose node is not initialized yet (in flight, or registered and
 	// not ready), by the name the solver knows the node by: pods placed there are nominated.
-	starting map[string]*v1.NodeClaim
-	// transient are errors worth retrying the batch for (a NodePool's instance types could not
+	Starting map[string]*v1.NodeClaim
+	// Transient are errors worth retrying the batch for (a NodePool's instance types could not
 	// be read); the batch still goes ahead with the other NodePools.
-	transient []error
-	// held is true when a NodePool was left out because its launches are held for a certain
+	Transient []error
+	// Held is true when a NodePool was left out because its launches are held for a certain
 	// join failure: the batch is run again later to see the hold lift.
-	held bool
+	Held bool
 }
 
 // Ephemeral taints that a node carries while it starts, which the solver must not hold against a
@@ -75,37 +75,37 @@ func Provisionable(pod *corev1.Pod) bool {
 // controller excludes it. Operator tools (joiner explain, the console) call it so that what they
 // explain is what the controller decides.
 func Input(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider, pods []*corev1.Pod, held HoldFunc) (in *scheduling.Input, excluded []scheduling.Reason, err error) {
-	b, err := newBatch(ctx, view, cloud, pods, held, 0)
+	b, err := NewBatch(ctx, view, cloud, pods, held, 0)
 	if err != nil {
 		return nil, nil, err
 	}
-	return &b.input, b.excluded, nil
+	return &b.Input, b.Excluded, nil
 }
 
 // isHeld reports whether held holds np's launches, recording the reason in b (a transient error
 // holds nothing).
-func (b *batch) isHeld(ctx context.Context, held HoldFunc, np *v1.NodePool) bool {
+func (b *Batch) isHeld(ctx context.Context, held HoldFunc, np *v1.NodePool) bool {
 	if held == nil {
 		return false
 	}
 	reason, err := held(ctx, np)
 	if err != nil {
-		b.transient = append(b.transient, err)
+		b.Transient = append(b.Transient, err)
 	}
 	if reason == nil {
 		return false
 	}
-	b.excluded = append(b.excluded, *reason)
-	b.held = true
+	b.Excluded = append(b.Excluded, *reason)
+	b.Held = true
 	return true
 }
 
-// newBatch reads the cluster and the cloud into a scheduling input; every new node costs
+// NewBatch reads the cluster and the cloud into a scheduling input; every new node costs
 // nodeCost per hour more than the cloud provider prices it (cloudprovider.NodeCoster). held,
 // when not nil, excludes the NodePools whose launches are held.
-func newBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider, pods []*corev1.Pod, held HoldFunc, nodeCost float64) (*batch, error) {
-	b := &batch{nodePools: map[string]*v1.NodePool{}, starting: map[string]*v1.NodeClaim{}}
-	b.input.Pods = pods
+func NewBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.CloudProvider, pods []*corev1.Pod, held HoldFunc, nodeCost float64) (*Batch, error) {
+	b := &Batch{NodePools: map[string]*v1.NodePool{}, Starting: map[string]*v1.NodeClaim{}}
+	b.Input.Pods = pods
 	nodePools, err := view.NodePools(ctx)
 	if err != nil {
 		return nil, err
@@ -123,17 +123,17 @@ func newBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.Cl
 		}
 		types, reason, err := instanceTypes(ctx, cloud, np)
 		if err != nil {
-			b.transient = append(b.transient, err)
+			b.Transient = append(b.Transient, err)
 		}
 		if reason != nil {
-			b.excluded = append(b.excluded, *reason)
+			b.Excluded = append(b.Excluded, *reason)
 			continue
 		}
 		typesByPool[np.Name] = types
-		b.nodePools[np.Name] = np
+		b.NodePools[np.Name] = np
 		cost, err := poolNodeCost(ctx, cloud, np)
 		if err != nil {
-			b.transient = append(b.transient, err)
+			b.Transient = append(b.Transient, err)
 		}
 		b.setNodeCost(np.Name, cost+nodeCost)
 		for _, it := range types {
@@ -144,16 +144,16 @@ func newBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.Cl
 		}
 	}
 	for _, name := range order {
-		b.input.InstanceTypes = append(b.input.InstanceTypes, union[name])
+		b.Input.InstanceTypes = append(b.Input.InstanceTypes, union[name])
 	}
 	for _, np := range nodePools {
 		types, ok := typesByPool[np.Name]
 		if !ok {
 			continue
 		}
-		b.input.NodePools = append(b.input.NodePools, restrictTypes(np, types, len(union)))
+		b.Input.NodePools = append(b.Input.NodePools, restrictTypes(np, types, len(union)))
 	}
-	if b.input.DaemonSetPods, err = view.DaemonSetPods(ctx); err != nil {
+	if b.Input.DaemonSetPods, err = view.DaemonSetPods(ctx); err != nil {
 		return nil, err
 	}
 	nodes, err := view.Nodes(ctx)
@@ -162,29 +162,29 @@ func newBatch(ctx context.Context, view *cluster.Cluster, cloud cloudprovider.Cl
 	}
 	for _, sn := range nodes {
 		if sn.Deleting() {
-			b.input.Nodes = append(b.input.Nodes, leaving(sn, union))
+			b.Input.Nodes = append(b.Input.Nodes, leaving(sn, union))
 			continue
 		}
 		if sn.NodeClaim != nil && !sn.Initialized() {
-			b.starting[sn.Name()] = sn.NodeClaim
+			b.Starting[sn.Name()] = sn.NodeClaim
 		}
 		n := toSchedulingNode(sn, union)
 		if sn.InFlight() {
 			// Nothing is bound to it yet, but its DaemonSets' pods will be: count them so that
 			// pods nominated to it are not promised room they will take.
-			n.Pods = append(slices.Clone(n.Pods), daemonsFor(sn.NodeClaim, b.input.DaemonSetPods)...)
+			n.Pods = append(slices.Clone(n.Pods), daemonsFor(sn.NodeClaim, b.Input.DaemonSetPods)...)
 		}
-		b.input.Nodes = append(b.input.Nodes, n)
+		b.Input.Nodes = append(b.Input.Nodes, n)
 	}
 	return b, nil
 }
 
 // setNodeCost records what every node of the NodePool costs per hour beyond its instance.
-func (b *batch) setNodeCost(pool string, cost float64) {
-	if b.input.NodeCosts == nil {
-		b.input.NodeCosts = map[string]float64{}
+func (b *Batch) setNodeCost(pool string, cost float64) {
+	if b.Input.NodeCosts == nil {
+		b.Input.NodeCosts = map[string]float64{}
 	}
-	b.input.NodeCosts[pool] = cost
+	b.Input.NodeCosts[pool] = cost
 }
 
 // instanceTypes returns the NodePool's instance types, or why it cannot launch now, and an error
