@@ -125,7 +125,7 @@ func New(ctx context.Context, opts ...Option) (*Emulator, error) {
 	srv := httptest.NewServer(awsemu.New(st, clk))
 	e := &Emulator{Clock: clk, State: st, Seed: o.seed, URL: srv.URL, Region: o.region, AccessKey: o.accessKey,
 		server: srv, maxAttempts: o.maxAttempts}
-	cfg, err := e.config(ctx, o.accessKey)
+	cfg, err := e.config(ctx, o.region, o.accessKey)
 	if err != nil {
 		srv.Close()
 		return nil, err
@@ -134,19 +134,19 @@ func New(ctx context.Context, opts ...Option) (*Emulator, error) {
 	return e, nil
 }
 
-// ConfigAs is Config signing as another access key id (one the world knows, such as
-// authz.AdminAccessKey), for a test that plays a second principal beside the controller.
-func (e *Emulator) ConfigAs(t testing.TB, accessKey string) aws.Config {
+// ConfigFor is Config for another region or another access key id (one the world knows, such as
+// authz.AdminAccessKey): for a test that calls a second region or plays a second principal.
+func (e *Emulator) ConfigFor(t testing.TB, region, accessKey string) aws.Config {
 	t.Helper()
-	cfg, err := e.config(t.Context(), accessKey)
+	cfg, err := e.config(t.Context(), region, accessKey)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cfg
 }
 
-func (e *Emulator) config(ctx context.Context, accessKey string) (aws.Config, error) {
-	cfg, err := sdk.LoadConfig(ctx, sdk.Options{Region: e.Region, Endpoint: e.URL, MaxAttempts: e.maxAttempts,
+func (e *Emulator) config(ctx context.Context, region, accessKey string) (aws.Config, error) {
+	cfg, err := sdk.LoadConfig(ctx, sdk.Options{Region: region, Endpoint: e.URL, MaxAttempts: e.maxAttempts,
 		Credentials: credentials.NewStaticCredentialsProvider(accessKey, SecretKey, "")})
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("loading the SDK config for the emulator, %w", err)

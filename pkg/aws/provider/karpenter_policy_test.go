@@ -123,7 +123,7 @@ func checkLaunchTemplateTags(t *testing.T, e *env) {
 func readInterruptionQueue(t *testing.T, e *env, name string) {
 	t.Helper()
 	// An interruption message, sent as EventBridge would, read and deleted by the controller.
-	admin := e.emu.ConfigAs(t, authz.AdminAccessKey)
+	admin := e.emu.ConfigFor(t, e.emu.Region, authz.AdminAccessKey)
 	queue := interruption.NewQueue(e.clients.SQS, name)
 	url, err := queue.URL(t.Context())
 	if err != nil {
