@@ -40,8 +40,9 @@ type admin struct {
 	sts *sts.Client
 }
 
-func (e *env) admin(region string) admin {
-	cfg := e.config(region, authz.AdminAccessKey)
+func (e *env) admin(t *testing.T, region string) admin {
+	t.Helper()
+	cfg := e.config(t, region, authz.AdminAccessKey)
 	return admin{iam: iam.NewFromConfig(cfg), eks: eks.NewFromConfig(cfg), sts: sts.NewFromConfig(cfg)}
 }
 
@@ -49,7 +50,7 @@ func TestAdminIsAllowedEverything(t *testing.T) {
 	e := newEnv(t)
 	// Even a world whose roles all deny everything leaves the administrator in.
 	e.setControllerPolicy(t, `{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Action":"*","Resource":"*"}]}`)
-	a := e.admin(e.region)
+	a := e.admin(t, e.region)
 	id, err := a.sts.GetCallerIdentity(t.Context(), &sts.GetCallerIdentityInput{})
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +61,7 @@ func TestAdminIsAllowedEverything(t *testing.T) {
 	if _, err := a.eks.DescribeCluster(t.Context(), &eks.DescribeClusterInput{Name: aws.String("demo")}); err != nil {
 		t.Error(err)
 	}
-	if _, err := ec2.NewFromConfig(e.config("eu-west-1", authz.AdminAccessKey)).DescribeSubnets(t.Context(), &ec2.DescribeSubnetsInput{}); err != nil {
+	if _, err := ec2.NewFromConfig(e.config(t, "eu-west-1", authz.AdminAccessKey)).DescribeSubnets(t.Context(), &ec2.DescribeSubnetsInput{}); err != nil {
 		t.Error(err)
 	}
 	_, err = a.iam.GetRole(t.Context(), &iam.GetRoleInput{RoleName: aws.String("JoinerAdmin")})
@@ -71,7 +72,7 @@ func TestAdminIsAllowedEverything(t *testing.T) {
 // them back through the SDK, with IAM's errors for what IAM refuses.
 func TestRoleWritesRoundTrip(t *testing.T) {
 	e := newEnv(t)
-	a := e.admin("us-east-1")
+	a := e.admin(t, "us-east-1")
 	trust := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`
 	createRoleRoundTrip(t, a, trust)
 	doc := `{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "ec2:Describe*", "Resource": "*"}]}`
@@ -82,7 +83,7 @@ func TestRoleWritesRoundTrip(t *testing.T) {
 
 // describeSubnets is the controller's DescribeSubnets in the region, returning the error.
 func (e *env) describeSubnets(t *testing.T, region string) error {
-	_, err := ec2.NewFromConfig(e.config(region, state.DefaultSeed().ControllerAccessKey)).DescribeSubnets(t.Context(), &ec2.DescribeSubnetsInput{})
+	_, err := ec2.NewFromConfig(e.config(t, region, state.DefaultSeed().ControllerAccessKey)).DescribeSubnets(t.Context(), &ec2.DescribeSubnetsInput{})
 	return err
 }
 
@@ -91,7 +92,7 @@ func (e *env) describeSubnets(t *testing.T, region string) error {
 func TestPutRolePolicyEnforcedOnTheNextCall(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
-	a := e.admin("us-east-1")
+	a := e.admin(t, "us-east-1")
 	put := func(doc string) {
 		t.Helper()
 		if _, err := a.iam.PutRolePolicy(ctx, &iam.PutRolePolicyInput{RoleName: aws.String(controllerRoleName),
@@ -153,7 +154,7 @@ func TestPutRolePolicyEnforcedOnTheNextCall(t *testing.T) {
 func TestAccessEntryWrites(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
-	a := e.admin(e.region)
+	a := e.admin(t, e.region)
 	trust := `{"Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`
 	for _, in := range []*iam.CreateRoleInput{
 		{RoleName: aws.String("Ops"), AssumeRolePolicyDocument: aws.String(trust)},
@@ -205,7 +206,7 @@ func TestCreateAccessEntryLetsARefusedKubeletJoin(t *testing.T) {
 	e := newEnv(t)
 	f := e.fixture(t)
 	ctx := t.Context()
-	a := e.admin(e.region)
+	a := e.admin(t, e.region)
 	cluster := aws.String("demo")
 	if _, err := a.eks.DeleteAccessEntry(ctx, &eks.DeleteAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String(nodeRoleARN)}); err != nil {
 		t.Fatal(err)
@@ -293,7 +294,7 @@ func TestRoleAddedToAnEmptyProfileLetsTheKubeletJoin(t *testing.T) {
 	e := newEnv(t)
 	f := e.fixture(t)
 	ctx := t.Context()
-	a := e.admin(e.region)
+	a := e.admin(t, e.region)
 	if _, err := a.iam.CreateInstanceProfile(ctx, &iam.CreateInstanceProfileInput{InstanceProfileName: aws.String("empty")}); err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +363,7 @@ func TestUpdateAuthenticationMode(t *testing.T) {
 	e := newEnv(t)
 	f := e.fixture(t)
 	ctx := t.Context()
-	a := e.admin(e.region)
+	a := e.admin(t, e.region)
 	_ = e.state.Update(func(w *state.World) error {
 		w.Regions[e.region].Clusters["demo"].AuthenticationMode = "CONFIG_MAP"
 		return nil
@@ -407,7 +408,7 @@ func TestUpdateAuthenticationMode(t *testing.T) {
 func TestAddRoleToInstanceProfilePassesTheRoleToEC2(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
-	a := e.admin(e.region)
+	a := e.admin(t, e.region)
 	if _, err := a.iam.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("BatchNodes"),
 		AssumeRolePolicyDocument: aws.String(`{"Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`)}); err != nil {
 		t.Fatal(err)
@@ -559,7 +560,7 @@ func refuseEntryWrites(t *testing.T, e *env, a admin, ops string) {
 			return err
 		}},
 		{"the controller may not create entries", "AccessDeniedException", func() error {
-			_, err := eks.NewFromConfig(e.config(e.region, state.DefaultSeed().ControllerAccessKey)).CreateAccessEntry(ctx,
+			_, err := eks.NewFromConfig(e.config(t, e.region, state.DefaultSeed().ControllerAccessKey)).CreateAccessEntry(ctx,
 				&eks.CreateAccessEntryInput{ClusterName: cluster, PrincipalArn: aws.String("arn:aws:iam::111122223333:role/JoinerControllerRole")})
 			return err
 		}},

@@ -131,7 +131,7 @@ func TestDescribeInstanceTypeOfferings(t *testing.T) {
 	if gaps == 0 {
 		t.Error("every type is offered in every zone: the catalogue has no gaps")
 	}
-	eu := zonesOf(ec2.NewFromConfig(e.config("eu-west-1", "AKIDJOINERCONTROLLER")))
+	eu := zonesOf(ec2.NewFromConfig(e.config(t, "eu-west-1", "AKIDJOINERCONTROLLER")))
 	if got := eu["m5.large"]; len(got) != 3 || !strings.HasPrefix(got[0], "eu-west-1") {
 		t.Errorf("m5.large in eu-west-1: %v", got)
 	}

@@ -10,7 +10,7 @@ import (
 
 func TestEKSAccessEntries(t *testing.T) {
 	e := newEnv(t)
-	client := eks.NewFromConfig(e.config(e.region, "AKIDJOINERCONTROLLER"))
+	client := eks.NewFromConfig(e.config(t, e.region, "AKIDJOINERCONTROLLER"))
 	ctx := t.Context()
 	cluster, err := client.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String("demo")})
 	if err != nil {
@@ -39,7 +39,7 @@ func TestEKSAccessEntries(t *testing.T) {
 	}
 	other := "arn:aws:iam::111122223333:role/OtherNodeRole"
 	// EKS refuses an entry for a role that does not exist: the administrator creates it first.
-	_, err = e.admin(e.region).iam.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("OtherNodeRole"),
+	_, err = e.admin(t, e.region).iam.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("OtherNodeRole"),
 		AssumeRolePolicyDocument: aws.String(`{"Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`)})
 	if err != nil {
 		t.Fatal(err)

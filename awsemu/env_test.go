@@ -2,15 +2,11 @@ package awsemu_test
 
 import (
 	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
@@ -19,11 +15,13 @@ import (
 
 	"github.com/joinerhq/joiner/awsemu"
 	"github.com/joinerhq/joiner/awsemu/boot"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	"github.com/joinerhq/joiner/awsemu/state"
 )
 
-// env is one emulator behind an httptest server with real SDK clients pointed at it.
+// env is one emulator from the kit (emutest) with SDK clients pointed at it, and kubelets.
 type env struct {
+	emu *emutest.Emulator
 	// region is the region the clients sign for: $AWSEMU_TEST_REGION, us-west-2 by default.
 	// The suite passes in any region whose zones include a to d (us-west-2, us-east-1).
 	region string
@@ -56,18 +54,12 @@ func newSeededEnv(t *testing.T, seed state.SeedOptions) *env {
 // newEnvIn is newSeededEnv with clients signing for region.
 func newEnvIn(t *testing.T, seed state.SeedOptions, region string) *env {
 	t.Helper()
-	clk := clocktesting.NewFakeClock(t0)
-	st, err := awsemu.NewState(clk, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
+	emu := emutest.Start(t, emutest.WithSeed(seed), emutest.WithRegion(region), emutest.WithNow(t0),
+		emutest.WithAccessKey(state.DefaultSeed().ControllerAccessKey))
 	api := &boot.FakeAPIServer{}
-	e := &env{region: region, clock: clk, state: st, url: srv.URL, api: api, kubelets: awsemu.NewKubelets(st, clk, awsemu.KubeletOptions{APIServer: api})}
-	cfg := e.config(e.region, state.DefaultSeed().ControllerAccessKey)
-	e.ec2, e.iam, e.sts = ec2.NewFromConfig(cfg), iam.NewFromConfig(cfg), sts.NewFromConfig(cfg)
-	return e
+	return &env{emu: emu, region: region, clock: emu.Clock, state: emu.State, url: emu.URL, ec2: emu.Clients.EC2,
+		iam: emu.Clients.IAM, sts: emu.Clients.STS, api: api,
+		kubelets: awsemu.NewKubelets(emu.State, emu.Clock, awsemu.KubeletOptions{APIServer: api})}
 }
 
 // testRegion is the region the suite runs in: $AWSEMU_TEST_REGION, else us-west-2.
@@ -91,25 +83,17 @@ func (e *env) boot(t *testing.T) {
 	}
 }
 
-// config is an SDK configuration for the emulator: its URL, a region, and static credentials
-// whose access key id names the principal.
-func (e *env) config(region, accessKey string) aws.Config {
-	return aws.Config{
-		Region:           region,
-		BaseEndpoint:     aws.String(e.url),
-		Credentials:      credentials.NewStaticCredentialsProvider(accessKey, "secret", ""),
-		RetryMaxAttempts: 1,
-		HTTPClient:       &http.Client{Transport: plainBodies{}},
-	}
+// config is an SDK configuration for the emulator in region, signing as the principal accessKey
+// names.
+func (e *env) config(t *testing.T, region, accessKey string) aws.Config {
+	t.Helper()
+	return e.emu.ConfigFor(t, region, accessKey)
 }
 
 // setControllerPolicy replaces the controller role's policies with one document.
 func (e *env) setControllerPolicy(t *testing.T, doc string) {
 	t.Helper()
-	_ = e.state.Update(func(w *state.World) error {
-		w.PutRole(state.DefaultSeed().ControllerRole, map[string]string{"controller": doc})
-		return nil
-	})
+	e.emu.SetControllerPolicy(t, doc)
 }
 
 // errorCode returns the AWS error code of err, or fails the test when err is not an API error.
@@ -123,21 +107,6 @@ func errorCode(t *testing.T, err error) string {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
-
-// plainBodies hides io.WriterTo on request bodies. smithy-go wraps request bodies in a reader
-// whose WriteTo returns io.EOF once the SDK has closed it, which it does as soon as response
-// headers arrive; net/http's final check for surplus body bytes then fails the write and closes
-// the connection under the response being read ("use of closed network connection"). Against a
-// server as fast as a local emulator that race is common; a body without WriteTo is read through
-// Read, which returns a clean EOF.
-type plainBodies struct{}
-
-func (plainBodies) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body != nil && r.Body != http.NoBody {
-		r.Body = struct{ io.ReadCloser }{r.Body}
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
 
 // wantCode fails the test unless err is the AWS error code.
 func wantCode(t *testing.T, err error, code, what string) {

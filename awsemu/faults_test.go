@@ -185,7 +185,7 @@ func TestThrottlingEKS(t *testing.T) {
 		w.Faults.ThrottleRate = 1
 		return nil
 	})
-	_, err := e.admin("us-west-2").eks.ListClusters(t.Context(), &eks.ListClustersInput{})
+	_, err := e.admin(t, "us-west-2").eks.ListClusters(t.Context(), &eks.ListClustersInput{})
 	if err == nil || errorCode(t, err) != "ThrottlingException" {
 		t.Errorf("err = %v, want ThrottlingException", err)
 	}

@@ -87,7 +87,7 @@ func TestGetRoleAndCallerIdentity(t *testing.T) {
 
 func TestUnknownAccessKey(t *testing.T) {
 	e := newEnv(t)
-	cfg := e.config(e.region, "AKIDSTRANGER")
+	cfg := e.config(t, e.region, "AKIDSTRANGER")
 	_, err := ec2.NewFromConfig(cfg).DescribeAvailabilityZones(t.Context(), &ec2.DescribeAvailabilityZonesInput{})
 	wantCode(t, err, "AuthFailure", "ec2")
 	_, err = sts.NewFromConfig(cfg).GetCallerIdentity(t.Context(), &sts.GetCallerIdentityInput{})

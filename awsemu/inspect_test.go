@@ -159,7 +159,7 @@ func TestAuthorizationLog(t *testing.T) {
 	e := newEnv(t)
 	e.setControllerPolicy(t, `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"ssm:GetParameters",
 		"Resource":"arn:aws:ssm:`+e.region+`::parameter/aws/service/*"}]}`)
-	client := ssm.NewFromConfig(e.config(e.region, state.DefaultSeed().ControllerAccessKey))
+	client := ssm.NewFromConfig(e.config(t, e.region, state.DefaultSeed().ControllerAccessKey))
 	name := "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/recommended/image_id"
 	if _, err := client.GetParameters(t.Context(), &ssm.GetParametersInput{Names: []string{name}}); err != nil {
 		t.Fatalf("GetParameters of a public parameter: %v", err)

@@ -352,7 +352,7 @@ func TestKubeletsJoinOnceTheRoleIsMapped(t *testing.T) {
 			}
 		}},
 		{"eks:CreateAccessEntry", func(t *testing.T, e *env) {
-			if _, err := e.admin(e.region).eks.CreateAccessEntry(t.Context(), &eks.CreateAccessEntryInput{ClusterName: aws.String("demo"),
+			if _, err := e.admin(t, e.region).eks.CreateAccessEntry(t.Context(), &eks.CreateAccessEntryInput{ClusterName: aws.String("demo"),
 				PrincipalArn: aws.String(nodeRoleARN), Type: aws.String("EC2_LINUX")}); err != nil {
 				t.Fatal(err)
 			}

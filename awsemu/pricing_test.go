@@ -11,7 +11,7 @@ import (
 
 func TestPricingGetProducts(t *testing.T) {
 	e := newEnv(t)
-	client := pricing.NewFromConfig(e.config("us-east-1", "AKIDJOINERCONTROLLER"))
+	client := pricing.NewFromConfig(e.config(t, "us-east-1", "AKIDJOINERCONTROLLER"))
 	match := func(field, value string) pricingtypes.Filter {
 		return pricingtypes.Filter{Type: pricingtypes.FilterTypeTermMatch, Field: aws.String(field), Value: aws.String(value)}
 	}

@@ -63,7 +63,7 @@ func TestWorldSSORolesThroughTheSDK(t *testing.T) {
 	if diff := cmp.Diff(want, listed); diff != "" {
 		t.Errorf("ListRoles under /aws-reserved/, a page of one at a time (-want +got):\n%s", diff)
 	}
-	client := eks.NewFromConfig(e.config("us-west-2", state.DefaultSeed().ControllerAccessKey))
+	client := eks.NewFromConfig(e.config(t, "us-west-2", state.DefaultSeed().ControllerAccessKey))
 	entry, err := client.DescribeAccessEntry(ctx, &eks.DescribeAccessEntryInput{ClusterName: aws.String("prod"),
 		PrincipalArn: aws.String("arn:aws:iam::210987654321:role/aws-reserved/sso.amazonaws.com/us-west-2/AWSReservedSSO_ReadOnly_fedcba9876543210")})
 	if err != nil {
@@ -114,7 +114,7 @@ func TestWorldUsersThroughTheSDK(t *testing.T) {
 	if len(policies.AttachedPolicies) != 1 || aws.ToString(policies.AttachedPolicies[0].PolicyName) != "ReadOnlyAccess" {
 		t.Errorf("alice's policies %+v", policies.AttachedPolicies)
 	}
-	client := eks.NewFromConfig(e.config("us-west-2", state.DefaultSeed().ControllerAccessKey))
+	client := eks.NewFromConfig(e.config(t, "us-west-2", state.DefaultSeed().ControllerAccessKey))
 	entry, err := client.DescribeAccessEntry(ctx, &eks.DescribeAccessEntryInput{ClusterName: aws.String("prod"), PrincipalArn: aws.String("arn:aws:iam::210987654321:user/bob")})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func TestWorldUsersThroughTheSDK(t *testing.T) {
 func TestWorldNodeEntriesAndPathsThroughTheSDK(t *testing.T) {
 	e := newEnvIn(t, loadCLIWorld(t, "cli-node-entries.world.yaml"), "us-west-2")
 	ctx := t.Context()
-	client := eks.NewFromConfig(e.config("us-west-2", state.DefaultSeed().ControllerAccessKey))
+	client := eks.NewFromConfig(e.config(t, "us-west-2", state.DefaultSeed().ControllerAccessKey))
 	entry, err := client.DescribeAccessEntry(ctx, &eks.DescribeAccessEntryInput{ClusterName: aws.String("prod"),
 		PrincipalArn: aws.String("arn:aws:iam::210987654321:role/eks-nodegroup-general-NodeInstanceRole")})
 	if err != nil {

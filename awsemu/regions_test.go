@@ -75,7 +75,7 @@ func checkRegionZones(t *testing.T, e *env, r catalog.Region) {
 func checkRegionServices(t *testing.T, e *env, r catalog.Region, f fixture) {
 	t.Helper()
 	ctx := t.Context()
-	param, err := ssm.NewFromConfig(e.config(r.Name, "AKIDJOINERCONTROLLER")).GetParameter(ctx, &ssm.GetParameterInput{
+	param, err := ssm.NewFromConfig(e.config(t, r.Name, "AKIDJOINERCONTROLLER")).GetParameter(ctx, &ssm.GetParameterInput{
 		Name: aws.String("/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/recommended/image_id")})
 	if err != nil {
 		t.Fatal(err)
@@ -83,14 +83,14 @@ func checkRegionServices(t *testing.T, e *env, r catalog.Region, f fixture) {
 	if *param.Parameter.Value != f.amd64AMI {
 		t.Errorf("SSM names %s, DescribeImages %s", *param.Parameter.Value, f.amd64AMI)
 	}
-	cluster, err := eks.NewFromConfig(e.config(r.Name, "AKIDJOINERCONTROLLER")).DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String("demo")})
+	cluster, err := eks.NewFromConfig(e.config(t, r.Name, "AKIDJOINERCONTROLLER")).DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String("demo")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(*cluster.Cluster.Arn, "arn:aws:eks:"+r.Name+":") {
 		t.Errorf("cluster %s", *cluster.Cluster.Arn)
 	}
-	products, err := pricing.NewFromConfig(e.config("us-east-1", "AKIDJOINERCONTROLLER")).GetProducts(ctx, &pricing.GetProductsInput{
+	products, err := pricing.NewFromConfig(e.config(t, "us-east-1", "AKIDJOINERCONTROLLER")).GetProducts(ctx, &pricing.GetProductsInput{
 		ServiceCode: aws.String("AmazonEC2"),
 		Filters: []pricingtypes.Filter{{Type: pricingtypes.FilterTypeTermMatch, Field: aws.String("regionCode"), Value: aws.String(r.Name)},
 			{Type: pricingtypes.FilterTypeTermMatch, Field: aws.String("instanceType"), Value: aws.String("m5.large")}},

@@ -24,7 +24,7 @@ type event struct {
 func TestInterruptionEventsOverSQS(t *testing.T) {
 	e := newEnv(t)
 	f := e.fixture(t)
-	client := sqs.NewFromConfig(e.config(e.region, "AKIDJOINERCONTROLLER"))
+	client := sqs.NewFromConfig(e.config(t, e.region, "AKIDJOINERCONTROLLER"))
 	ctx := t.Context()
 	url, err := client.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("demo")})
 	if err != nil {
@@ -87,7 +87,7 @@ func TestInterruptionEventsOverSQS(t *testing.T) {
 
 func TestSQSVisibilityTimeout(t *testing.T) {
 	e := newEnv(t)
-	client := sqs.NewFromConfig(e.config(e.region, "AKIDJOINERCONTROLLER"))
+	client := sqs.NewFromConfig(e.config(t, e.region, "AKIDJOINERCONTROLLER"))
 	ctx := t.Context()
 	url, err := client.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("demo")})
 	if err != nil {
@@ -125,7 +125,7 @@ func TestSQSVisibilityTimeout(t *testing.T) {
 // empty once the wait ends.
 func TestSQSLongPolling(t *testing.T) {
 	e := newEnv(t)
-	client := sqs.NewFromConfig(e.config("us-west-2", "AKIDJOINERCONTROLLER"))
+	client := sqs.NewFromConfig(e.config(t, "us-west-2", "AKIDJOINERCONTROLLER"))
 	ctx := t.Context()
 	url, err := client.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("demo")})
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 
 func TestSSMAMIParameters(t *testing.T) {
 	e := newEnv(t)
-	client := ssm.NewFromConfig(e.config(e.region, "AKIDJOINERCONTROLLER"))
+	client := ssm.NewFromConfig(e.config(t, e.region, "AKIDJOINERCONTROLLER"))
 	tests := []struct {
 		name string
 		arch string

@@ -7,7 +7,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 )
 
-// TestManyLargeResponses guards the client-side race plainBodies works around: many requests
+// TestManyLargeResponses guards the client-side race sdk.PlainBodies works around: many requests
 // with large responses over reused connections.
 func TestManyLargeResponses(t *testing.T) {
 	e := newEnv(t)

@@ -65,7 +65,7 @@ func TestDescribeClusterVPCConfig(t *testing.T) {
 	seed.VPCID, seed.VPCCIDR = "vpc-0a1b2c3d4e5f60718", "10.20.0.0/16"
 	e := newSeededEnv(t, seed)
 	ctx := t.Context()
-	eksc := eks.NewFromConfig(e.config(e.region, seed.ControllerAccessKey))
+	eksc := eks.NewFromConfig(e.config(t, e.region, seed.ControllerAccessKey))
 	out, err := eksc.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(seed.ClusterName)})
 	if err != nil {
 		t.Fatal(err)

@@ -102,7 +102,7 @@ func TestWorldRoundTripsThroughTheSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newSeededEnv(t, f.SeedOptions(state.DefaultSeed()))
-	cfg := e.config("eu-west-1", "AKIDPRODCONTROLLER")
+	cfg := e.config(t, "eu-west-1", "AKIDPRODCONTROLLER")
 	var rows []roundTrip
 	rows = append(rows, eksRoundTrips(t, eks.NewFromConfig(cfg))...)
 	rows = append(rows, iamRoundTrips(t, iam.NewFromConfig(cfg))...)

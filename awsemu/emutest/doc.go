@@ -9,6 +9,7 @@
 // (pkg/aws/sdk, pkg/aws/userdata), because the clients it builds are the product's; it must not
 // import anything that itself uses it (pkg/aws/provider and the packages under it), or their tests
 // could not use it. It serves the emulator over HTTP and nothing else: it starts no kubelets, no
-// control plane and no controller. Tests of package awsemu and its services build their own
-// server: the kit is for the product's side of the seam.
+// control plane and no controller (awsemu's own tests build their kubelets over State and Clock).
+// Package awsemu's tests use it from the external test package awsemu_test: a test inside
+// package awsemu, or inside any other package emutest imports, could not (an import cycle).
 package emutest

@@ -47,7 +47,8 @@ type Emulator struct {
 	// Clients are the product's SDK clients over Config.
 	Clients *sdk.Clients
 
-	server *httptest.Server
+	server      *httptest.Server
+	maxAttempts int
 }
 
 type options struct {
@@ -122,14 +123,35 @@ func New(ctx context.Context, opts ...Option) (*Emulator, error) {
 		return nil, err
 	}
 	srv := httptest.NewServer(awsemu.New(st, clk))
-	cfg, err := sdk.LoadConfig(ctx, sdk.Options{Region: o.region, Endpoint: srv.URL, MaxAttempts: o.maxAttempts,
-		Credentials: credentials.NewStaticCredentialsProvider(o.accessKey, SecretKey, "")})
+	e := &Emulator{Clock: clk, State: st, Seed: o.seed, URL: srv.URL, Region: o.region, AccessKey: o.accessKey,
+		server: srv, maxAttempts: o.maxAttempts}
+	cfg, err := e.config(ctx, o.region, o.accessKey)
 	if err != nil {
 		srv.Close()
-		return nil, fmt.Errorf("loading the SDK config for the emulator, %w", err)
+		return nil, err
 	}
-	return &Emulator{Clock: clk, State: st, Seed: o.seed, URL: srv.URL, Region: o.region, AccessKey: o.accessKey,
-		Config: cfg, Clients: sdk.NewClients(cfg), server: srv}, nil
+	e.Config, e.Clients = cfg, sdk.NewClients(cfg)
+	return e, nil
+}
+
+// ConfigFor is Config for another region or another access key id (one the world knows, such as
+// authz.AdminAccessKey): for a test that calls a second region or plays a second principal.
+func (e *Emulator) ConfigFor(t testing.TB, region, accessKey string) aws.Config {
+	t.Helper()
+	cfg, err := e.config(t.Context(), region, accessKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func (e *Emulator) config(ctx context.Context, region, accessKey string) (aws.Config, error) {
+	cfg, err := sdk.LoadConfig(ctx, sdk.Options{Region: region, Endpoint: e.URL, MaxAttempts: e.maxAttempts,
+		Credentials: credentials.NewStaticCredentialsProvider(accessKey, SecretKey, "")})
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("loading the SDK config for the emulator, %w", err)
+	}
+	return cfg, nil
 }
 
 // Close stops the server.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"io"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,9 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
-	"k8s.io/utils/clock"
 
-	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	"github.com/joinerhq/joiner/awsemu/state"
 )
 
@@ -149,14 +147,7 @@ func TestParseTimings(t *testing.T) {
 func TestSeededClusterReportsTheKubeconfigCluster(t *testing.T) {
 	seed := state.DefaultSeed()
 	seed.ClusterEndpoint, seed.ClusterCA = "https://127.0.0.1:6443", []byte(testCA)
-	st, err := awsemu.NewState(clock.RealClock{}, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(awsemu.New(st, clock.RealClock{}))
-	t.Cleanup(srv.Close)
-	client := eks.NewFromConfig(aws.Config{Region: "us-west-2", BaseEndpoint: aws.String(srv.URL),
-		Credentials: credentials.NewStaticCredentialsProvider(seed.ControllerAccessKey, "secret", "")})
+	client := eks.NewFromConfig(emutest.Start(t, emutest.WithSeed(seed)).Config)
 	out, err := client.DescribeCluster(t.Context(), &eks.DescribeClusterInput{Name: aws.String(seed.ClusterName)})
 	if err != nil {
 		t.Fatal(err)

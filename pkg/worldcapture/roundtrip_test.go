@@ -4,10 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -16,14 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	gocmp "github.com/google/go-cmp/cmp"
-	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/yaml"
 
-	"github.com/joinerhq/joiner/awsemu"
 	"github.com/joinerhq/joiner/awsemu/authz"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	"github.com/joinerhq/joiner/awsemu/state"
 	"github.com/joinerhq/joiner/awsemu/world"
 	"github.com/joinerhq/joiner/pkg/catalog"
@@ -34,28 +28,9 @@ import (
 // accessKey (authz.AdminAccessKey, or the world's controller key).
 func emulator(t *testing.T, f *world.File, accessKey string) worldcapture.AWS {
 	t.Helper()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	st, err := awsemu.NewState(clk, f.SeedOptions(state.DefaultSeed()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
-	return worldcapture.NewAWS(aws.Config{
-		Region: f.Cluster.Region, BaseEndpoint: aws.String(srv.URL), RetryMaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider(accessKey, "secret", ""),
-		HTTPClient:  &http.Client{Transport: plainBodies{}},
-	})
-}
-
-// plainBodies hides io.WriterTo on request bodies (see pkg/aws/sdk.PlainBodies).
-type plainBodies struct{}
-
-func (plainBodies) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body != nil && r.Body != http.NoBody {
-		r.Body = struct{ io.ReadCloser }{r.Body}
-	}
-	return http.DefaultTransport.RoundTrip(r)
+	e := emutest.Start(t, emutest.WithSeed(f.SeedOptions(state.DefaultSeed())), emutest.WithRegion(f.Cluster.Region),
+		emutest.WithAccessKey(accessKey))
+	return worldcapture.NewAWS(e.Config)
 }
 
 // captureOptions are the --no-cluster options an operator would give for the world: its node

@@ -1,43 +1,27 @@
 package instanceprofile
 
 import (
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/google/go-cmp/cmp"
-	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	"github.com/joinerhq/joiner/awsemu/state"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
-	"github.com/joinerhq/joiner/pkg/aws/sdk"
 )
 
 func startEmulator(t *testing.T) *iam.Client {
 	t.Helper()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	st, err := awsemu.NewState(clk, state.DefaultSeed())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = st.Update(func(w *state.World) error {
+	e := emutest.Start(t)
+	e.Update(t, func(w *state.World) error {
 		w.PutRole("OtherNodeRole", nil)
 		w.PutInstanceProfile("empty")
 		return nil
 	})
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
-	cfg, err := sdk.LoadConfig(t.Context(), sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sdk.NewClients(cfg).IAM
+	return e.Clients.IAM
 }
 
 func roleClass(role string) *awsv1.EC2NodeClass {

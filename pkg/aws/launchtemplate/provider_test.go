@@ -1,43 +1,29 @@
 package launchtemplate
 
 import (
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/google/go-cmp/cmp"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	"github.com/joinerhq/joiner/awsemu/state"
-	"github.com/joinerhq/joiner/pkg/aws/sdk"
 )
 
 func startEmulator(t *testing.T) (*ec2.Client, *clocktesting.FakeClock, string) {
 	t.Helper()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	st, err := awsemu.NewState(clk, state.DefaultSeed())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
-	cfg, err := sdk.LoadConfig(t.Context(), sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := emutest.Start(t)
 	var image string
-	st.View(func(w *state.World) {
-		for id := range w.Regions["us-west-2"].Images {
+	e.State.View(func(w *state.World) {
+		for id := range w.Regions[e.Region].Images {
 			image = id
 			break
 		}
 	})
-	return sdk.NewClients(cfg).EC2, clk, image
+	return e.Clients.EC2, e.Clock, image
 }
 
 func names(t *testing.T, api *ec2.Client) []string {

@@ -85,7 +85,7 @@ func TestDiagnoseJoin(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tt.denyConsole {
-				e.setControllerPolicy(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"},` +
+				e.setControllerPolicy(t, `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"},`+
 					`{"Effect":"Deny","Action":"ec2:GetConsoleOutput","Resource":"*"}]}`)
 			}
 			if tt.delete {

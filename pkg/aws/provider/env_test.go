@@ -2,33 +2,29 @@ package provider
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"testing"
-	"time"
 
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	"github.com/joinerhq/joiner/awsemu/state"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/instance"
 	"github.com/joinerhq/joiner/pkg/aws/instancetype"
 	"github.com/joinerhq/joiner/pkg/aws/sdk"
-	"github.com/joinerhq/joiner/pkg/aws/userdata"
 )
 
 // env is an emulated AWS, a resolved EC2NodeClass in a fake API server client, and the cloud
 // provider wired as the operator wires it.
 type env struct {
+	emu         *emutest.Emulator
 	url         string
 	clock       *clocktesting.FakeClock
 	state       *state.State
@@ -66,33 +62,17 @@ func newEnvAnyStatus(t *testing.T, mutate func(*awsv1.EC2NodeClass)) *env {
 // from the first call on.
 func newEnvUnder(t *testing.T, policy string, mutate func(*awsv1.EC2NodeClass)) *env {
 	t.Helper()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	st, err := awsemu.NewState(clk, state.DefaultSeed())
-	if err != nil {
-		t.Fatal(err)
-	}
+	emu := emutest.Start(t)
 	// The userData Joiner renders must name the cluster the instances boot into, as on EKS, where
 	// every cluster has a CA bundle.
-	var cluster userdata.Cluster
-	if err := st.Update(func(w *state.World) error {
-		c := w.Regions["us-west-2"].Clusters[state.DefaultSeed().ClusterName]
-		c.CertificateData = base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\nZW11bGF0ZWQ=\n-----END CERTIFICATE-----\n"))
-		cluster = userdata.Cluster{Name: c.Name, Endpoint: c.Endpoint, CABundle: c.CertificateData, DNS: "10.100.0.10", CIDR: c.ServiceIPv4CIDR}
-		if policy != "" {
-			w.PutRole(state.DefaultSeed().ControllerRole, map[string]string{"controller": policy})
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
-	cfg, err := sdk.LoadConfig(t.Context(), sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
+	cluster, err := emu.ClusterWithCA()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := sdk.NewClients(cfg)
+	if policy != "" {
+		emu.SetControllerPolicy(t, policy)
+	}
+	clk, c := emu.Clock, emu.Clients
 	nc := &awsv1.EC2NodeClass{Spec: awsv1.EC2NodeClassSpec{
 		AMISelectorTerms:           []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}},
 		SubnetSelectorTerms:        []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"karpenter.sh/discovery": "demo"}}},
@@ -125,7 +105,7 @@ func newEnvUnder(t *testing.T, policy string, mutate func(*awsv1.EC2NodeClass)) 
 	if err := a.Prices.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	e := &env{url: srv.URL, clock: clk, state: st, clients: c, unavailable: a.Unavailable, nodeClass: nc, kube: kube,
+	e := &env{emu: emu, url: emu.URL, clock: clk, state: emu.State, clients: c, unavailable: a.Unavailable, nodeClass: nc, kube: kube,
 		instances: a.Instances, provider: a.CloudProvider}
 	return e
 }
@@ -158,11 +138,6 @@ func (e *env) instance(id string) state.Instance {
 	return out
 }
 
-func (e *env) setControllerPolicy(doc string) {
-	_ = e.state.Update(func(w *state.World) error {
-		w.PutRole(state.DefaultSeed().ControllerRole, map[string]string{"controller": doc})
-		return nil
-	})
-}
+func (e *env) setControllerPolicy(t *testing.T, doc string) { e.emu.SetControllerPolicy(t, doc) }
 
 func clientKey(name string) client.ObjectKey { return client.ObjectKey{Name: name} }

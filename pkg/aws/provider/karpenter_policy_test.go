@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -20,7 +19,6 @@ import (
 	"github.com/joinerhq/joiner/pkg/aws/instance"
 	"github.com/joinerhq/joiner/pkg/aws/instanceprofile"
 	"github.com/joinerhq/joiner/pkg/aws/launchtemplate"
-	"github.com/joinerhq/joiner/pkg/aws/sdk"
 	"github.com/joinerhq/joiner/pkg/controllers/aws/interruption"
 )
 
@@ -125,11 +123,7 @@ func checkLaunchTemplateTags(t *testing.T, e *env) {
 func readInterruptionQueue(t *testing.T, e *env, name string) {
 	t.Helper()
 	// An interruption message, sent as EventBridge would, read and deleted by the controller.
-	admin, err := sdk.LoadConfig(t.Context(), sdk.Options{Region: "us-west-2", Endpoint: e.url, MaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider(authz.AdminAccessKey, "secret", "")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin := e.emu.ConfigFor(t, e.emu.Region, authz.AdminAccessKey)
 	queue := interruption.NewQueue(e.clients.SQS, name)
 	url, err := queue.URL(t.Context())
 	if err != nil {

@@ -250,7 +250,7 @@ func decode(t *testing.T, s string) string {
 // the decoded denial.
 func TestCreateDeniedPassRole(t *testing.T) {
 	e := newEnv(t)
-	e.setControllerPolicy(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","NotAction":"iam:PassRole","Resource":"*"}]}`)
+	e.setControllerPolicy(t, `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","NotAction":"iam:PassRole","Resource":"*"}]}`)
 	_, err := e.provider.Create(t.Context(), nodeClaim("denied", req(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpIn, "m5.large")))
 	ce := cloudprovider.AsCreateError(err)
 	if ce == nil {

@@ -1,23 +1,17 @@
 package validation
 
 import (
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"k8s.io/apimachinery/pkg/api/meta"
-	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/joinerhq/joiner/awsemu"
-	"github.com/joinerhq/joiner/awsemu/state"
+	"github.com/joinerhq/joiner/awsemu/emutest"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	"github.com/joinerhq/joiner/pkg/aws/instanceprofile"
 	"github.com/joinerhq/joiner/pkg/aws/instancetype"
 	"github.com/joinerhq/joiner/pkg/aws/nodeclass"
 	"github.com/joinerhq/joiner/pkg/aws/pricing"
-	"github.com/joinerhq/joiner/pkg/aws/sdk"
 	"github.com/joinerhq/joiner/pkg/aws/userdata"
 )
 
@@ -25,30 +19,14 @@ import (
 // function replacing the controller role's policy.
 func newResolver(t *testing.T) (*nodeclass.Resolver, func(doc string)) {
 	t.Helper()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	st, err := awsemu.NewState(clk, state.DefaultSeed())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(awsemu.New(st, clk))
-	t.Cleanup(srv.Close)
-	cfg, err := sdk.LoadConfig(t.Context(), sdk.Options{Region: "us-west-2", Endpoint: srv.URL, MaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider(state.DefaultSeed().ControllerAccessKey, "secret", "")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := sdk.NewClients(cfg)
+	e := emutest.Start(t)
+	clk, c := e.Clock, e.Clients
 	prices := pricing.NewProvider(c.Pricing, c.EC2, "us-west-2", clk)
 	its := instancetype.NewProvider(c.EC2, prices, instancetype.NewUnavailableOfferings(clk), clk, 0)
 	cluster := userdata.Cluster{Name: "demo", Endpoint: "https://demo.eks.example", CABundle: "Q0E=", DNS: "10.100.0.10", CIDR: "10.100.0.0/16"}
 	validator := NewValidator(c.EC2, c.STS, its, cluster)
 	resolver := nodeclass.NewResolver(c.EC2, c.SSM, instanceprofile.NewProvider(c.IAM, "demo", "us-west-2"), validator, "1.33", clk)
-	setPolicy := func(doc string) {
-		_ = st.Update(func(w *state.World) error {
-			w.PutRole(state.DefaultSeed().ControllerRole, map[string]string{"controller": doc})
-			return nil
-		})
-	}
+	setPolicy := func(doc string) { e.SetControllerPolicy(t, doc) }
 	return resolver, setPolicy
 }
 
