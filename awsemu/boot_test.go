@@ -11,8 +11,8 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/joinerhq/joiner/awsemu"
 	"github.com/joinerhq/joiner/awsemu/boot"
+	"github.com/joinerhq/joiner/awsemu/kubelets"
 	"github.com/joinerhq/joiner/awsemu/state"
 )
 
@@ -135,7 +135,7 @@ func TestUnmappedNodeRoleNeverJoins(t *testing.T) {
 		t.Fatalf("boot phase %q reason %q retry at %v, want %q %q with a retry", i.BootPhase, i.BootReason, i.BootRetryAt, state.BootNotJoined, boot.ReasonUnauthorized)
 	}
 	// The kubelet retries on the clock and is refused again; the bootstrap does not run again.
-	e.clock.Step(awsemu.RegisterRetryEvery)
+	e.clock.Step(kubelets.RegisterRetryEvery)
 	if err := e.kubelets.Sync(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestUnmappedNodeRoleNeverJoins(t *testing.T) {
 	}
 	// Mapping the node role lets the next retry join.
 	e.api.MapRoles += "- rolearn: arn:aws:iam::111122223333:role/KarpenterNodeRole-demo\n  username: system:node:{{EC2PrivateDNSName}}\n  groups: [system:bootstrappers, system:nodes]\n"
-	e.clock.Step(awsemu.RegisterRetryEvery)
+	e.clock.Step(kubelets.RegisterRetryEvery)
 	if err := e.kubelets.Sync(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestConsoleKeepsTheMostRecent64KiB(t *testing.T) {
 	id := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeT3Medium, "/etc/eks/bootstrap.sh demo")
 	e.boot(t)
 	for range 500 {
-		e.clock.Step(awsemu.RegisterRetryEvery)
+		e.clock.Step(kubelets.RegisterRetryEvery)
 		if err := e.kubelets.Sync(t.Context()); err != nil {
 			t.Fatal(err)
 		}

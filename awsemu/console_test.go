@@ -22,9 +22,9 @@ import (
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
-	"github.com/joinerhq/joiner/awsemu"
 	"github.com/joinerhq/joiner/awsemu/authz"
 	"github.com/joinerhq/joiner/awsemu/boot"
+	"github.com/joinerhq/joiner/awsemu/kubelets"
 	"github.com/joinerhq/joiner/awsemu/state"
 )
 
@@ -218,7 +218,7 @@ func TestCreateAccessEntryLetsARefusedKubeletJoin(t *testing.T) {
 	}
 	retry := func() state.Instance {
 		t.Helper()
-		e.clock.Step(awsemu.RegisterRetryEvery)
+		e.clock.Step(kubelets.RegisterRetryEvery)
 		if err := e.kubelets.Sync(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -320,7 +320,7 @@ func TestRoleAddedToAnEmptyProfileLetsTheKubeletJoin(t *testing.T) {
 	if _, err := a.iam.AddRoleToInstanceProfile(ctx, &iam.AddRoleToInstanceProfileInput{InstanceProfileName: aws.String("empty"), RoleName: aws.String("KarpenterNodeRole-demo")}); err != nil {
 		t.Fatal(err)
 	}
-	e.clock.Step(awsemu.RegisterRetryEvery)
+	e.clock.Step(kubelets.RegisterRetryEvery)
 	if err := e.kubelets.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +382,7 @@ func TestUpdateAuthenticationMode(t *testing.T) {
 	if err := update("API_AND_CONFIG_MAP"); err != nil {
 		t.Fatal(err)
 	}
-	e.clock.Step(awsemu.RegisterRetryEvery)
+	e.clock.Step(kubelets.RegisterRetryEvery)
 	if err := e.kubelets.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -8,9 +8,5 @@
 // docs/design/awsemu.md. Product code must never import this package: the product and the
 // emulator meet only over HTTP. This package holds no service logic.
 //
-// Kubelets is the node side: it boots every running instance with package boot once its boot
-// delay has passed, records the outcome and console in the instance, retries refused kubelets on
-// the clock and, with an API server, keeps the joined instances' Nodes Ready and their pods
-// Running and deletes the Nodes of terminated instances. Whether a node joins is package boot's
-// decision, never this package's.
+// The node side, the kubelets of the world's instances, is package kubelets (awsemu/kubelets).
 package awsemu

@@ -13,9 +13,9 @@ import (
 	"github.com/aws/smithy-go"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/joinerhq/joiner/awsemu"
 	"github.com/joinerhq/joiner/awsemu/boot"
 	"github.com/joinerhq/joiner/awsemu/emutest"
+	"github.com/joinerhq/joiner/awsemu/kubelets"
 	"github.com/joinerhq/joiner/awsemu/state"
 )
 
@@ -33,7 +33,7 @@ type env struct {
 	sts    *sts.Client
 	// kubelets boot the instances against api, an in-memory API server: set its aws-auth,
 	// read the Nodes registered.
-	kubelets *awsemu.Kubelets
+	kubelets *kubelets.Kubelets
 	api      *boot.FakeAPIServer
 }
 
@@ -59,7 +59,7 @@ func newEnvIn(t *testing.T, seed state.SeedOptions, region string) *env {
 	api := &boot.FakeAPIServer{}
 	return &env{emu: emu, region: region, clock: emu.Clock, state: emu.State, url: emu.URL, ec2: emu.Clients.EC2,
 		iam: emu.Clients.IAM, sts: emu.Clients.STS, api: api,
-		kubelets: awsemu.NewKubelets(emu.State, emu.Clock, awsemu.KubeletOptions{APIServer: api})}
+		kubelets: kubelets.New(emu.State, emu.Clock, kubelets.Options{APIServer: api})}
 }
 
 // testRegion is the region the suite runs in: $AWSEMU_TEST_REGION, else us-west-2.

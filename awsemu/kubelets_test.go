@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	"github.com/joinerhq/joiner/awsemu"
 	"github.com/joinerhq/joiner/awsemu/boot"
+	"github.com/joinerhq/joiner/awsemu/kubelets"
 	"github.com/joinerhq/joiner/awsemu/state"
 	"github.com/joinerhq/joiner/internal/testenv"
 )
@@ -63,7 +63,7 @@ func newKubeEnv(t *testing.T) *env {
 	c := kube(t)
 	e := newEnv(t)
 	e.api = nil
-	e.kubelets = awsemu.NewKubelets(e.state, e.clock, awsemu.KubeletOptions{Client: c})
+	e.kubelets = kubelets.New(e.state, e.clock, kubelets.Options{Client: c})
 	t.Cleanup(func() {
 		ctx := context.Background()
 		_ = c.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(metav1.NamespaceDefault), client.GracePeriodSeconds(0))
@@ -218,7 +218,7 @@ func TestKubeletsKeepNodesReady(t *testing.T) {
 	if err := kube(t).Status().Update(t.Context(), &n); err != nil {
 		t.Fatal(err)
 	}
-	e.clock.Step(awsemu.HeartbeatEvery)
+	e.clock.Step(kubelets.HeartbeatEvery)
 	e.sync(t)
 	if n := nodes(t)[e.pid(id)]; !ready(n) {
 		t.Errorf("the heartbeat did not make the node Ready again: %+v", n.Status.Conditions)
@@ -318,7 +318,7 @@ set -ex
 		id := launch(t, e, s2)
 		e.boot(t)
 		for range 3 { // the kubelet keeps retrying
-			e.clock.Step(awsemu.RegisterRetryEvery)
+			e.clock.Step(kubelets.RegisterRetryEvery)
 			e.sync(t)
 		}
 		if got := nodes(t); len(got) != 0 {
@@ -369,7 +369,7 @@ func TestKubeletsJoinOnceTheRoleIsMapped(t *testing.T) {
 				t.Fatalf("before the fix: reason %q retry at %v", i.BootReason, i.BootRetryAt)
 			}
 			tt.fix(t, e)
-			e.clock.Step(awsemu.RegisterRetryEvery)
+			e.clock.Step(kubelets.RegisterRetryEvery)
 			e.sync(t)
 			if i := e.instance(id); i.BootPhase != state.BootJoined {
 				t.Errorf("one retry after the fix: phase %q reason %q\n%s", i.BootPhase, i.BootReason, e.console(t, id))
@@ -401,15 +401,15 @@ func TestKubeletsAgentsRemoveTheirTaints(t *testing.T) {
 	if got := keys(); !slices.Equal(got, both) {
 		t.Fatalf("registered with taints %v, want %v", got, both)
 	}
-	e.clock.Step(awsemu.AgentReadyAfter - time.Second)
+	e.clock.Step(kubelets.AgentReadyAfter - time.Second)
 	e.sync(t)
 	if got := keys(); !slices.Equal(got, both) {
-		t.Errorf("%s after Ready the taints are %v, want %v still", awsemu.AgentReadyAfter-time.Second, got, both)
+		t.Errorf("%s after Ready the taints are %v, want %v still", kubelets.AgentReadyAfter-time.Second, got, both)
 	}
 	e.clock.Step(time.Second)
 	e.sync(t)
 	if got, want := keys(), []string{"example.com/own=x:NoSchedule"}; !slices.Equal(got, want) {
-		t.Errorf("%s after Ready the taints are %v, want %v", awsemu.AgentReadyAfter, got, want)
+		t.Errorf("%s after Ready the taints are %v, want %v", kubelets.AgentReadyAfter, got, want)
 	}
 }
 
@@ -495,7 +495,7 @@ func TestKubeletsWorkInParallel(t *testing.T) {
 		},
 	})
 	e := newKubeEnv(t)
-	e.kubelets = awsemu.NewKubelets(e.state, e.clock, awsemu.KubeletOptions{Client: c, Workers: instances})
+	e.kubelets = kubelets.New(e.state, e.clock, kubelets.Options{Client: c, Workers: instances})
 	f := e.fixture(t)
 	var ids []string
 	for range instances {
@@ -529,7 +529,7 @@ func TestKubeletsWorkInParallel(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.clock.Step(awsemu.HeartbeatEvery)
+	e.clock.Step(kubelets.HeartbeatEvery)
 	if err := e.kubelets.Sync(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -572,7 +572,7 @@ func TestKubeletsHeartbeatWithLease(t *testing.T) {
 	}
 	version := nodes(t)[e.pid(id)].ResourceVersion
 	for range 3 {
-		e.clock.Step(awsemu.HeartbeatEvery)
+		e.clock.Step(kubelets.HeartbeatEvery)
 		e.sync(t)
 		if got := renewed(); !got.Equal(e.clock.Now().Truncate(time.Microsecond)) {
 			t.Errorf("lease renewed at %v, want %v", got, e.clock.Now())
@@ -581,7 +581,7 @@ func TestKubeletsHeartbeatWithLease(t *testing.T) {
 	if got := nodes(t)[e.pid(id)].ResourceVersion; got != version {
 		t.Errorf("a quiet Node's status was posted between reports (resourceVersion %s, was %s)", got, version)
 	}
-	e.clock.Step(awsemu.StatusReportEvery)
+	e.clock.Step(kubelets.StatusReportEvery)
 	e.sync(t)
 	if got := nodes(t)[e.pid(id)].ResourceVersion; got == version {
 		t.Error("the status was not reported after StatusReportEvery")
@@ -604,7 +604,7 @@ func TestKubeletsRunPodsWithoutWaitingForOthers(t *testing.T) {
 		},
 	})
 	e := newKubeEnv(t)
-	e.kubelets = awsemu.NewKubelets(e.state, e.clock, awsemu.KubeletOptions{Client: c})
+	e.kubelets = kubelets.New(e.state, e.clock, kubelets.Options{Client: c})
 	f := e.fixture(t)
 	a := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
 	b := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
@@ -664,7 +664,7 @@ func TestKubeletsBootWithoutWaitingForOthers(t *testing.T) {
 		},
 	})
 	e := newKubeEnv(t)
-	e.kubelets = awsemu.NewKubelets(e.state, e.clock, awsemu.KubeletOptions{Client: c})
+	e.kubelets = kubelets.New(e.state, e.clock, kubelets.Options{Client: c})
 	f := e.fixture(t)
 	a := e.runAL2(t, f.subnets[e.zone("a")], ec2types.InstanceTypeM5Large, `/etc/eks/bootstrap.sh demo`)
 	ctx, cancel := context.WithCancel(t.Context())

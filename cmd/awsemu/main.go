@@ -42,6 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/joinerhq/joiner/awsemu"
+	"github.com/joinerhq/joiner/awsemu/kubelets"
 	"github.com/joinerhq/joiner/awsemu/state"
 	"github.com/joinerhq/joiner/awsemu/world"
 	"github.com/joinerhq/joiner/pkg/catalog"
@@ -75,7 +76,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var kopts awsemu.KubeletOptions
+	var kopts kubelets.Options
 	if o.kubeconfig != nil {
 		cfg, err := clientcmd.NewDefaultClientConfig(*o.kubeconfig, &clientcmd.ConfigOverrides{}).ClientConfig()
 		if err != nil {
@@ -92,7 +93,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 	}
-	go awsemu.NewKubelets(st, clock.RealClock{}, kopts).Run(ctx, o.kubeletSync)
+	go kubelets.New(st, clock.RealClock{}, kopts).Run(ctx, o.kubeletSync)
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s, %w", o.listen, err)

@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/joinerhq/joiner/awsemu"
 	"github.com/joinerhq/joiner/awsemu/boot"
+	"github.com/joinerhq/joiner/awsemu/kubelets"
 	"github.com/joinerhq/joiner/awsemu/state"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
@@ -79,7 +79,7 @@ func TestDiagnoseJoin(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			kubelets := awsemu.NewKubelets(e.state, e.clock, awsemu.KubeletOptions{APIServer: &boot.FakeAPIServer{MapRoles: tt.mapRoles, ConfigMapFound: tt.mapRoles != ""}})
+			kubelets := kubelets.New(e.state, e.clock, kubelets.Options{APIServer: &boot.FakeAPIServer{MapRoles: tt.mapRoles, ConfigMapFound: tt.mapRoles != ""}})
 			e.clock.Step(state.PendingFor + state.BootDelay)
 			if err := kubelets.Sync(t.Context()); err != nil {
 				t.Fatal(err)

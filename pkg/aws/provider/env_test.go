@@ -52,7 +52,7 @@ func newEnvWith(t *testing.T, mutate func(*awsv1.EC2NodeClass)) *env {
 }
 
 // newEnvAnyStatus lets mutate change the node class before it is resolved, whatever status it
-// resolves to. Instances boot only when a test drives awsemu.Kubelets over e.state.
+// resolves to. Instances boot only when a test drives kubelets.Kubelets over e.state.
 func newEnvAnyStatus(t *testing.T, mutate func(*awsv1.EC2NodeClass)) *env {
 	t.Helper()
 	return newEnvUnder(t, "", mutate)

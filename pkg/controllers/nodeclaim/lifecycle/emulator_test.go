@@ -10,8 +10,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/joinerhq/joiner/awsemu"
 	"github.com/joinerhq/joiner/awsemu/emutest"
+	"github.com/joinerhq/joiner/awsemu/kubelets"
 	"github.com/joinerhq/joiner/awsemu/state"
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
@@ -29,7 +29,7 @@ const emulatedNodeClass = "emulated"
 type emulator struct {
 	state    *state.State
 	clock    *clocktesting.FakeClock
-	kubelets *awsemu.Kubelets
+	kubelets *kubelets.Kubelets
 	aws      *provider.AWS
 }
 
@@ -67,7 +67,7 @@ func startEmulator(ctx context.Context, kube client.Client) (*emulator, error) {
 	if err := a.Prices.Refresh(ctx); err != nil {
 		return nil, err
 	}
-	return &emulator{state: st, clock: clk, aws: a, kubelets: awsemu.NewKubelets(st, clk, awsemu.KubeletOptions{Client: kube})}, nil
+	return &emulator{state: st, clock: clk, aws: a, kubelets: kubelets.New(st, clk, kubelets.Options{Client: kube})}, nil
 }
 
 // routed is the suite's CloudProvider: NodeClaims of emulatedNodeClass (and instances with aws://

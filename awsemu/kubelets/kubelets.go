@@ -1,4 +1,4 @@
-package awsemu
+package kubelets
 
 import (
 	"context"
@@ -38,9 +38,9 @@ const (
 	// consoleLimit is how much console output an instance keeps: GetConsoleOutput returns the
 	// most recent 64 KiB.
 	consoleLimit = 64 << 10
-	// DefaultKubeletWorkers is how many instances a sync boots or keeps at once when
-	// KubeletOptions.Workers is zero.
-	DefaultKubeletWorkers = 32
+	// DefaultWorkers is how many instances a sync boots or keeps at once when
+	// Options.Workers is zero.
+	DefaultWorkers = 32
 )
 
 // Kubelets is the node side of the world's instances. Sync boots every running instance whose
@@ -53,7 +53,7 @@ const (
 // instances that are shutting down or gone, as the cloud node lifecycle controller does.
 //
 // Each instance is its own kubelet, as on EC2: a pass boots the due instances, heartbeats the
-// joined ones, or runs their pods, up to KubeletOptions.Workers at a time, so one slow API call
+// joined ones, or runs their pods, up to Options.Workers at a time, so one slow API call
 // delays only its own instance and a pass over hundreds of Nodes takes about as long as the
 // slowest of them rather than their sum. Run runs the boots, heartbeats and pods in loops of
 // their own, as a kubelet's node status and pod workers do not wait on each other, and the boot
@@ -77,7 +77,7 @@ type Kubelets struct {
 	// registrar and client are nil when no API server is configured.
 	registrar *boot.Registrar
 	client    client.Client
-	// pods reads the pods bound to Nodes: KubeletOptions.Pods, else client.
+	// pods reads the pods bound to Nodes: Options.Pods, else client.
 	pods client.Reader
 
 	// bootMu, beatMu and podsMu make boot, heartbeat and pods passes one at a time each. mu
@@ -111,8 +111,8 @@ type Kubelets struct {
 	agentsDone map[string]bool
 }
 
-// KubeletOptions configure Kubelets.
-type KubeletOptions struct {
+// Options configure Kubelets.
+type Options struct {
 	// Client reaches the cluster's API server (uncached: a kubelet reads its own Node). Nil:
 	// no API server, so instances boot and are admitted on their EKS access entries alone, and
 	// the Nodes they register exist nowhere.
@@ -125,16 +125,16 @@ type KubeletOptions struct {
 	// means Client, one List of every pod per sync.
 	Pods client.Reader
 	// Workers is how many instances a sync boots or keeps at once; zero means
-	// DefaultKubeletWorkers. The API server client's rate limit (QPS and burst) caps them all.
+	// DefaultWorkers. The API server client's rate limit (QPS and burst) caps them all.
 	Workers int
 }
 
-// NewKubelets returns the kubelets of st's instances, on clk.
-func NewKubelets(st *state.State, clk clock.WithTicker, o KubeletOptions) *Kubelets {
+// New returns the kubelets of st's instances, on clk.
+func New(st *state.State, clk clock.WithTicker, o Options) *Kubelets {
 	k := &Kubelets{state: st, clock: clk, client: o.Client, pods: o.Pods, workers: o.Workers, heartbeats: map[string]time.Time{}, reported: map[string]time.Time{},
 		leases: map[string]*coordinationv1.Lease{}, podsBusy: map[string]bool{}, bootsBusy: map[string]bool{}, deleted: map[string]bool{}, readySince: map[string]time.Time{}, agentsDone: map[string]bool{}}
 	if k.workers <= 0 {
-		k.workers = DefaultKubeletWorkers
+		k.workers = DefaultWorkers
 	}
 	k.podSlots = make(chan struct{}, k.workers)
 	k.bootSlots = make(chan struct{}, k.workers)

@@ -1,4 +1,4 @@
-package awsemu
+package kubelets
 
 import (
 	"context"
