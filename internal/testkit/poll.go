@@ -7,7 +7,7 @@ import (
 
 // interval is the wait between two checks: short enough that a test waits little beyond the
 // moment its condition holds, long enough not to load an API server with reads.
-const interval = 20 * time.Millisecond
+const interval = 50 * time.Millisecond
 
 // Eventually checks until check returns "" or timeout passes, then fails the test with check's
 // last complaint. The first check is immediate.
