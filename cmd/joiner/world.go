@@ -57,21 +57,36 @@ everything), the subnets and security groups are the cluster VPC's, the images t
 What capture cannot read (a denied action, which it names) or cannot represent in a world file,
 it says on standard error, and it still writes the rest. joiner iam-policy --capture prints a
 policy granting exactly the read-only actions it calls. It exits 1 when the captured world is not
-a valid world file, after writing it.`,
+a valid world file, after writing it.
+
+` + regionHelp("--region"),
 		Example: `  joiner world capture --cluster prod --region eu-west-1 -o prod.world.yaml
   joiner world capture --cluster prod --no-cluster --node-role KarpenterNodeRole-prod \
       --controller-role arn:aws:iam::210987654321:role/KarpenterControllerRole-prod --interruption-queue prod`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			stderr := cmd.ErrOrStderr()
+			var kube client.Client
+			if !noCluster {
+				k, err := clusterClient(kubeconfig)
+				if err != nil {
+					return err
+				}
+				kube = k
+			}
+			region, err := commandRegion(cmd, "region", kube, "")
+			if err != nil {
+				return err
+			}
+			o.Region = region
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			stderr := cmd.ErrOrStderr()
-			if !noCluster {
-				d, notes, err := discoverCluster(cmd, kubeconfig)
+			if kube != nil {
+				d, notes, err := worldcapture.Discover(ctx, kube)
 				if err != nil {
-					return err
+					return fmt.Errorf("%w; or pass --no-cluster to read AWS only", err)
 				}
 				o.Cluster = d
 				printNotes(stderr, notes)
@@ -97,7 +112,7 @@ a valid world file, after writing it.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.ClusterName, "cluster", os.Getenv("CLUSTER_NAME"), "The EKS cluster's name; required [CLUSTER_NAME]")
-	f.StringVar(&o.Region, "region", os.Getenv("AWS_REGION"), "The cluster's AWS region; required [AWS_REGION]")
+	f.StringVar(&o.Region, "region", "", "The cluster's AWS region; default AWS_REGION, AWS_DEFAULT_REGION, the shared config's profile, else the cluster's topology.kubernetes.io/region label")
 	f.StringVarP(&output, "output", "o", "-", "File to write the world to; - is standard output")
 	f.StringArrayVar(&o.NodeRoles, "node-role", nil, "A node role (name or ARN) beyond those the EC2NodeClasses and node access entries name; repeatable")
 	f.StringVar(&o.ControllerRole, "controller-role", "", "The controller's IAM role ARN; empty: the controller ServiceAccount's IRSA role or EKS Pod Identity association")
@@ -108,24 +123,22 @@ a valid world file, after writing it.`,
 }
 
 // discoverCluster reads the EC2NodeClasses and the controller of the cluster of kubeconfig.
-func discoverCluster(cmd *cobra.Command, kubeconfig string) (*worldcapture.Discovery, []worldcapture.Note, error) {
+// clusterClient is a client of the cluster of kubeconfig, whose EC2NodeClasses, controller and
+// nodes' region label the capture reads.
+func clusterClient(kubeconfig string) (client.Client, error) {
 	cfg, err := restConfig(kubeconfig)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w; or pass --no-cluster to read AWS only", err)
+		return nil, fmt.Errorf("%w; or pass --no-cluster to read AWS only", err)
 	}
 	scheme, err := operator.NewScheme()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	kube, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
-		return nil, nil, fmt.Errorf("connecting to the cluster, %w; or pass --no-cluster to read AWS only", err)
+		return nil, fmt.Errorf("connecting to the cluster, %w; or pass --no-cluster to read AWS only", err)
 	}
-	d, notes, err := worldcapture.Discover(cmd.Context(), kube)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w; or pass --no-cluster to read AWS only", err)
-	}
-	return d, notes, nil
+	return kube, nil
 }
 
 func printNotes(w io.Writer, notes []worldcapture.Note) {

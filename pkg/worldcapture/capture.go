@@ -113,7 +113,7 @@ func (o Options) Validate() error {
 		return errors.New("--cluster is required: the EKS cluster's name, as `aws eks list-clusters` shows it")
 	}
 	if o.Region == "" {
-		return errors.New("--region is required (or AWS_REGION): the cluster's AWS region, such as us-west-2")
+		return errors.New("--region is required (or AWS_REGION, or a cluster whose nodes carry topology.kubernetes.io/region): the cluster's AWS region, such as us-west-2")
 	}
 	return nil
 }
