@@ -122,11 +122,18 @@ func TestUnmappedNodeRoleIsDiagnosed(t *testing.T) {
 			pokeAndWait(t, nc)
 		}
 		t.Logf("nodeclaim %s failed %s after the refusal (injected clock)", nc.Name, fakeTime.Since(refused))
-		if deleting := (&v1.NodeClaim{}); env.Client.Get(t.Context(), client.ObjectKeyFromObject(nc), deleting) == nil {
-			if c := condition(deleting, v1.ConditionTypeRegistered); !strings.HasPrefix(c, "False/"+cloudprovider.ReasonNodeRoleNotAuthorized) {
-				t.Errorf("deleting nodeclaim %s has Registered %q, want False/%s", nc.Name, c, cloudprovider.ReasonNodeRoleNotAuthorized)
+		// The reconcile that fails the NodeClaim deletes it, then writes its status: a read in
+		// between sees it deleting with the reason not written yet.
+		eventually(t, func() string {
+			deleting := &v1.NodeClaim{}
+			if env.Client.Get(t.Context(), client.ObjectKeyFromObject(nc), deleting) != nil {
+				return "" // gone: its finalizer lifted before this read
 			}
-		}
+			if c := condition(deleting, v1.ConditionTypeRegistered); !strings.HasPrefix(c, "False/"+cloudprovider.ReasonNodeRoleNotAuthorized) {
+				return fmt.Sprintf("deleting nodeclaim %s has Registered %q, want False/%s", nc.Name, c, cloudprovider.ReasonNodeRoleNotAuthorized)
+			}
+			return ""
+		})
 		waitGone(t.Context(), t, nc)
 		e := findEvent(nc.Name, "Warning "+cloudprovider.ReasonNodeRoleNotAuthorized+" Registered=False: ", "401 Unauthorized", "system:node:{{EC2PrivateDNSName}}", "create-access-entry")
 		if e == "" {

@@ -97,9 +97,13 @@ func TestLaunchCreateErrorSurfaces(t *testing.T) {
 	if got := condition(nc, v1.ConditionTypeReady); !strings.HasPrefix(got, "False/NotLaunched") {
 		t.Errorf("Ready = %q, want False/NotLaunched", got)
 	}
-	if events.Find(name, corev1.EventTypeWarning, "LaunchTemplateNotFound") == "" {
-		t.Errorf("no Warning event LaunchTemplateNotFound")
-	}
+	// Transitions are told once the status is written: the event follows the write the test saw.
+	eventually(t, func() string {
+		if events.Find(name, corev1.EventTypeWarning, "LaunchTemplateNotFound") == "" {
+			return "no Warning event LaunchTemplateNotFound"
+		}
+		return ""
+	})
 	// The error is transient: the retry launches.
 	waitCondition(t, name, v1.ConditionTypeLaunched, "True/Launched")
 }
