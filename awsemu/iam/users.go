@@ -98,24 +98,36 @@ type listUsersResponse struct {
 // listUsers lists the users whose path starts with PathPrefix, by name; as in IAM, without
 // their tags.
 func listUsers(w *state.World, call wire.Call, f wire.Form) (any, error) {
-	prefix, limit, err := listing(w, call, f, "iam:ListUsers", "user")
+	users, next, err := listByPath(w, call, f, "iam:ListUsers", "user", w.IAM.Users,
+		func(u *state.User) string { return u.Path },
+		func(u *state.User) userXML { x := userXMLOf(u); x.Tags = nil; return x })
 	if err != nil {
 		return nil, err
 	}
-	matched := []userXML{}
-	for _, name := range state.SortedKeys(w.IAM.Users) {
-		if u := w.IAM.Users[name]; strings.HasPrefix(u.Path, prefix) {
-			x := userXMLOf(u)
-			x.Tags = nil
-			matched = append(matched, x)
+	return listUsersResponse{XMLNS: ns, Users: users, IsTruncated: next != "", Marker: next,
+		Metadata: metadataXML{RequestID: call.RequestID}}, nil
+}
+
+// listByPath is one page of the principals (by name) whose path starts with the request's
+// PathPrefix, each as the List call shows it, and the marker of the next page ("" on the last).
+// action and kind name the call and the principal type for listing's checks.
+func listByPath[T, X any](w *state.World, call wire.Call, f wire.Form, action, kind string, items map[string]*T,
+	path func(*T) string, listed func(*T) X) ([]X, string, error) {
+	prefix, limit, err := listing(w, call, f, action, kind)
+	if err != nil {
+		return nil, "", err
+	}
+	matched := []X{}
+	for _, name := range state.SortedKeys(items) {
+		if item := items[name]; strings.HasPrefix(path(item), prefix) {
+			matched = append(matched, listed(item))
 		}
 	}
-	start, end, next, err := wire.Page("ListUsers"+prefix, len(matched), limit, f.String("Marker"))
+	start, end, next, err := wire.Page(action[len("iam:"):]+prefix, len(matched), limit, f.String("Marker"))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return listUsersResponse{XMLNS: ns, Users: matched[start:end], IsTruncated: next != "", Marker: next,
-		Metadata: metadataXML{RequestID: call.RequestID}}, nil
+	return matched[start:end], next, nil
 }
 
 type listRolesResponse struct {
@@ -130,23 +142,13 @@ type listRolesResponse struct {
 // listRoles lists the roles whose path starts with PathPrefix, by name; as in IAM, without
 // their tags (GetRole has them).
 func listRoles(w *state.World, call wire.Call, f wire.Form) (any, error) {
-	prefix, limit, err := listing(w, call, f, "iam:ListRoles", "role")
+	roles, next, err := listByPath(w, call, f, "iam:ListRoles", "role", w.IAM.Roles,
+		func(r *state.Role) string { return r.Path },
+		func(r *state.Role) roleXML { x := roleXMLOf(r); x.Tags = nil; return x })
 	if err != nil {
 		return nil, err
 	}
-	matched := []roleXML{}
-	for _, name := range state.SortedKeys(w.IAM.Roles) {
-		if r := w.IAM.Roles[name]; strings.HasPrefix(r.Path, prefix) {
-			x := roleXMLOf(r)
-			x.Tags = nil
-			matched = append(matched, x)
-		}
-	}
-	start, end, next, err := wire.Page("ListRoles"+prefix, len(matched), limit, f.String("Marker"))
-	if err != nil {
-		return nil, err
-	}
-	return listRolesResponse{XMLNS: ns, Roles: matched[start:end], IsTruncated: next != "", Marker: next,
+	return listRolesResponse{XMLNS: ns, Roles: roles, IsTruncated: next != "", Marker: next,
 		Metadata: metadataXML{RequestID: call.RequestID}}, nil
 }
 
