@@ -323,3 +323,10 @@ func (h *Handler) authorizations(w http.ResponseWriter, r *http.Request) {
 	})
 	writeJSON(w, out)
 }
+
+// CheckRateLimits reports whether s is a rate-limit mode the emulator takes (off, aws, or a
+// positive factor), for callers that check it before starting one.
+func CheckRateLimits(s string) error {
+	_, err := ratelimit.ParseMode(s)
+	return err
+}
