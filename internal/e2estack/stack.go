@@ -106,10 +106,11 @@ func start(t *testing.T, p *Programs, checks privilegeChecks, controllerArgs ...
 				t.Errorf("stopping the stack: %v", err)
 			}
 		}()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		logLimits(t, ctx, stack)
 		if !t.Failed() {
 			// Whatever the test checked, nothing the controller asked for may have been refused.
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
 			checkPrivileges(t, ctx, stack, false, checks)
 		}
 	})
