@@ -91,7 +91,11 @@ func draws(service, action string, d demand) []draw {
 // operation. A reservation is not given back when ctx ends: the call may be retried, and the
 // debt only delays the next callers by what it would have cost.
 func (p *pacer) wait(ctx context.Context, serviceID, action string, d demand) error {
-	ds := draws(strings.ToLower(serviceID), action, d)
+	return p.waitFor(ctx, serviceID, action, draws(strings.ToLower(serviceID), action, d))
+}
+
+// waitFor is wait for the draws ds.
+func (p *pacer) waitFor(ctx context.Context, serviceID, action string, ds []draw) error {
 	if len(ds) == 0 {
 		return nil
 	}
