@@ -93,6 +93,7 @@ func start(t *testing.T, p *Programs, checks privilegeChecks, controllerArgs ...
 	if err != nil {
 		t.Fatalf("starting the local stack: %v\n%s", err, out.String())
 	}
+	t.Logf("emulator rate limits: %s ($%s)", stack.EmulatorRateLimits, localstack.RateLimitsEnv)
 	t.Cleanup(func() {
 		// Deferred, so that the logs are kept and the stack stopped even when the check below
 		// ends the test with t.Fatal (a stack left running took a core from the next test).

@@ -22,13 +22,15 @@ type TokenBucket struct {
 }
 
 // NewTokenBucket returns a full bucket of b, with capacity and refill rate multiplied by scale
-// (1 is AWS's numbers; 0.5 halves both, 10 gives ten times the room). scale must be positive and
-// finite: it panics otherwise, since no caller should build a bucket that never refills.
+// (1 is AWS's numbers; 0.5 halves both, 10 gives ten times the room). The capacity stays at one
+// token at least, so that a small scale slows a bucket (RunInstances holds 5) rather than closing
+// it. scale must be positive and finite: it panics otherwise, since no caller should build a
+// bucket that never refills.
 func NewTokenBucket(b Bucket, clk clock.PassiveClock, scale float64) *TokenBucket {
 	if !(scale > 0) || math.IsInf(scale, 0) {
 		panic(fmt.Sprintf("apilimits: scale of bucket %s must be a positive finite number, got %v", b.Name, scale))
 	}
-	capacity := b.Capacity * scale
+	capacity := math.Max(b.Capacity*scale, 1)
 	return &TokenBucket{clock: clk, capacity: capacity, refillPerSecond: b.RefillPerSecond * scale, tokens: capacity, last: clk.Now()}
 }
 

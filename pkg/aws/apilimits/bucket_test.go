@@ -55,6 +55,11 @@ func TestTokenBucket(t *testing.T) {
 			{take: 500, wantOK: true, wantTokens: 0},
 			{advance: time.Second, take: 50, wantOK: true, wantTokens: 0},
 		}},
+		{name: "a small scale keeps one token", b: Bucket{Name: "ec2/RunInstances", Capacity: 5, RefillPerSecond: 2}, scale: 0.1, steps: []step{
+			{take: 1, wantOK: true, wantTokens: 0},
+			{advance: 4 * time.Second, take: 1, wantOK: false, wantTokens: 0.8},
+			{advance: 10 * time.Second, take: 1, wantOK: true, wantTokens: 0},
+		}},
 		{name: "reserve waits for the debt", b: mutating, scale: 1, steps: []step{
 			{reserve: 50, wantWait: 0, wantTokens: 0},
 			{reserve: 1, wantWait: 200 * time.Millisecond, wantTokens: -1},
@@ -66,7 +71,7 @@ func TestTokenBucket(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC))
 			tb := NewTokenBucket(tc.b, clk, tc.scale)
-			if got, want := tb.Capacity(), tc.b.Capacity*tc.scale; got != want {
+			if got, want := tb.Capacity(), max(tc.b.Capacity*tc.scale, 1); got != want {
 				t.Errorf("Capacity() = %v, want %v", got, want)
 			}
 			for i, s := range tc.steps {
