@@ -179,93 +179,27 @@ func child(path, name string) string {
 // walk appends the checks of s at path, then those of its properties (by name), list items and
 // map values.
 func walk(path string, s *apiextensionsv1.JSONSchemaProps, root bool, out *[]rule) error {
-	add := func(check, value string) { *out = append(*out, rule{Path: path, Check: check, Rule: value}) }
-	if len(s.Required) > 0 {
-		required := slices.Clone(s.Required)
-		if root {
-			required = slices.DeleteFunc(required, func(f string) bool { return f == "status" })
-		}
-		if len(required) > 0 {
-			add("required", strings.Join(required, ", "))
-		}
-	}
-	if len(s.Enum) > 0 {
-		values := make([]string, 0, len(s.Enum))
-		for _, e := range s.Enum {
-			values = append(values, jsonValue(e.Raw))
-		}
-		add("enum", strings.Join(values, ", "))
-	}
-	if s.Pattern != "" {
-		add("pattern", s.Pattern)
-	}
-	if s.Format != "" {
-		add("format", s.Format)
-	}
-	if s.Minimum != nil {
-		check := "minimum"
-		if s.ExclusiveMinimum {
-			check = "exclusiveMinimum"
-		}
-		add(check, strconv.FormatFloat(*s.Minimum, 'f', -1, 64))
-	}
-	if s.Maximum != nil {
-		check := "maximum"
-		if s.ExclusiveMaximum {
-			check = "exclusiveMaximum"
-		}
-		add(check, strconv.FormatFloat(*s.Maximum, 'f', -1, 64))
-	}
-	for _, b := range []struct {
-		check string
-		v     *int64
-	}{
-		{"minLength", s.MinLength}, {"maxLength", s.MaxLength},
-		{"minItems", s.MinItems}, {"maxItems", s.MaxItems},
-		{"minProperties", s.MinProperties}, {"maxProperties", s.MaxProperties},
-	} {
-		if b.v != nil {
-			add(b.check, strconv.FormatInt(*b.v, 10))
-		}
-	}
-	if s.UniqueItems {
-		add("uniqueItems", "true")
-	}
-	if s.XListType != nil && *s.XListType != "atomic" {
-		keys := ""
-		if len(s.XListMapKeys) > 0 {
-			keys = " (keys " + strings.Join(s.XListMapKeys, ", ") + ")"
-		}
-		add("x-kubernetes-list-type", *s.XListType+keys)
-	}
-	if s.XPreserveUnknownFields != nil && *s.XPreserveUnknownFields {
-		add("x-kubernetes-preserve-unknown-fields", "true: fields the schema does not list are kept, not pruned")
-	}
-	if s.Default != nil {
-		add("default", jsonValue(s.Default.Raw))
+	for _, c := range keywords(s, root) {
+		*out = append(*out, rule{Path: path, Check: c[0], Rule: c[1]})
 	}
 	for _, v := range s.XValidations {
-		r := rule{Path: path, Check: "CEL", Rule: v.Rule, Message: v.Message}
-		if v.MessageExpression != "" {
-			r.Message = "(expression) " + v.MessageExpression
+		*out = append(*out, celRule(path, v))
+	}
+	if len(s.AnyOf) > 0 {
+		types, ok := typeOnly(s.AnyOf)
+		if !ok {
+			return fmt.Errorf("%s: anyOf with more than types is not supported by this generator", path)
 		}
-		if v.FieldPath != "" {
-			r.Message += " [field " + v.FieldPath + "]"
-		}
-		if v.Reason != nil {
-			r.Message += " [reason " + string(*v.Reason) + "]"
-		}
-		if v.OptionalOldSelf != nil && *v.OptionalOldSelf {
-			r.Message += " [optionalOldSelf]"
-		}
-		*out = append(*out, r)
+		*out = append(*out, rule{Path: path, Check: "anyOf", Rule: "type " + strings.Join(types, " or ")})
+	}
+	if len(s.AllOf)+len(s.OneOf) > 0 || s.Not != nil {
+		return fmt.Errorf("%s: allOf, oneOf and not are not supported by this generator", path)
 	}
 	names := make([]string, 0, len(s.Properties))
 	for name := range s.Properties {
-		if root && name == "status" {
-			continue
+		if !root || name != "status" {
+			names = append(names, name)
 		}
-		names = append(names, name)
 	}
 	slices.Sort(names)
 	for _, name := range names {
@@ -285,21 +219,105 @@ func walk(path string, s *apiextensionsv1.JSONSchemaProps, root bool, out *[]rul
 		}
 	}
 	if a := s.AdditionalProperties; a != nil && a.Schema != nil {
-		if err := walk(path+"{*}", a.Schema, false, out); err != nil {
-			return err
-		}
-	}
-	if len(s.AnyOf) > 0 {
-		types, ok := typeOnly(s.AnyOf)
-		if !ok {
-			return fmt.Errorf("%s: anyOf with more than types is not supported by this generator", path)
-		}
-		add("anyOf", "type "+strings.Join(types, " or "))
-	}
-	if len(s.AllOf)+len(s.OneOf) > 0 || s.Not != nil {
-		return fmt.Errorf("%s: allOf, oneOf and not are not supported by this generator", path)
+		return walk(path+"{*}", a.Schema, false, out)
 	}
 	return nil
+}
+
+// keywords returns the OpenAPI checks of s as (keyword, value) pairs, in a fixed order. At the
+// root, status is left out of required.
+func keywords(s *apiextensionsv1.JSONSchemaProps, root bool) [][2]string {
+	var out [][2]string
+	add := func(check, value string) { out = append(out, [2]string{check, value}) }
+	required := s.Required
+	if root {
+		required = slices.DeleteFunc(slices.Clone(required), func(f string) bool { return f == "status" })
+	}
+	if len(required) > 0 {
+		add("required", strings.Join(required, ", "))
+	}
+	if len(s.Enum) > 0 {
+		values := make([]string, 0, len(s.Enum))
+		for _, e := range s.Enum {
+			values = append(values, jsonValue(e.Raw))
+		}
+		add("enum", strings.Join(values, ", "))
+	}
+	if s.Pattern != "" {
+		add("pattern", s.Pattern)
+	}
+	if s.Format != "" {
+		add("format", s.Format)
+	}
+	out = append(out, bounds(s)...)
+	if s.UniqueItems {
+		add("uniqueItems", "true")
+	}
+	if s.XListType != nil && *s.XListType != "atomic" {
+		keys := ""
+		if len(s.XListMapKeys) > 0 {
+			keys = " (keys " + strings.Join(s.XListMapKeys, ", ") + ")"
+		}
+		add("x-kubernetes-list-type", *s.XListType+keys)
+	}
+	if s.XPreserveUnknownFields != nil && *s.XPreserveUnknownFields {
+		add("x-kubernetes-preserve-unknown-fields", "true: fields the schema does not list are kept, not pruned")
+	}
+	if s.Default != nil {
+		add("default", jsonValue(s.Default.Raw))
+	}
+	return out
+}
+
+// bounds returns the numeric, length, item and property bounds of s.
+func bounds(s *apiextensionsv1.JSONSchemaProps) [][2]string {
+	var out [][2]string
+	if s.Minimum != nil {
+		check := "minimum"
+		if s.ExclusiveMinimum {
+			check = "exclusiveMinimum"
+		}
+		out = append(out, [2]string{check, strconv.FormatFloat(*s.Minimum, 'f', -1, 64)})
+	}
+	if s.Maximum != nil {
+		check := "maximum"
+		if s.ExclusiveMaximum {
+			check = "exclusiveMaximum"
+		}
+		out = append(out, [2]string{check, strconv.FormatFloat(*s.Maximum, 'f', -1, 64)})
+	}
+	for _, b := range []struct {
+		check string
+		v     *int64
+	}{
+		{"minLength", s.MinLength}, {"maxLength", s.MaxLength},
+		{"minItems", s.MinItems}, {"maxItems", s.MaxItems},
+		{"minProperties", s.MinProperties}, {"maxProperties", s.MaxProperties},
+	} {
+		if b.v != nil {
+			out = append(out, [2]string{b.check, strconv.FormatInt(*b.v, 10)})
+		}
+	}
+	return out
+}
+
+// celRule is one x-kubernetes-validations rule: its message, or "(expression)" and its message
+// expression, then its fieldPath, reason and optionalOldSelf when set.
+func celRule(path string, v apiextensionsv1.ValidationRule) rule {
+	r := rule{Path: path, Check: "CEL", Rule: v.Rule, Message: v.Message}
+	if v.MessageExpression != "" {
+		r.Message = "(expression) " + v.MessageExpression
+	}
+	if v.FieldPath != "" {
+		r.Message += " [field " + v.FieldPath + "]"
+	}
+	if v.Reason != nil {
+		r.Message += " [reason " + string(*v.Reason) + "]"
+	}
+	if v.OptionalOldSelf != nil && *v.OptionalOldSelf {
+		r.Message += " [optionalOldSelf]"
+	}
+	return r
 }
 
 // typeOnly returns the types of schemas that say nothing but a type (the anyOf of an
