@@ -152,6 +152,8 @@ type solver struct {
 	// domainCache holds the domains spread groups count, per key and node inclusion policies
 	// (see spreadDomains).
 	domainCache map[string]map[string]struct{}
+	// zoneOfID maps the offerings' zone IDs to their zones (byZone).
+	zoneOfID map[string]string
 	// preferNoSchedule is set when a NodePool or an existing node has a PreferNoSchedule taint:
 	// classes then get a last variant that tolerates them (buildClass).
 	preferNoSchedule bool
@@ -162,7 +164,7 @@ type solver struct {
 // constraint it models (see docs/design/scheduling.md for what is and is not modelled). An error
 // means the input itself is unusable (such as an instance type without allocatable).
 func Solve(in *Input) (*Plan, error) {
-	s := &solver{in: in, dims: newDims(), groups: &groups{byID: map[string]*topoGroup{}}}
+	s := &solver{in: in, dims: newDims(), groups: &groups{byID: map[string]*topoGroup{}}, zoneOfID: zoneIDsOf(in.InstanceTypes)}
 	if err := s.setup(); err != nil {
 		return nil, err
 	}
@@ -412,8 +414,12 @@ func (s *solver) newPool(i int, np *v1.NodePool) *pool {
 		p.labels = map[string]string{}
 	}
 	p.labels[v1.NodePoolLabelKey] = np.Name
+	if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil {
+		p.labels[v1.NodeClassLabelKey(ref)] = ref.Name
+	}
 	p.reqs, p.err = FromNodePoolRequirements(np.Spec.Template.Spec.Requirements)
 	if p.err == nil {
+		p.reqs = byZone(p.reqs, s.zoneOfID)
 		for _, r := range FromLabels(p.labels) {
 			p.reqs.Add(r)
 		}
