@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 )
 
 // nodeadm's configuration API.
@@ -30,8 +32,20 @@ type nodeConfig struct {
 }
 
 type nodeConfigSpec struct {
-	Cluster nodeConfigCluster `json:"cluster"`
-	Kubelet nodeConfigKubelet `json:"kubelet"`
+	Cluster  nodeConfigCluster   `json:"cluster"`
+	Kubelet  nodeConfigKubelet   `json:"kubelet"`
+	Instance *nodeConfigInstance `json:"instance,omitempty"`
+}
+
+// nodeConfigInstance is NodeConfig spec.instance; Joiner sets only localStorage.strategy, which
+// nodeadm reads to set up the instance-store disks (RAID0: one array holding the kubelet's and
+// containerd's state).
+type nodeConfigInstance struct {
+	LocalStorage nodeConfigLocalStorage `json:"localStorage"`
+}
+
+type nodeConfigLocalStorage struct {
+	Strategy string `json:"strategy"`
 }
 
 type nodeConfigCluster struct {
@@ -137,10 +151,15 @@ func al2023NodeConfig(opts Options) *nodeConfig {
 			config["evictionSoftGracePeriod"] = periods
 		}
 	}
+	var instance *nodeConfigInstance
+	if opts.InstanceStorePolicy == awsv1.InstanceStorePolicyRAID0 {
+		instance = &nodeConfigInstance{LocalStorage: nodeConfigLocalStorage{Strategy: "RAID0"}}
+	}
 	return &nodeConfig{
 		APIVersion: nodeConfigAPIVersion,
 		Kind:       nodeConfigKind,
 		Spec: nodeConfigSpec{
+			Instance: instance,
 			Cluster: nodeConfigCluster{
 				Name:                 opts.ClusterName,
 				APIServerEndpoint:    opts.ClusterEndpoint,

@@ -41,6 +41,10 @@ type Options struct {
 	MaxPods *int32
 	// Kubelet is the EC2NodeClass's spec.kubelet.
 	Kubelet *awsv1.KubeletConfiguration
+	// InstanceStorePolicy is the EC2NodeClass's spec.instanceStorePolicy; "" leaves
+	// instance-store disks alone. RAID0 has the node stripe them into one array holding the
+	// kubelet's and container runtime's state, each family with its own setting.
+	InstanceStorePolicy awsv1.InstanceStorePolicy
 	// UserData is the EC2NodeClass's spec.userData, the operator's part.
 	UserData string
 }
