@@ -73,7 +73,10 @@ func renderAL2023(opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	generated := al2023NodeConfig(opts)
+	generated, err := al2023NodeConfig(opts)
+	if err != nil {
+		return nil, err
+	}
 	m := &al2023Merge{opts: opts, generated: generated}
 	for i, p := range parts {
 		if p.mediaType() == "text/x-shellscript" && callsBootstrap(p.body) {
@@ -123,10 +126,14 @@ func al2023OperatorParts(userData string) ([]part, error) {
 	return nil, errors.New("AL2023 userData must be a MIME multi-part document, a nodeadm NodeConfig (apiVersion node.eks.aws/v1alpha1), or a shell script starting with #! (a shebang)")
 }
 
-// al2023NodeConfig is Joiner's NodeConfig: the cluster connection, the kubelet settings of the
+// al2023NodeConfig is Joiner's NodeConfig: the cluster connection, every kubelet setting of the
 // EC2NodeClass, and the required labels and taints.
-func al2023NodeConfig(opts Options) *nodeConfig {
-	config := map[string]any{}
+func al2023NodeConfig(opts Options) (*nodeConfig, error) {
+	// Every kubelet field Joiner does not declare goes to nodeadm as written.
+	config, err := otherKubeletConfig(opts.Kubelet)
+	if err != nil {
+		return nil, err
+	}
 	if dns := opts.clusterDNS(); len(dns) > 0 {
 		config["clusterDNS"] = dns
 	}
@@ -168,7 +175,7 @@ func al2023NodeConfig(opts Options) *nodeConfig {
 			},
 			Kubelet: nodeConfigKubelet{Config: config},
 		},
-	}
+	}, nil
 }
 
 func setIf[T any](m map[string]any, key string, v *T) {

@@ -127,9 +127,6 @@ func renderBottlerocket(opts Options) (*Result, error) {
 		m.scalar("max-pods", int64(*mp))
 	}
 	if k := opts.Kubelet; k != nil {
-		if k.PodsPerCore != nil {
-			m.scalar("pods-per-core", int64(*k.PodsPerCore))
-		}
 		if k.EvictionMaxPodGracePeriod != nil {
 			m.scalar("eviction-max-pod-grace-period", int64(*k.EvictionMaxPodGracePeriod))
 		}
@@ -151,6 +148,15 @@ func renderBottlerocket(opts Options) (*Result, error) {
 			periods[signal] = d.Duration.String()
 		}
 		m.stringTable("eviction-soft-grace-period", periods)
+		// podsPerCore and the fields of Other without a Bottlerocket setting were refused by
+		// CheckKubelet; every other field of Other has its settings.kubernetes key.
+		for _, name := range slices.Sorted(maps.Keys(k.Other)) {
+			setting, err := bottlerocketKubeletValue(name, k.Other[name].Raw)
+			if err != nil {
+				return nil, fmt.Errorf("spec.kubelet.%s, %w", name, err)
+			}
+			m.scalar(setting.key, setting.value)
+		}
 	}
 	m.stringTable("node-labels", opts.kubeletLabels())
 	m.taints(opts)

@@ -104,6 +104,10 @@ func Render(opts Options) (*Result, error) {
 		res *Result
 		err error
 	)
+	// A kubelet field the family cannot pass is refused rather than dropped (see CheckKubelet).
+	if reason, message := CheckKubelet(opts.Family, opts.Kubelet); reason != "" {
+		return nil, fmt.Errorf("rendering userdata, %s", message)
+	}
 	switch opts.Family {
 	case awsv1.AMIFamilyAL2:
 		res, err = renderAL2(opts)
