@@ -124,7 +124,6 @@ func bottlerocketKubeletKeys() map[string]string {
 	}
 }
 
-
 // bottlerocketKubeletValue is the settings.kubernetes key and TOML value of a kubelet field of
 // Other, or an error when Bottlerocket has no setting that renders it as given.
 func bottlerocketKubeletValue(name string, raw []byte) (bottlerocketSetting, error) {
