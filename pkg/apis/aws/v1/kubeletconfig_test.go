@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
 func TestKubeletConfigurationJSON(t *testing.T) {
@@ -66,5 +67,24 @@ func TestValidateOther(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestKubeletConfigurationJSONDeclaredOnly checks that without undeclared fields the JSON is
+// exactly that of the declared fields, as encoding/json wrote the struct before spec.kubelet was
+// opened: hashes of such classes (drift) do not change.
+func TestKubeletConfigurationJSONDeclaredOnly(t *testing.T) {
+	maxPods, high := int32(20), int32(85)
+	for _, k := range []KubeletConfiguration{
+		{MaxPods: &maxPods, ImageGCHighThresholdPercent: &high},
+		{MaxPods: &maxPods, ImageGCHighThresholdPercent: &high, Other: map[string]apiextensionsv1.JSON{}},
+	} {
+		out, err := json.Marshal(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `{"maxPods":20,"imageGCHighThresholdPercent":85}`; string(out) != want {
+			t.Errorf("json = %s, want %s", out, want)
+		}
 	}
 }
