@@ -56,6 +56,11 @@ type pass struct {
 	// stuckBefore are the NodeClaims that earlier passes found could not go on their own:
 	// multi-node consolidation grows its set from the others first (see unstuck).
 	stuckBefore map[string]bool
+	// wake is the earliest time a pod's karpenter.sh/do-not-disrupt duration ends on a node
+	// classify looked at (zero if none): the next pass is due then. invalid are the objects of
+	// those nodes whose karpenter.sh/do-not-disrupt value protects nothing, to be told.
+	wake    time.Time
+	invalid []invalidDoNotDisrupt
 }
 
 // stuck returns, for the next pass, the candidates that could not go on their own: those this
@@ -193,12 +198,16 @@ func (ps *pass) classify(nodePools []*v1.NodePool, pdbs []policyv1.PodDisruption
 		if ps.busy[sn.Name()] {
 			continue
 		}
+		ps.invalid = append(ps.invalid, invalidDoNotDisrupts(sn, ps.now)...)
+		if _, ends := doNotDisruptPod(sn.Pods, ps.now); !ends.IsZero() && (ps.wake.IsZero() || ends.Before(ps.wake)) {
+			ps.wake = ends
+		}
 		if why := notDisruptable(sn); why != "" {
 			blocked(sn, why)
 			continue
 		}
 		drifted := isTrue(sn.NodeClaim, v1.ConditionTypeDrifted)
-		podsBlock := blockingMove(sn.Pods, pdbs)
+		podsBlock := blockingMove(sn.Pods, pdbs, ps.now)
 		if podsBlock != "" && (!drifted || !eventual(sn.NodeClaim)) {
 			blocked(sn, podsBlock)
 			continue

@@ -32,7 +32,8 @@ const (
 type drainStatus struct {
 	// waiting, blockedByPDB and doNotDisrupt count the pods that must still leave the node.
 	waiting, blockedByPDB, doNotDisrupt int
-	// until is when do-not-disrupt pods stop blocking, if ever.
+	// until is when do-not-disrupt pods stop blocking, if ever: the node's termination time, or
+	// sooner when every protecting pod's protection is a duration that ends before it.
 	until        *time.Time
 	requeueAfter time.Duration
 }
@@ -53,13 +54,15 @@ func (d drainStatus) message(nodeName string) string {
 		if d.until != nil {
 			until = d.until.UTC().Format(time.RFC3339)
 		}
-		parts = append(parts, fmt.Sprintf("%d pods annotated %s=true, until %s", d.doNotDisrupt, v1.DoNotDisruptAnnotationKey, until))
+		parts = append(parts, fmt.Sprintf("%d pods annotated %s, until %s", d.doNotDisrupt, v1.DoNotDisruptAnnotationKey, until))
 	}
 	return fmt.Sprintf("Draining node %s: waiting for %s", nodeName, strings.Join(parts, "; "))
 }
 
 // drain makes one pass over the pods on the node: before deadline it evicts the lowest tier that
-// still has pods, leaving do-not-disrupt pods alone; from deadline on it deletes every pod left.
+// still has pods, leaving the pods karpenter.sh/do-not-disrupt protects alone (v1.PodDoNotDisrupt:
+// "true", or a duration the pod is younger than; it looks again when the first such duration
+// ends); from deadline on it deletes every pod left.
 func (c *Controller) drain(ctx context.Context, node *corev1.Node, deadline *time.Time) (drainStatus, error) {
 	pods := &corev1.PodList{}
 	if err := c.podReader.List(ctx, pods, client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("spec.nodeName", node.Name)}); err != nil {
@@ -69,6 +72,10 @@ func (c *Controller) drain(ctx context.Context, node *corev1.Node, deadline *tim
 	status := drainStatus{until: deadline, requeueAfter: drainPoll}
 	pastDeadline := deadline != nil && !now.Before(*deadline)
 	var tiers [tierCount][]*corev1.Pod
+	// protectedUntil is when the last protection ends, with forever when one has no end; wake
+	// when the first ends.
+	var protectedUntil, wake time.Time
+	forever := false
 	for i := range pods.Items {
 		pod := &pods.Items[i]
 		if !mustLeave(pod) {
@@ -82,11 +89,24 @@ func (c *Controller) drain(ctx context.Context, node *corev1.Node, deadline *tim
 			}
 		case !pod.DeletionTimestamp.IsZero():
 			status.waiting++
-		case pod.Annotations[v1.DoNotDisruptAnnotationKey] == "true":
-			status.doNotDisrupt++
 		default:
-			tiers[tier(pod)] = append(tiers[tier(pod)], pod)
+			protected, until, _ := v1.PodDoNotDisrupt(pod, now)
+			if !protected {
+				tiers[tier(pod)] = append(tiers[tier(pod)], pod)
+				continue
+			}
+			status.doNotDisrupt++
+			forever = forever || until.IsZero()
+			if until.After(protectedUntil) {
+				protectedUntil = until
+			}
+			if !until.IsZero() && (wake.IsZero() || until.Before(wake)) {
+				wake = until
+			}
 		}
+	}
+	if status.doNotDisrupt > 0 && !forever && (deadline == nil || protectedUntil.Before(*deadline)) {
+		status.until = &protectedUntil
 	}
 	evicting := false
 	for _, pods := range tiers {
@@ -113,6 +133,9 @@ func (c *Controller) drain(ctx context.Context, node *corev1.Node, deadline *tim
 	}
 	if deadline != nil && !pastDeadline && deadline.Sub(now) < status.requeueAfter {
 		status.requeueAfter = deadline.Sub(now)
+	}
+	if !wake.IsZero() && wake.Sub(now) < status.requeueAfter {
+		status.requeueAfter = wake.Sub(now)
 	}
 	return status, nil
 }
@@ -155,8 +178,17 @@ func tier(pod *corev1.Pod) int {
 	return tierDefault
 }
 
+// ReasonInvalidDoNotDisrupt is the reason of the Warning event on a pod whose
+// karpenter.sh/do-not-disrupt value protects nothing, as Karpenter's.
+const ReasonInvalidDoNotDisrupt = "InvalidDoNotDisruptAnnotation"
+
 // evict asks the Eviction API to evict the pod and reports whether a PodDisruptionBudget refused.
+// A pod whose karpenter.sh/do-not-disrupt value is invalid, and so protects nothing, is told so
+// in an event first.
 func (c *Controller) evict(ctx context.Context, node *corev1.Node, pod *corev1.Pod) (bool, error) {
+	if _, _, err := v1.PodDoNotDisrupt(pod, c.clock.Now()); err != nil {
+		c.recorder.Eventf(pod, node, corev1.EventTypeWarning, ReasonInvalidDoNotDisrupt, "Evict", "%s", err.Error())
+	}
 	log.FromContext(ctx).Info("Evicting pod", "pod", klog.KObj(pod))
 	eviction := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}}
 	err := c.kubeClient.SubResource("eviction").Create(ctx, pod, eviction)
