@@ -198,10 +198,7 @@ func (ps *pass) classify(nodePools []*v1.NodePool, pdbs []policyv1.PodDisruption
 		if ps.busy[sn.Name()] {
 			continue
 		}
-		ps.invalid = append(ps.invalid, invalidDoNotDisrupts(sn, ps.now)...)
-		if _, ends := doNotDisruptPod(sn.Pods, ps.now); !ends.IsZero() && (ps.wake.IsZero() || ends.Before(ps.wake)) {
-			ps.wake = ends
-		}
+		ps.readDoNotDisrupt(sn)
 		if why := notDisruptable(sn); why != "" {
 			blocked(sn, why)
 			continue
@@ -228,6 +225,15 @@ func (ps *pass) classify(nodePools []*v1.NodePool, pdbs []policyv1.PodDisruption
 	}
 	for _, p := range ps.pools {
 		slices.SortStableFunc(p.candidates, compareCandidates)
+	}
+}
+
+// readDoNotDisrupt adds the node's invalid do-not-disrupt values to invalid, and moves wake to
+// the end of its pods' first protection by a duration if sooner.
+func (ps *pass) readDoNotDisrupt(sn *cluster.StateNode) {
+	ps.invalid = append(ps.invalid, invalidDoNotDisrupts(sn, ps.now)...)
+	if _, ends := doNotDisruptPod(sn.Pods, ps.now); !ends.IsZero() && (ps.wake.IsZero() || ends.Before(ps.wake)) {
+		ps.wake = ends
 	}
 }
 

@@ -72,10 +72,7 @@ func (c *Controller) drain(ctx context.Context, node *corev1.Node, deadline *tim
 	status := drainStatus{until: deadline, requeueAfter: drainPoll}
 	pastDeadline := deadline != nil && !now.Before(*deadline)
 	var tiers [tierCount][]*corev1.Pod
-	// protectedUntil is when the last protection ends, with forever when one has no end; wake
-	// when the first ends.
-	var protectedUntil, wake time.Time
-	forever := false
+	var protected protections
 	for i := range pods.Items {
 		pod := &pods.Items[i]
 		if !mustLeave(pod) {
@@ -90,23 +87,10 @@ func (c *Controller) drain(ctx context.Context, node *corev1.Node, deadline *tim
 		case !pod.DeletionTimestamp.IsZero():
 			status.waiting++
 		default:
-			protected, until, _ := v1.PodDoNotDisrupt(pod, now)
-			if !protected {
+			if !protected.add(pod, now) {
 				tiers[tier(pod)] = append(tiers[tier(pod)], pod)
-				continue
-			}
-			status.doNotDisrupt++
-			forever = forever || until.IsZero()
-			if until.After(protectedUntil) {
-				protectedUntil = until
-			}
-			if !until.IsZero() && (wake.IsZero() || until.Before(wake)) {
-				wake = until
 			}
 		}
-	}
-	if status.doNotDisrupt > 0 && !forever && (deadline == nil || protectedUntil.Before(*deadline)) {
-		status.until = &protectedUntil
 	}
 	evicting := false
 	for _, pods := range tiers {
@@ -134,10 +118,48 @@ func (c *Controller) drain(ctx context.Context, node *corev1.Node, deadline *tim
 	if deadline != nil && !pastDeadline && deadline.Sub(now) < status.requeueAfter {
 		status.requeueAfter = deadline.Sub(now)
 	}
-	if !wake.IsZero() && wake.Sub(now) < status.requeueAfter {
-		status.requeueAfter = wake.Sub(now)
-	}
+	protected.apply(&status, deadline, now)
 	return status, nil
+}
+
+// protections are the karpenter.sh/do-not-disrupt protections of a drain's pods.
+type protections struct {
+	// pods counts the pods protected; forever is set when one's protection has no end.
+	pods    int
+	forever bool
+	// first and last are when the first and the last protection by a duration end.
+	first, last time.Time
+}
+
+// add reports whether the annotation protects the pod at now, and if so counts it.
+func (p *protections) add(pod *corev1.Pod, now time.Time) bool {
+	protected, until, _ := v1.PodDoNotDisrupt(pod, now)
+	if !protected {
+		return false
+	}
+	p.pods++
+	switch {
+	case until.IsZero():
+		p.forever = true
+	case p.first.IsZero() || until.Before(p.first):
+		p.first = until
+	}
+	if until.After(p.last) {
+		p.last = until
+	}
+	return true
+}
+
+// apply counts the protected pods in the status, and makes its until the end of the last
+// protection when that is before the deadline, and its requeue no later than the first.
+func (p *protections) apply(status *drainStatus, deadline *time.Time, now time.Time) {
+	status.doNotDisrupt = p.pods
+	if p.pods > 0 && !p.forever && (deadline == nil || p.last.Before(*deadline)) {
+		status.until = &p.last
+	}
+	if !p.first.IsZero() && p.first.Sub(now) < status.requeueAfter {
+		status.requeueAfter = p.first.Sub(now)
+	}
 }
 
 // mustLeave reports whether the pod is one the drain must see gone: not finished, not a static
