@@ -16,6 +16,10 @@ import (
 // with one of its own type, nor with one a cent cheaper).
 const MinReplacementSavings = 0.05
 
+// SpotToSpotOff is why spot nodes are kept rather than replaced by spot nodes while the
+// SpotToSpotConsolidation feature gate is off (WithSpotToSpotConsolidation).
+const SpotToSpotOff = "SpotToSpotConsolidation is off (--feature-gates): spot nodes are not replaced by spot nodes"
+
 // MinSpotToSpotOptions is how many cheaper instance types a spot node's spot replacement needs,
 // as in Karpenter: with fewer, the replacement would likely be interrupted sooner than the node
 // it replaces. The replacement keeps the cheapest MinSpotToSpotOptions.
@@ -65,8 +69,9 @@ func (ps *pass) consolidate(cands []*candidate, m method) (*command, string, err
 // under that. Several candidates are never replaced by one NodeClaim of an instance type of
 // one of them (that would just delete the others). One candidate may be replaced by several cheaper NodeClaims
 // (a split: a large node whose pods the plan holds on smaller ones), and several by several,
-// as the solver plans them. A spot node's spot replacement needs MinSpotToSpotOptions cheaper
-// types and keeps that many, and is one NodeClaim.
+// as the solver plans them. Spot nodes are replaced by a NodeClaim that may be spot only with
+// the SpotToSpotConsolidation gate; a spot node's spot replacement needs MinSpotToSpotOptions
+// cheaper types and keeps that many, and is one NodeClaim.
 func (ps *pass) replace(cands []*candidate, planned []scheduling.NodeClaim, m method) (*command, string, error) {
 	current := 0.0
 	allSpot := true
@@ -108,6 +113,11 @@ func (ps *pass) replace(cands []*candidate, planned []scheduling.NodeClaim, m me
 	}
 	if cheapest >= limit {
 		return nil, tooDear(planned, cheapest, current), nil
+	}
+	if allSpot && !ps.spotToSpot && slices.ContainsFunc(options, func(o []scheduling.Launch) bool {
+		return slices.ContainsFunc(o, func(l scheduling.Launch) bool { return l.CapacityType == v1.CapacityTypeSpot })
+	}) {
+		return nil, SpotToSpotOff, nil
 	}
 	if allSpot && slices.ContainsFunc(options, func(o []scheduling.Launch) bool { return o[0].CapacityType == v1.CapacityTypeSpot }) {
 		if len(planned) > 1 {

@@ -59,6 +59,8 @@ type Controller struct {
 	JoinFailureHold time.Duration
 	// nodeCost is what every node costs per hour beyond its instance (WithNodeCost).
 	nodeCost float64
+	// spotToSpot is the SpotToSpotConsolidation feature gate (WithSpotToSpotConsolidation).
+	spotToSpot bool
 
 	pending  *command
 	inflight []*command
@@ -101,6 +103,14 @@ type Option func(*Controller)
 // deleted node saves it, a replacement costs it.
 func WithNodeCost(dollarsPerHour float64) Option {
 	return func(c *Controller) { c.nodeCost = dollarsPerHour }
+}
+
+// WithSpotToSpotConsolidation turns on Karpenter's SpotToSpotConsolidation feature gate (the
+// operator's --feature-gates): consolidation may replace spot nodes by cheaper spot nodes.
+// Without it, as upstream's default, a replacement of spot nodes only that could be spot is
+// not made; they may still be deleted, or replaced where only on-demand capacity fits.
+func WithSpotToSpotConsolidation(on bool) Option {
+	return func(c *Controller) { c.spotToSpot = on }
 }
 
 // Name is the controller's name in logs and metrics.
