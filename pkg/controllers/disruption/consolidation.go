@@ -114,23 +114,10 @@ func (ps *pass) replace(cands []*candidate, planned []scheduling.NodeClaim, m me
 	if cheapest >= limit {
 		return nil, tooDear(planned, cheapest, current), nil
 	}
-	if allSpot && !ps.spotToSpot && slices.ContainsFunc(options, func(o []scheduling.Launch) bool {
-		return slices.ContainsFunc(o, func(l scheduling.Launch) bool { return l.CapacityType == v1.CapacityTypeSpot })
-	}) {
-		return nil, SpotToSpotOff, nil
-	}
-	if allSpot && slices.ContainsFunc(options, func(o []scheduling.Launch) bool { return o[0].CapacityType == v1.CapacityTypeSpot }) {
-		if len(planned) > 1 {
-			return nil, fmt.Sprintf("its pods would need %d new nodes, and spot nodes are replaced by spot only one for one", len(planned)), nil
+	if allSpot {
+		if why := ps.spotToSpot(planned, options, limit, current); why != "" {
+			return nil, why, nil
 		}
-		spot := slices.DeleteFunc(slices.Clone(options[0]), func(o scheduling.Launch) bool {
-			return o.CapacityType != v1.CapacityTypeSpot || o.Price+planned[0].NodeCost >= limit
-		})
-		if len(spot) < MinSpotToSpotOptions {
-			return nil, fmt.Sprintf("spot-to-spot replacement needs at least %d cheaper instance types, found %d (cheapest %s at $%.4f/h against $%.4f/h now)",
-				MinSpotToSpotOptions, len(spot), options[0][0].InstanceType, options[0][0].Price+planned[0].NodeCost, current), nil
-		}
-		options[0] = spot[:MinSpotToSpotOptions]
 	}
 	slack := limit - cheapest
 	replacements := make([]scheduling.NodeClaim, len(planned))
@@ -143,6 +130,33 @@ func (ps *pass) replace(cands []*candidate, planned []scheduling.NodeClaim, m me
 		return nil, why, nil
 	}
 	return cmd, "", nil
+}
+
+// spotToSpot applies the rules of replacing spot nodes only by NodeClaims that may be spot, and
+// returns why they cannot be, or "": it needs the SpotToSpotConsolidation gate, and when the
+// cheapest option is spot, one NodeClaim with MinSpotToSpotOptions spot options under limit, of
+// which it keeps the cheapest MinSpotToSpotOptions in options[0].
+func (ps *pass) spotToSpot(planned []scheduling.NodeClaim, options [][]scheduling.Launch, limit, current float64) string {
+	if !ps.spotToSpotGate && slices.ContainsFunc(options, func(o []scheduling.Launch) bool {
+		return slices.ContainsFunc(o, func(l scheduling.Launch) bool { return l.CapacityType == v1.CapacityTypeSpot })
+	}) {
+		return SpotToSpotOff
+	}
+	if !slices.ContainsFunc(options, func(o []scheduling.Launch) bool { return o[0].CapacityType == v1.CapacityTypeSpot }) {
+		return ""
+	}
+	if len(planned) > 1 {
+		return fmt.Sprintf("its pods would need %d new nodes, and spot nodes are replaced by spot only one for one", len(planned))
+	}
+	spot := slices.DeleteFunc(slices.Clone(options[0]), func(o scheduling.Launch) bool {
+		return o.CapacityType != v1.CapacityTypeSpot || o.Price+planned[0].NodeCost >= limit
+	})
+	if len(spot) < MinSpotToSpotOptions {
+		return fmt.Sprintf("spot-to-spot replacement needs at least %d cheaper instance types, found %d (cheapest %s at $%.4f/h against $%.4f/h now)",
+			MinSpotToSpotOptions, len(spot), options[0][0].InstanceType, options[0][0].Price+planned[0].NodeCost, current)
+	}
+	options[0] = spot[:MinSpotToSpotOptions]
+	return ""
 }
 
 // tooDear says that the planned NodeClaims, at cheapest, save too little against current.

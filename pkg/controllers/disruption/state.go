@@ -61,8 +61,8 @@ type pass struct {
 	// those nodes whose karpenter.sh/do-not-disrupt value protects nothing, to be told.
 	wake    time.Time
 	invalid []invalidDoNotDisrupt
-	// spotToSpot is the controller's SpotToSpotConsolidation feature gate.
-	spotToSpot bool
+	// spotToSpotGate is the controller's SpotToSpotConsolidation feature gate.
+	spotToSpotGate bool
 }
 
 // stuck returns, for the next pass, the candidates that could not go on their own: those this
@@ -164,7 +164,7 @@ func (c *Controller) newPass(ctx context.Context, now time.Time, busy map[string
 		// launch a replacement now, which the simulations see; the rest goes ahead.
 		log.FromContext(ctx).Error(err, "Reading instance types for disruption; their NodePools launch no replacement this pass")
 	}
-	ps := &pass{now: now, nodes: nodes, byName: map[string]*cluster.StateNode{}, snapshot: snap, busy: busy, spotToSpot: c.spotToSpot}
+	ps := &pass{now: now, nodes: nodes, byName: map[string]*cluster.StateNode{}, snapshot: snap, busy: busy, spotToSpotGate: c.spotToSpot}
 	for _, pod := range unbound {
 		if schedulinginput.Provisionable(pod) || unseen(pod) {
 			ps.pending = append(ps.pending, pod)
