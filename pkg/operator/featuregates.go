@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -38,7 +39,7 @@ type featureGate struct {
 func featureGates() []featureGate {
 	return []featureGate{
 		{name: "NodeRepair", missing: "nodes with unhealthy conditions are reported, not repaired"},
-		{name: "ReservedCapacity", upstream: true, missing: "capacity reservations are not launched into (capacityReservationSelectorTerms select nothing), which is upstream's behaviour with the gate off"},
+		{name: "ReservedCapacity", upstream: true, missing: "capacity reservations are not launched into: capacityReservationSelectorTerms is not acted on, as in Karpenter with the gate off"},
 		{name: "SpotToSpotConsolidation", field: func(g *FeatureGates) *bool { return &g.SpotToSpotConsolidation }},
 		{name: "NodeOverlay", missing: "there is no NodeOverlay API"},
 		{name: "StaticCapacity", missing: "NodePools have no spec.replicas"},
@@ -65,30 +66,39 @@ func ParseFeatureGates(s string) (FeatureGates, error) {
 	return out, out.set(s)
 }
 
-// set applies the pairs of s over g.
+// set applies the pairs of s over g, and returns every pair it refuses.
 func (g *FeatureGates) set(s string) error {
 	if strings.TrimSpace(s) == "" {
 		return nil
 	}
+	var errs []error
 	for _, pair := range strings.Split(s, ",") {
-		name, value, ok := strings.Cut(pair, "=")
-		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
-		if !ok || name == "" {
-			return fmt.Errorf("feature gate %q is not Name=true or Name=false", strings.TrimSpace(pair))
+		if err := g.setPair(pair); err != nil {
+			errs = append(errs, err)
 		}
-		on, err := strconv.ParseBool(value)
-		if err != nil {
-			return fmt.Errorf("feature gate %s=%q: the value must be true or false", name, value)
-		}
-		gate, found := findGate(name)
-		switch {
-		case !found:
-			return fmt.Errorf("unknown feature gate %q: the gates are %s", name, strings.Join(FeatureGateNames(), ", "))
-		case gate.missing != "" && on:
-			return fmt.Errorf("feature gate %s=true: Joiner does not implement %s yet (%s); remove it or set %s=false", name, name, gate.missing, name)
-		case gate.field != nil:
-			*gate.field(g) = on
-		}
+	}
+	return errors.Join(errs...)
+}
+
+// setPair applies one Name=value pair.
+func (g *FeatureGates) setPair(pair string) error {
+	name, value, ok := strings.Cut(pair, "=")
+	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+	if !ok || name == "" {
+		return fmt.Errorf("feature gate %q is not Name=true or Name=false", strings.TrimSpace(pair))
+	}
+	on, err := strconv.ParseBool(value)
+	if err != nil {
+		return fmt.Errorf("feature gate %s=%q: the value must be true or false", name, value)
+	}
+	gate, found := findGate(name)
+	switch {
+	case !found:
+		return fmt.Errorf("unknown feature gate %q: the gates are %s", name, strings.Join(FeatureGateNames(), ", "))
+	case gate.missing != "" && on:
+		return fmt.Errorf("feature gate %s=true: Joiner does not implement %s yet (%s); remove it or set %s=false", name, name, gate.missing, name)
+	case gate.field != nil:
+		*gate.field(g) = on
 	}
 	return nil
 }

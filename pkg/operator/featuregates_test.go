@@ -38,6 +38,10 @@ func TestFeatureGates(t *testing.T) {
 			wantErr: `FEATURE_GATES="ReservedCapacity=true,SpotToSpotConsolidation=false": feature gate ReservedCapacity=true: Joiner does not implement ReservedCapacity yet`},
 		{name: "unknown", args: []string{"--feature-gates=Drift=true"},
 			wantErr: `unknown feature gate "Drift": the gates are NodeRepair, ReservedCapacity, SpotToSpotConsolidation, NodeOverlay, StaticCapacity, CapacityBuffer`},
+		{name: "every refusal", args: []string{"--feature-gates=NodeRepair=true,Bogus=false,StaticCapacity=true"},
+			wantErr: "Joiner does not implement NodeRepair yet (nodes with unhealthy conditions are reported, not repaired); remove it or set NodeRepair=false\n" +
+				`unknown feature gate "Bogus": the gates are NodeRepair, ReservedCapacity, SpotToSpotConsolidation, NodeOverlay, StaticCapacity, CapacityBuffer` + "\n" +
+				"feature gate StaticCapacity=true: Joiner does not implement StaticCapacity yet"},
 		{name: "case matters", args: []string{"--feature-gates=spotToSpotConsolidation=true"}, wantErr: `unknown feature gate "spotToSpotConsolidation"`},
 		{name: "not a bool", args: []string{"--feature-gates=SpotToSpotConsolidation=yes"}, wantErr: `feature gate SpotToSpotConsolidation="yes": the value must be true or false`},
 		{name: "no value", args: []string{"--feature-gates=SpotToSpotConsolidation"}, wantErr: `feature gate "SpotToSpotConsolidation" is not Name=true or Name=false`},
