@@ -86,6 +86,8 @@ Every flag defaults to the environment variable named in brackets.`,
 				NodeCost:          opts.NodeCost,
 				InterruptionQueue: opts.InterruptionQueue,
 				Namespace:         opts.LeaderElectionNamespace,
+				// Feature gates.
+				SpotToSpotConsolidation: opts.FeatureGates.SpotToSpotConsolidation,
 			}
 			if cloudProvider == cloudProviderAWS {
 				awsOpts.ClusterEndpoint = opts.ClusterEndpoint
@@ -105,7 +107,7 @@ Every flag defaults to the environment variable named in brackets.`,
 			if err := addConsole(op.Manager, deps.CloudProvider, consoleListen); err != nil {
 				return err
 			}
-			logger.Info("Starting controller", "cloudProvider", deps.CloudProvider.Name(), "cluster", opts.ClusterName)
+			logger.Info("Starting controller", "cloudProvider", deps.CloudProvider.Name(), "cluster", opts.ClusterName, "featureGates", opts.FeatureGates.String())
 			return op.Start(ctx)
 		},
 	}

@@ -58,6 +58,9 @@ type Dependencies struct {
 	// NodeCost is the operator's per-node cost (operator.Options.NodeCost), added to what the
 	// cloud provider prices per node.
 	NodeCost float64
+	// SpotToSpotConsolidation is the feature gate of the name (operator.FeatureGates): off,
+	// consolidation never replaces spot nodes by spot nodes.
+	SpotToSpotConsolidation bool
 	// AWS, when set, is the AWS provider CloudProvider comes from: it adds the controllers that
 	// call it directly (EC2NodeClass status, prices and launch templates, leaked instances).
 	AWS *provider.AWS
@@ -91,7 +94,8 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 		return nil, err
 	}
 	recorder := mgr.GetEventRecorder("karpenter")
-	disrupt, err := disruption.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock, recorder, deps.Registry, disruption.WithNodeCost(deps.NodeCost))
+	disrupt, err := disruption.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock, recorder, deps.Registry, disruption.WithNodeCost(deps.NodeCost),
+		disruption.WithSpotToSpotConsolidation(deps.SpotToSpotConsolidation))
 	if err != nil {
 		return nil, err
 	}

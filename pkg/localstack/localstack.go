@@ -407,6 +407,7 @@ func (s *Stack) startController(ctx context.Context, logs string) error {
 	if s.InterruptionQueue != "" {
 		args = append(args, "--interruption-queue", s.InterruptionQueue)
 	}
+	args = append(args, featureGatesArgs()...)
 	p := &Process{
 		Name: "joiner-controller", Path: s.opts.JoinerPath, LogPath: filepath.Join(logs, "joiner-controller.log"),
 		Args: append(args, s.opts.ControllerArgs...),

@@ -75,6 +75,9 @@ type Options struct {
 	// larger nodes as it grows.
 	NodeCost float64
 
+	// FeatureGates are Karpenter's feature gates as Joiner answers them (featuregates.go).
+	FeatureGates FeatureGates
+
 	// envErrs are environment variables AddFlags could not parse; Validate reports them.
 	envErrs []error
 }
@@ -121,6 +124,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.NodeCost, "node-cost", o.envFloat("NODE_COST", 0), "Dollars per hour every new node costs beyond its instance and EBS volumes, such as per-host licences ($15/host/month is 0.0205) [NODE_COST]")
 	fs.IntVar(&o.GCPercent, "gc-percent", o.envGCPercent(), "The garbage collector's target: a collection starts once the heap has grown by this percentage over what was live; -1 turns collection off [GOGC, where off is -1]")
 	fs.IntVar(&o.KubeClientBurst, "kube-client-burst", o.envInt("KUBE_CLIENT_BURST", DefaultKubeClientBurst), "Requests the controller may make of the API server in a burst above --kube-client-qps [KUBE_CLIENT_BURST]")
+	// Feature gates: featuregates.go.
+	o.addFeatureGatesFlag(fs)
 }
 
 // WithDefaults returns o with every zero leader-election and shutdown duration, and a zero

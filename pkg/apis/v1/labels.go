@@ -40,8 +40,10 @@ const (
 
 // Annotations that Joiner reads or writes.
 const (
-	// DoNotDisruptAnnotationKey set to "true" on a pod or a node stops voluntary disruption of that
-	// node (consolidation, drift, expiry); a node's terminationGracePeriod still bounds a drain.
+	// DoNotDisruptAnnotationKey set to "true" on a pod, Node or NodeClaim stops voluntary
+	// disruption of that node (consolidation, drift, expiry); on a pod a Go duration ("4h")
+	// does so until the pod is that old (PodDoNotDisrupt). A node's terminationGracePeriod still
+	// bounds a drain.
 	DoNotDisruptAnnotationKey = Group + "/do-not-disrupt"
 	// NodePoolHashAnnotationKey records the hash of the NodePool template a NodeClaim was made from,
 	// so that a change to the template is detected as drift.
