@@ -70,6 +70,8 @@ type node struct {
 	maxCap   []int64 // new nodes in limited pools: the largest capacity over types
 	maxAlloc []int64 // new nodes: per resource, the largest allocatable over types
 	minAlloc []int64 // new nodes: per resource, the smallest allocatable over types
+	// minValuesRelaxed is set on a new node whose minValues were lowered (MinValuesBestEffort).
+	minValuesRelaxed bool
 }
 
 // eligible reports whether pods on n count in g: n satisfies g's node filter. A new node
@@ -202,7 +204,7 @@ func (s *solver) setup() error {
 	// Classes next: they register topology groups.
 	byKey := map[string]*class{}
 	for i, pod := range s.in.Pods {
-		key := classKey(pod, reqCache[i])
+		key := classKey(pod, reqCache[i], s.ownerMatters(pod))
 		c, ok := byKey[key]
 		if !ok {
 			c = &class{key: key}
@@ -551,7 +553,7 @@ func (s *solver) buildNodes() error {
 func (s *solver) countExisting(n *node, pod *corev1.Pod) error {
 	if aff := pod.Spec.Affinity; aff != nil && aff.PodAntiAffinity != nil {
 		for i := range aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
-			g, err := s.groups.affinityGroup(pod.Namespace, &aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[i])
+			g, err := s.groups.affinityGroup(pod.Namespace, pod.Labels, &aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[i])
 			if err != nil {
 				return fmt.Errorf("reading anti-affinity of bound pod %s/%s, %w", pod.Namespace, pod.Name, err)
 			}
