@@ -115,7 +115,9 @@ func TestMinValuesPolicy(t *testing.T) {
 }
 
 func TestPreferencePolicy(t *testing.T) {
-	web := func(n int, opt podOpt) []*corev1.Pod { return pods(n, "web", "100m", "128Mi", withLabels("app", "web"), opt) }
+	web := func(n int, opt podOpt) []*corev1.Pod {
+		return pods(n, "web", "100m", "128Mi", withLabels("app", "web"), opt)
+	}
 	noZoneReq := custom(func(t *testing.T, r parResult) {
 		nc := r.claimOf("p")
 		if slices.ContainsFunc(nc.Requirements, func(req v1.NodeSelectorRequirementWithMinValues) bool { return req.Key == corev1.LabelTopologyZone }) {
