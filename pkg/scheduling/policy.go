@@ -203,3 +203,51 @@ func ValidateDefaultConstraints(cs []corev1.TopologySpreadConstraint) error {
 func (s *solver) ownerMatters(pod *corev1.Pod) bool {
 	return s.in.DefaultSpread != nil && len(s.in.DefaultSpread.Constraints) > 0 && len(pod.Spec.TopologySpreadConstraints) == 0
 }
+
+// Settings are the operator's scheduling settings, shared by every Solve of the controller,
+// `joiner simulate` and `joiner explain`: --min-values-policy, --preference-policy and the
+// default spreads of --scheduler-config.
+type Settings struct {
+	MinValuesPolicy    MinValuesPolicy
+	PreferencePolicy   PreferencePolicy
+	DefaultConstraints []corev1.TopologySpreadConstraint
+}
+
+// Apply sets in's policies and, when there are default constraints, its DefaultSpread: them
+// with the Services and controllers of workloads (nil: none; only the pods' Services and
+// controllers matter).
+func (st Settings) Apply(in *Input, workloads *DefaultSpread) {
+	in.MinValuesPolicy, in.PreferencePolicy = st.MinValuesPolicy, st.PreferencePolicy
+	if len(st.DefaultConstraints) == 0 {
+		in.DefaultSpread = nil
+		return
+	}
+	ds := &DefaultSpread{}
+	if workloads != nil {
+		*ds = *workloads
+	}
+	ds.Constraints = st.DefaultConstraints
+	in.DefaultSpread = ds
+}
+
+// ParseMinValuesPolicy reads a --min-values-policy value (Karpenter's names; "" is Strict).
+func ParseMinValuesPolicy(s string) (MinValuesPolicy, error) {
+	switch MinValuesPolicy(s) {
+	case "", MinValuesStrict:
+		return MinValuesStrict, nil
+	case MinValuesBestEffort:
+		return MinValuesBestEffort, nil
+	}
+	return "", fmt.Errorf("min values policy %q is not Strict or BestEffort", s)
+}
+
+// ParsePreferencePolicy reads a --preference-policy value (Karpenter's names; "" is Respect).
+func ParsePreferencePolicy(s string) (PreferencePolicy, error) {
+	switch PreferencePolicy(s) {
+	case "", PreferenceRespect:
+		return PreferenceRespect, nil
+	case PreferenceIgnore:
+		return PreferenceIgnore, nil
+	}
+	return "", fmt.Errorf("preference policy %q is not Respect or Ignore", s)
+}
