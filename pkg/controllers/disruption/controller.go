@@ -17,6 +17,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
 	"github.com/joinerhq/joiner/pkg/joinfailure"
+	"github.com/joinerhq/joiner/pkg/scheduling"
 )
 
 const name = "disruption"
@@ -57,6 +58,8 @@ type Controller struct {
 	JoinFailureHold time.Duration
 	// nodeCost is what every node costs per hour beyond its instance (WithNodeCost).
 	nodeCost float64
+	// settings are the scheduling policies and default spreads (WithScheduling).
+	settings scheduling.Settings
 
 	pending  *command
 	inflight []*command
@@ -96,6 +99,12 @@ type Option func(*Controller)
 // deleted node saves it, a replacement costs it.
 func WithNodeCost(dollarsPerHour float64) Option {
 	return func(c *Controller) { c.nodeCost = dollarsPerHour }
+}
+
+// WithScheduling simulates with the operator's scheduling settings (--min-values-policy,
+// --preference-policy, --scheduler-config), as provisioning's WithScheduling.
+func WithScheduling(st scheduling.Settings) Option {
+	return func(c *Controller) { c.settings = st }
 }
 
 // Name is the controller's name in logs and metrics.
