@@ -686,6 +686,14 @@ func (s *solver) valuesKept(p *pool, reqs Requirements, cand bitset, k string, l
 	return len(seen)
 }
 
+// markRelaxed records that new node n's minValues were lowered.
+func (s *solver) markRelaxed(n *node) {
+	if s.relaxed == nil {
+		s.relaxed = map[*node]bool{}
+	}
+	s.relaxed[n] = true
+}
+
 // relaxMinValues lowers, in reqs (modified), every minValues of p that cand does not meet to the
 // number of values cand keeps, as Karpenter's BestEffort policy relaxes a new NodeClaim. The
 // relaxed requirement then binds the pods that join the node.
@@ -758,7 +766,10 @@ func (s *solver) newNode(c *class, v *variant, p *pool, pod *corev1.Pod, pins []
 		relaxed = true
 	}
 	p.count++
-	n := &node{name: p.name + "-" + strconv.Itoa(p.count), pool: p, reqs: reqs, types: cand, merged: []*variant{v}, used: slices.Clone(p.daemon), minValuesRelaxed: relaxed}
+	n := &node{name: p.name + "-" + strconv.Itoa(p.count), pool: p, reqs: reqs, types: cand, merged: []*variant{v}, used: slices.Clone(p.daemon)}
+	if relaxed {
+		s.markRelaxed(n)
+	}
 	s.nodes = append(s.nodes, n)
 	s.commit(c, v, n, pod, nil, nil)
 	return true

@@ -283,7 +283,10 @@ func (r *repacker) build(plan []repackNode, old []*node) ([]*node, float64) {
 			p.count++
 			name = p.name + "-" + strconv.Itoa(p.count)
 		}
-		n := &node{name: name, pool: p, reqs: reqs, types: cand, used: rn.load, pods: pods, minValuesRelaxed: relaxed}
+		n := &node{name: name, pool: p, reqs: reqs, types: cand, used: rn.load, pods: pods}
+		if relaxed {
+			s.markRelaxed(n)
+		}
 		built = append(built, n)
 		cost += s.nodePrice(n)
 	}

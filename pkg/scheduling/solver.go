@@ -70,8 +70,6 @@ type node struct {
 	maxCap   []int64 // new nodes in limited pools: the largest capacity over types
 	maxAlloc []int64 // new nodes: per resource, the largest allocatable over types
 	minAlloc []int64 // new nodes: per resource, the smallest allocatable over types
-	// minValuesRelaxed is set on a new node whose minValues were lowered (MinValuesBestEffort).
-	minValuesRelaxed bool
 }
 
 // eligible reports whether pods on n count in g: n satisfies g's node filter. A new node
@@ -154,6 +152,9 @@ type solver struct {
 	// domainCache holds the domains spread groups count, per key and node inclusion policies
 	// (see spreadDomains).
 	domainCache map[string]map[string]struct{}
+	// relaxed are the new nodes whose minValues were lowered (MinValuesBestEffort); kept apart
+	// from node so that the node stays as small as it is without the policy.
+	relaxed map[*node]bool
 	// preferNoSchedule is set when a NodePool or an existing node has a PreferNoSchedule taint:
 	// classes then get a last variant that tolerates them (buildClass).
 	preferNoSchedule bool
