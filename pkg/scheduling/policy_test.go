@@ -111,6 +111,35 @@ func TestMinValuesPolicy(t *testing.T) {
 			want:  []parCheck{allScheduled(), minValuesRelaxed(true, "big"), claimMinValues("big", corev1.LabelInstanceTypeStable, 1), sameNode("big", "small")}},
 		{name: "strict refuses a pod only one type holds", pools: []*v1.NodePool{met()}, pods: one(pod("big", "200m", "2Gi")),
 			want: []parCheck{notScheduled("big")}},
+		// The heavier NodePool is relaxed before a lighter one that meets its minValues is tried.
+		{name: "best effort relaxes the heavier NodePool first", pools: []*v1.NodePool{
+			anyPool("heavy", poolWeight(10), poolMinValues(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpIn, 3, "c5i0.1x", "m5i0.1x")),
+			anyPool("light", poolMinValues(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpExists, 3))},
+			pods: one(pod("p", "100m", "128Mi")), setup: policies(scheduling.MinValuesBestEffort, ""),
+			want: []parCheck{custom(func(t *testing.T, r parResult) {
+				if nc := r.claimOf("p"); nc == nil || nc.NodePool != "heavy" || !nc.MinValuesRelaxed {
+					t.Errorf("pod p on %+v, want a relaxed NodeClaim of heavy", nc)
+				}
+			})}},
+		{name: "strict falls through to the lighter NodePool", pools: []*v1.NodePool{
+			anyPool("heavy", poolWeight(10), poolMinValues(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpIn, 3, "c5i0.1x", "m5i0.1x")),
+			anyPool("light", poolMinValues(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpExists, 3))},
+			pods: one(pod("p", "100m", "128Mi")),
+			want: []parCheck{custom(func(t *testing.T, r parResult) {
+				if nc := r.claimOf("p"); nc == nil || nc.NodePool != "light" || nc.MinValuesRelaxed {
+					t.Errorf("pod p on %+v, want a NodeClaim of light", nc)
+				}
+			})}},
+		// Three zones exist; the pool asks for four.
+		{name: "strict refuses unmet zone minValues", pools: []*v1.NodePool{anyPool("default", poolMinValues(corev1.LabelTopologyZone, v1.NodeSelectorOpExists, 4))},
+			pods: one(pod("p", "100m", "128Mi")), want: []parCheck{notScheduled("p")}},
+		{name: "best effort relaxes zone minValues", pools: []*v1.NodePool{anyPool("default", poolMinValues(corev1.LabelTopologyZone, v1.NodeSelectorOpExists, 4))},
+			pods: one(pod("p", "100m", "128Mi")), setup: policies(scheduling.MinValuesBestEffort, ""),
+			want: []parCheck{scheduled("p"), minValuesRelaxed(true, "p"), claimMinValues("p", corev1.LabelTopologyZone, 3)}},
+		{name: "best effort relaxes type and zone minValues", pools: []*v1.NodePool{anyPool("default",
+			poolMinValues(corev1.LabelTopologyZone, v1.NodeSelectorOpExists, 4), poolMinValues(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpIn, 3, "c5i0.1x", "m5i0.1x"))},
+			pods: one(pod("p", "100m", "128Mi")), setup: policies(scheduling.MinValuesBestEffort, ""),
+			want: []parCheck{scheduled("p"), minValuesRelaxed(true, "p"), claimMinValues("p", corev1.LabelTopologyZone, 3), claimMinValues("p", corev1.LabelInstanceTypeStable, 2)}},
 	})
 }
 
