@@ -76,30 +76,13 @@ func DefaultSelector(pod *corev1.Pod, ds *DefaultSpread) *metav1.LabelSelector {
 	}
 	var exprs []metav1.LabelSelectorRequirement
 	if owner := metav1.GetControllerOfNoCopy(pod); owner != nil {
-		switch owner.Kind {
-		case "ReplicationController":
-			for _, rc := range ds.ReplicationControllers {
-				if rc.Namespace == pod.Namespace && rc.Name == owner.Name && owner.APIVersion == "v1" {
-					maps.Copy(matchLabels, rc.Spec.Selector)
-				}
+		rcLabels, sel := controllerSelector(pod.Namespace, owner, ds)
+		maps.Copy(matchLabels, rcLabels)
+		if sel != nil {
+			for _, k := range slices.Sorted(maps.Keys(sel.MatchLabels)) {
+				exprs = append(exprs, metav1.LabelSelectorRequirement{Key: k, Operator: metav1.LabelSelectorOpIn, Values: []string{sel.MatchLabels[k]}})
 			}
-		case "ReplicaSet", "StatefulSet":
-			var sel *metav1.LabelSelector
-			if owner.APIVersion == appsv1.SchemeGroupVersion.String() {
-				if owner.Kind == "ReplicaSet" {
-					if i := slices.IndexFunc(ds.ReplicaSets, func(rs *appsv1.ReplicaSet) bool { return rs.Namespace == pod.Namespace && rs.Name == owner.Name }); i >= 0 {
-						sel = ds.ReplicaSets[i].Spec.Selector
-					}
-				} else if i := slices.IndexFunc(ds.StatefulSets, func(ss *appsv1.StatefulSet) bool { return ss.Namespace == pod.Namespace && ss.Name == owner.Name }); i >= 0 {
-					sel = ds.StatefulSets[i].Spec.Selector
-				}
-			}
-			if sel != nil {
-				for _, k := range slices.Sorted(maps.Keys(sel.MatchLabels)) {
-					exprs = append(exprs, metav1.LabelSelectorRequirement{Key: k, Operator: metav1.LabelSelectorOpIn, Values: []string{sel.MatchLabels[k]}})
-				}
-				exprs = append(exprs, sel.MatchExpressions...)
-			}
+			exprs = append(exprs, sel.MatchExpressions...)
 		}
 	}
 	if len(matchLabels) == 0 && len(exprs) == 0 {
@@ -109,6 +92,27 @@ func DefaultSelector(pod *corev1.Pod, ds *DefaultSpread) *metav1.LabelSelector {
 		matchLabels = nil
 	}
 	return &metav1.LabelSelector{MatchLabels: matchLabels, MatchExpressions: exprs}
+}
+
+// controllerSelector returns what the pod's controller owner contributes to its default
+// selector: a ReplicationController's labels, or a ReplicaSet's or StatefulSet's selector.
+func controllerSelector(namespace string, owner *metav1.OwnerReference, ds *DefaultSpread) (map[string]string, *metav1.LabelSelector) {
+	apps := owner.APIVersion == appsv1.SchemeGroupVersion.String()
+	switch {
+	case owner.Kind == "ReplicationController" && owner.APIVersion == "v1":
+		if i := slices.IndexFunc(ds.ReplicationControllers, func(rc *corev1.ReplicationController) bool { return rc.Namespace == namespace && rc.Name == owner.Name }); i >= 0 {
+			return ds.ReplicationControllers[i].Spec.Selector, nil
+		}
+	case owner.Kind == "ReplicaSet" && apps:
+		if i := slices.IndexFunc(ds.ReplicaSets, func(rs *appsv1.ReplicaSet) bool { return rs.Namespace == namespace && rs.Name == owner.Name }); i >= 0 {
+			return nil, ds.ReplicaSets[i].Spec.Selector
+		}
+	case owner.Kind == "StatefulSet" && apps:
+		if i := slices.IndexFunc(ds.StatefulSets, func(ss *appsv1.StatefulSet) bool { return ss.Namespace == namespace && ss.Name == owner.Name }); i >= 0 {
+			return nil, ds.StatefulSets[i].Spec.Selector
+		}
+	}
+	return nil, nil
 }
 
 // SpreadConstraints returns the topology spread constraints pod is scheduled with: its own, or

@@ -199,10 +199,7 @@ func TestMatchLabelKeys(t *testing.T) {
 	// Three pods of the previous revision fill zone a; the new revision's zone spread counts
 	// only its own revision when matchLabelKeys names the pod-template-hash.
 	oldRevision := func() []*scheduling.Node {
-		var bound []*corev1.Pod
-		for _, p := range pods(3, "old", "100m", "128Mi", withLabels("app", "web", "pod-template-hash", "old")) {
-			bound = append(bound, p)
-		}
+		bound := pods(3, "old", "100m", "128Mi", withLabels("app", "web", "pod-template-hash", "old"))
 		return []*scheduling.Node{zonedNode("n-a", testZones[0], "1", "2Gi", bound...)}
 	}
 	newRevision := func(opts ...podOpt) []*corev1.Pod {

@@ -62,6 +62,19 @@ func (c *checker) spreads(p *corev1.Pod) ([]corev1.TopologySpreadConstraint, []l
 	if ds == nil || len(ds.Constraints) == 0 {
 		return nil, nil
 	}
+	sel := deducedSelector(p, ds)
+	if sel.Empty() {
+		return nil, nil
+	}
+	sels := make([]labels.Selector, len(ds.Constraints))
+	for i := range sels {
+		sels[i] = sel
+	}
+	return ds.Constraints, sels
+}
+
+// deducedSelector is the selector kube-scheduler deduces for p's default spreads (see spreads).
+func deducedSelector(p *corev1.Pod, ds *scheduling.DefaultSpread) labels.Selector {
 	set := labels.Set{}
 	for _, svc := range ds.Services {
 		if svc.Namespace == p.Namespace && svc.Spec.Selector != nil && labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(p.Labels)) {
@@ -70,28 +83,10 @@ func (c *checker) spreads(p *corev1.Pod) ([]corev1.TopologySpreadConstraint, []l
 	}
 	var ownerSel *metav1.LabelSelector
 	for _, ref := range p.OwnerReferences {
-		if ref.Controller == nil || !*ref.Controller {
-			continue
-		}
-		switch {
-		case ref.APIVersion == "v1" && ref.Kind == "ReplicationController":
-			for _, rc := range ds.ReplicationControllers {
-				if rc.Namespace == p.Namespace && rc.Name == ref.Name {
-					maps.Copy(set, rc.Spec.Selector)
-				}
-			}
-		case ref.APIVersion == "apps/v1" && ref.Kind == "ReplicaSet":
-			for _, rs := range ds.ReplicaSets {
-				if rs.Namespace == p.Namespace && rs.Name == ref.Name {
-					ownerSel = rs.Spec.Selector
-				}
-			}
-		case ref.APIVersion == "apps/v1" && ref.Kind == "StatefulSet":
-			for _, ss := range ds.StatefulSets {
-				if ss.Namespace == p.Namespace && ss.Name == ref.Name {
-					ownerSel = ss.Spec.Selector
-				}
-			}
+		if ref.Controller != nil && *ref.Controller {
+			var rcLabels map[string]string
+			rcLabels, ownerSel = controllerOf(p.Namespace, ref, ds)
+			maps.Copy(set, rcLabels)
 		}
 	}
 	sel := labels.SelectorFromSet(set)
@@ -102,14 +97,33 @@ func (c *checker) spreads(p *corev1.Pod) ([]corev1.TopologySpreadConstraint, []l
 			}
 		}
 	}
-	if sel.Empty() {
-		return nil, nil
+	return sel
+}
+
+// controllerOf returns what a controller reference contributes to a default selector: a
+// ReplicationController's labels, or a ReplicaSet's or StatefulSet's selector.
+func controllerOf(namespace string, ref metav1.OwnerReference, ds *scheduling.DefaultSpread) (map[string]string, *metav1.LabelSelector) {
+	switch {
+	case ref.APIVersion == "v1" && ref.Kind == "ReplicationController":
+		for _, rc := range ds.ReplicationControllers {
+			if rc.Namespace == namespace && rc.Name == ref.Name {
+				return rc.Spec.Selector, nil
+			}
+		}
+	case ref.APIVersion == "apps/v1" && ref.Kind == "ReplicaSet":
+		for _, rs := range ds.ReplicaSets {
+			if rs.Namespace == namespace && rs.Name == ref.Name {
+				return nil, rs.Spec.Selector
+			}
+		}
+	case ref.APIVersion == "apps/v1" && ref.Kind == "StatefulSet":
+		for _, ss := range ds.StatefulSets {
+			if ss.Namespace == namespace && ss.Name == ref.Name {
+				return nil, ss.Spec.Selector
+			}
+		}
 	}
-	sels := make([]labels.Selector, len(ds.Constraints))
-	for i := range sels {
-		sels[i] = sel
-	}
-	return ds.Constraints, sels
+	return nil, nil
 }
 
 // checkMinValues: every NodeClaim's options keep at least the minValues of its NodePool's
