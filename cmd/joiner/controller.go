@@ -91,7 +91,7 @@ Every flag defaults to the environment variable named in brackets.`,
 			}
 			if cloudProvider == cloudProviderAWS {
 				awsOpts.ClusterEndpoint = opts.ClusterEndpoint
-				a, err := newAWS(ctx, awsOpts, opts.ClusterName, op.Manager.GetClient(), deps.Clock)
+				a, err := newAWS(ctx, awsOpts, opts.ClusterName, op.Manager.GetClient(), deps.Clock, op.Registry)
 				if err != nil {
 					return err
 				}

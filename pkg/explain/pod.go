@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/joinerhq/joiner/pkg/agenttaint"
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/scheduling"
 )
@@ -273,6 +274,9 @@ func explainPool(in *scheduling.Input, np *v1.NodePool, pod *corev1.Pod, terms [
 		v.labels = map[string]string{}
 	}
 	v.labels[v1.NodePoolLabelKey] = np.Name
+	if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil {
+		v.labels[v1.NodeClassLabelKey(ref)] = ref.Name
+	}
 	if withTypes {
 		v.candidates = poolCandidates(in, poolReqs, v.labels)
 	}
@@ -387,6 +391,9 @@ func poolCandidates(in *scheduling.Input, poolReqs scheduling.Requirements, labe
 			}
 			l[corev1.LabelInstanceTypeStable] = it.Name
 			l[corev1.LabelTopologyZone] = o.Zone
+			if o.ZoneID != "" {
+				l[awsv1.LabelTopologyZoneID] = o.ZoneID
+			}
 			l[v1.CapacityTypeLabelKey] = o.CapacityType
 			maps.Copy(l, labels)
 			// Keys the NodePool constrains but no type or template label defines are set at
@@ -442,7 +449,7 @@ func offered(key string, labels map[string]string, poolReqs scheduling.Requireme
 // isTypeKey reports whether instance types or their offerings give nodes the label key.
 func isTypeKey(in *scheduling.Input, key string) bool {
 	switch key {
-	case corev1.LabelTopologyZone, v1.CapacityTypeLabelKey, corev1.LabelInstanceTypeStable:
+	case corev1.LabelTopologyZone, awsv1.LabelTopologyZoneID, v1.CapacityTypeLabelKey, corev1.LabelInstanceTypeStable:
 		return true
 	}
 	return slices.ContainsFunc(in.InstanceTypes, func(it *scheduling.InstanceType) bool {

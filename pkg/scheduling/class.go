@@ -127,9 +127,9 @@ func (s *solver) buildClass(c *class) {
 	pod := c.pods[0]
 	c.namespace, c.labels, c.tolerations, c.ports = pod.Namespace, pod.Labels, pod.Spec.Tolerations, podHostPorts(pod)
 	c.poolFail = map[int]Reason{}
-	base := FromLabels(pod.Spec.NodeSelector)
+	base := byZone(FromLabels(pod.Spec.NodeSelector), s.zoneOfID)
 	aff := pod.Spec.Affinity
-	terms, nodePrefs, err := nodeAffinity(aff)
+	terms, nodePrefs, err := nodeAffinity(aff, s.zoneOfID)
 	if err != nil {
 		c.invalid = err
 		return
@@ -183,7 +183,7 @@ func (s *solver) buildClass(c *class) {
 
 // nodeAffinity returns the required node affinity terms (alternatives; one empty term when there
 // are none) and the preferred terms as preferences, lowest weight first.
-func nodeAffinity(aff *corev1.Affinity) ([]Requirements, []preference, error) {
+func nodeAffinity(aff *corev1.Affinity, zoneOfID map[string]string) ([]Requirements, []preference, error) {
 	terms := []Requirements{{}}
 	if aff == nil || aff.NodeAffinity == nil {
 		return terms, nil, nil
@@ -195,7 +195,7 @@ func nodeAffinity(aff *corev1.Affinity) ([]Requirements, []preference, error) {
 			if err != nil {
 				return nil, nil, fmt.Errorf("parsing required node affinity, %w", err)
 			}
-			terms = append(terms, rs)
+			terms = append(terms, byZone(rs, zoneOfID))
 		}
 	}
 	var prefs []preference
@@ -206,6 +206,7 @@ func nodeAffinity(aff *corev1.Affinity) ([]Requirements, []preference, error) {
 		if err != nil {
 			continue
 		}
+		rs = byZone(rs, zoneOfID)
 		prefs = append(prefs, func(v *variant) bool {
 			if v.reqs.Intersects(rs) != nil {
 				return false

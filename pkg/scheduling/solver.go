@@ -155,6 +155,8 @@ type solver struct {
 	// relaxed are the new nodes whose minValues were lowered (MinValuesBestEffort); kept apart
 	// from node so that the node stays as small as it is without the policy.
 	relaxed map[*node]bool
+	// zoneOfID maps the offerings' zone IDs to their zones (byZone).
+	zoneOfID map[string]string
 	// preferNoSchedule is set when a NodePool or an existing node has a PreferNoSchedule taint:
 	// classes then get a last variant that tolerates them (buildClass).
 	preferNoSchedule bool
@@ -165,7 +167,7 @@ type solver struct {
 // constraint it models (see docs/design/scheduling.md for what is and is not modelled). An error
 // means the input itself is unusable (such as an instance type without allocatable).
 func Solve(in *Input) (*Plan, error) {
-	s := &solver{in: in, dims: newDims(), groups: &groups{byID: map[string]*topoGroup{}}}
+	s := &solver{in: in, dims: newDims(), groups: &groups{byID: map[string]*topoGroup{}}, zoneOfID: zoneIDsOf(in.InstanceTypes)}
 	if err := s.setup(); err != nil {
 		return nil, err
 	}
@@ -415,8 +417,12 @@ func (s *solver) newPool(i int, np *v1.NodePool) *pool {
 		p.labels = map[string]string{}
 	}
 	p.labels[v1.NodePoolLabelKey] = np.Name
+	if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil {
+		p.labels[v1.NodeClassLabelKey(ref)] = ref.Name
+	}
 	p.reqs, p.err = FromNodePoolRequirements(np.Spec.Template.Spec.Requirements)
 	if p.err == nil {
+		p.reqs = byZone(p.reqs, s.zoneOfID)
 		for _, r := range FromLabels(p.labels) {
 			p.reqs.Add(r)
 		}

@@ -66,6 +66,7 @@ func (gs *groups) get(key string, namespaces []string, allNS bool, sel *metav1.L
 // getFiltered is get for spread groups: filter is the node affinity the counted nodes must
 // satisfy (nil: any), tolerations (non-nil: nodeTaintsPolicy Honor) what their taints must allow.
 func (gs *groups) getFiltered(key string, namespaces []string, allNS bool, sel *metav1.LabelSelector, filter Requirements, tolerations []corev1.Toleration) (*topoGroup, error) {
+	key = topologyKey(key)
 	selector, err := metav1.LabelSelectorAsSelector(sel)
 	if err != nil {
 		return nil, fmt.Errorf("parsing label selector, %w", err)

@@ -11,7 +11,10 @@ const MaxInstanceTypes = 60
 
 // Offering is one way to buy an instance type: a zone and a capacity type at a price.
 type Offering struct {
-	Zone         string
+	Zone string
+	// ZoneID is the zone's ID (topology.k8s.aws/zone-id), when the cloud has one: constraints on
+	// it are read as constraints on Zone.
+	ZoneID       string
 	CapacityType string
 	// Price in dollars per hour.
 	Price float64

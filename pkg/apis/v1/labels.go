@@ -1,6 +1,8 @@
 package v1
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -18,6 +20,16 @@ const (
 	// NodeDoNotSyncTaintsLabelKey on a Node stops Joiner from copying NodeClaim taints onto it.
 	NodeDoNotSyncTaintsLabelKey = Group + "/do-not-sync-taints"
 )
+
+// NodeClassLabelKey is the label that names the node class a node was launched from, as
+// Karpenter writes it: the reference's group and its kind in lower case
+// (karpenter.k8s.aws/ec2nodeclass). "" for a nil reference.
+func NodeClassLabelKey(ref *NodeClassReference) string {
+	if ref == nil {
+		return ""
+	}
+	return ref.Group + "/" + strings.ToLower(ref.Kind)
+}
 
 // Values of CapacityTypeLabelKey.
 const (

@@ -40,9 +40,12 @@ type Denials interface {
 
 // Instance is an EC2 instance as Joiner reads it.
 type Instance struct {
-	ID               string
-	Type             string
-	Zone             string
+	ID   string
+	Type string
+	Zone string
+	// ZoneID is the zone's ID (usw2-az1) when EC2 said it: DescribeInstances does, a launch's
+	// answer does not.
+	ZoneID           string
 	CapacityType     string
 	ImageID          string
 	SubnetID         string
@@ -332,6 +335,7 @@ func read(i ec2types.Instance) *Instance {
 	}
 	if i.Placement != nil {
 		inst.Zone = aws.ToString(i.Placement.AvailabilityZone)
+		inst.ZoneID = aws.ToString(i.Placement.AvailabilityZoneId)
 	}
 	if i.State != nil {
 		inst.State = string(i.State.Name)

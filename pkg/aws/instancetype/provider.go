@@ -148,11 +148,11 @@ func (p *Provider) List(ctx context.Context, nodeClass *awsv1.EC2NodeClass) ([]*
 }
 
 // listKey is what of a node class build reads, as a string: the AMI family, the kubelet
-// settings, the root volume size, the subnets' zones, and the VM memory overhead.
+// settings, the root volume size, the subnets' zones and their IDs, and the VM memory overhead.
 func listKey(nodeClass *awsv1.EC2NodeClass, vmOverhead float64) (string, error) {
 	zones := make([]string, 0, len(nodeClass.Status.Subnets))
 	for _, s := range nodeClass.Status.Subnets {
-		zones = append(zones, s.Zone)
+		zones = append(zones, s.Zone+"="+s.ZoneID)
 	}
 	slices.Sort(zones)
 	size := rootVolumeSize(nodeClass)
@@ -176,8 +176,12 @@ func build(described []Described, zones map[string][]string, prices hourlyPrices
 		VMMemoryOverheadPercent: vmOverhead, EphemeralStorage: rootVolumeSize(nodeClass),
 	}
 	subnetZones := map[string]bool{}
+	zoneIDs := map[string]string{}
 	for _, s := range nodeClass.Status.Subnets {
 		subnetZones[s.Zone] = true
+		if s.ZoneID != "" {
+			zoneIDs[s.Zone] = s.ZoneID
+		}
 	}
 	out := make([]*cloudprovider.InstanceType, 0, len(described))
 	for _, d := range described {
@@ -199,7 +203,7 @@ func build(described []Described, zones map[string][]string, prices hourlyPrices
 				price        float64
 			}{{v1.CapacityTypeSpot, spot}, {v1.CapacityTypeOnDemand, onDemand}} {
 				offerings = append(offerings, &cloudprovider.Offering{
-					Zone: zone, CapacityType: o.capacityType, Price: o.price,
+					Zone: zone, ZoneID: zoneIDs[zone], CapacityType: o.capacityType, Price: o.price,
 					Available: unavailable == nil || !unavailable.IsUnavailable(d.Name, zone, o.capacityType),
 				})
 			}

@@ -284,8 +284,8 @@ func (c *CloudProvider) overrides(ctx context.Context, nodeClass *awsv1.EC2NodeC
 }
 
 // nodeClaimOf fills a NodeClaim from a launched or described instance: providerID, imageID,
-// labels of the instance type (single-valued requirements), zone, region, capacity type and
-// NodePool, and capacity and allocatable when the instance type is known.
+// labels of the instance type (single-valued requirements), zone, zone ID, region, capacity
+// type, NodePool and EC2NodeClass, and capacity and allocatable when the instance type is known.
 func (c *CloudProvider) nodeClaimOf(nc *v1.NodeClaim, inst *instance.Instance, it *cloudprovider.InstanceType) *v1.NodeClaim {
 	if nc.Labels == nil {
 		nc.Labels = map[string]string{}
@@ -306,12 +306,35 @@ func (c *CloudProvider) nodeClaimOf(nc *v1.NodeClaim, inst *instance.Instance, i
 	nc.Labels[corev1.LabelTopologyZone] = inst.Zone
 	nc.Labels[corev1.LabelTopologyRegion] = c.cfg.Region
 	nc.Labels[v1.CapacityTypeLabelKey] = inst.CapacityType
+	if id := zoneID(inst, it); id != "" {
+		nc.Labels[awsv1.LabelTopologyZoneID] = id
+	}
 	if pool := inst.Tags[awsv1.TagKeyNodePool]; pool != "" {
 		nc.Labels[v1.NodePoolLabelKey] = pool
+	}
+	if ref := nc.Spec.NodeClassRef; ref != nil {
+		nc.Labels[v1.NodeClassLabelKey(ref)] = ref.Name
 	}
 	nc.Status.ProviderID = inst.ProviderID()
 	nc.Status.ImageID = inst.ImageID
 	return nc
+}
+
+// zoneID is the ID of the instance's zone: as EC2 described it, else that of the instance type's
+// offering in the zone (a launch's answer names the zone only), else "".
+func zoneID(inst *instance.Instance, it *cloudprovider.InstanceType) string {
+	if inst.ZoneID != "" {
+		return inst.ZoneID
+	}
+	if it == nil {
+		return ""
+	}
+	for _, o := range it.Offerings {
+		if o.Zone == inst.Zone && o.ZoneID != "" {
+			return o.ZoneID
+		}
+	}
+	return ""
 }
 
 // DescribedMaxAge is how old a description of an instance Get and IsDrifted may answer from

@@ -47,6 +47,9 @@ func NewNodeClaim(np *v1.NodePool, planned *scheduling.NodeClaim) *v1.NodeClaim 
 	maps.Copy(labels, planned.Labels)
 	delete(labels, corev1.LabelHostname)
 	labels[v1.NodePoolLabelKey] = np.Name
+	if ref := t.Spec.NodeClassRef; ref != nil {
+		labels[v1.NodeClassLabelKey(ref)] = ref.Name
+	}
 	annotations := maps.Clone(t.Annotations)
 	if annotations == nil {
 		annotations = map[string]string{}

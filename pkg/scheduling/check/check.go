@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/joinerhq/joiner/pkg/agenttaint"
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/scheduling"
 )
@@ -182,8 +183,14 @@ func (c *checker) buildClaims(plan *scheduling.Plan) {
 				maps.Copy(l, it.Labels)
 				maps.Copy(l, np.Spec.Template.Labels)
 				l[v1.NodePoolLabelKey] = np.Name
+				if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil {
+					l[v1.NodeClassLabelKey(ref)] = ref.Name
+				}
 				l[corev1.LabelInstanceTypeStable] = it.Name
 				l[corev1.LabelTopologyZone] = o.Zone
+				if o.ZoneID != "" {
+					l[awsv1.LabelTopologyZoneID] = o.ZoneID
+				}
 				l[v1.CapacityTypeLabelKey] = o.CapacityType
 				l[corev1.LabelHostname] = nc.Name
 				if !nodeClaimReqsMatch(l, nc.Requirements) {

@@ -338,11 +338,13 @@ type SubnetSelectorTerm struct {
 	ID string `json:"id,omitempty"`
 }
 
-// SecurityGroupSelectorTerm selects security groups. Its fields are ANDed; set id alone, or tags
-// and/or name.
+// SecurityGroupSelectorTerm selects security groups by one of tags, id or name. As in Karpenter,
+// id and name are each alone in their term: a group name is unique in its VPC, so ANDing it with
+// tags would only hide a typo.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.tags) || has(self.id) || has(self.name)",message="each spec.securityGroupSelectorTerms entry must set tags, id or name: add one of them, or remove the empty term"
 // +kubebuilder:validation:XValidation:rule="!has(self.id) || !(has(self.tags) || has(self.name))",message="id must be the only field in its spec.securityGroupSelectorTerms entry: put tags and name in a separate term (terms are ORed)"
+// +kubebuilder:validation:XValidation:rule="!has(self.name) || !has(self.tags)",message="name must be the only field in its spec.securityGroupSelectorTerms entry: put tags in a separate term (terms are ORed)"
 type SecurityGroupSelectorTerm struct {
 	// Tags selects security groups carrying all of these tags. A value of "*" matches any value of
 	// the key. At most 20 tags; keys and values must not be empty.
