@@ -60,6 +60,7 @@ Every flag defaults to the environment variable named in brackets.`,
 			if err := opts.Validate(); err != nil {
 				return err
 			}
+			settings, _ := opts.Scheduling() // Validate checked it
 			debug.SetGCPercent(opts.WithDefaults().GCPercent)
 			level, _ := opts.Level() // Validate checked it
 			logger := operator.NewLogger(level)
@@ -84,6 +85,7 @@ Every flag defaults to the environment variable named in brackets.`,
 				BatchIdleDuration: opts.BatchIdleDuration,
 				BatchMaxDuration:  opts.BatchMaxDuration,
 				NodeCost:          opts.NodeCost,
+				Scheduling:        settings,
 				InterruptionQueue: opts.InterruptionQueue,
 				Namespace:         opts.LeaderElectionNamespace,
 				// Feature gates.

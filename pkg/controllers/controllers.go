@@ -34,6 +34,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/controllers/nodepool/startuptaints"
 	nodepoolstatus "github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
 	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
+	"github.com/joinerhq/joiner/pkg/scheduling"
 )
 
 // Controller is what every controller package provides.
@@ -61,6 +62,8 @@ type Dependencies struct {
 	// SpotToSpotConsolidation is the feature gate of the name (operator.FeatureGates): off,
 	// consolidation never replaces spot nodes by spot nodes.
 	SpotToSpotConsolidation bool
+	// Scheduling are the operator's scheduling settings (operator.Options.Scheduling).
+	Scheduling scheduling.Settings
 	// AWS, when set, is the AWS provider CloudProvider comes from: it adds the controllers that
 	// call it directly (EC2NodeClass status, prices and launch templates, leaked instances).
 	AWS *provider.AWS
@@ -81,7 +84,7 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 	view := cluster.New(mgr.GetClient(), true, cluster.ReadingStores(mgr.GetCache()))
 
 	prov, err := provisioning.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock,
-		mgr.GetEventRecorder("karpenter"), deps.Registry, deps.BatchIdleDuration, deps.BatchMaxDuration, provisioning.WithNodeCost(deps.NodeCost))
+		mgr.GetEventRecorder("karpenter"), deps.Registry, deps.BatchIdleDuration, deps.BatchMaxDuration, provisioning.WithNodeCost(deps.NodeCost), provisioning.WithScheduling(deps.Scheduling))
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +98,7 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 	}
 	recorder := mgr.GetEventRecorder("karpenter")
 	disrupt, err := disruption.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock, recorder, deps.Registry, disruption.WithNodeCost(deps.NodeCost),
-		disruption.WithSpotToSpotConsolidation(deps.SpotToSpotConsolidation))
+		disruption.WithSpotToSpotConsolidation(deps.SpotToSpotConsolidation), disruption.WithScheduling(deps.Scheduling))
 	if err != nil {
 		return nil, err
 	}

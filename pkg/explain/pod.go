@@ -48,6 +48,9 @@ type PodReport struct {
 	Outcome string `json:"outcome"`
 	// PodProblems are reasons that hold against every NodePool (an invalid pod).
 	PodProblems []string `json:"podProblems,omitempty"`
+	// Scheduling says how the scheduling settings (preference policy, default topology spread
+	// constraints) and the pod's matchLabelKeys and mismatchLabelKeys shape the outcome.
+	Scheduling []string `json:"scheduling,omitempty"`
 	// NodePools are every NodePool, by name.
 	NodePools []NodePoolReport `json:"nodePools"`
 }
@@ -116,6 +119,7 @@ func Pod(in *scheduling.Input, all []*v1.NodePool, excluded []scheduling.Reason,
 		return nil, err
 	}
 	r.Outcome = outcome
+	r.Scheduling = schedulingNotes(in, pod)
 	for _, reason := range solverReasons {
 		if reason.NodePool == "" {
 			r.PodProblems = append(r.PodProblems, fmt.Sprintf("%s: %s", reason.Code, reason.Message))
@@ -198,8 +202,12 @@ func simulate(in *scheduling.Input, pod *corev1.Pod) (string, []scheduling.Reaso
 		return "fits on node " + plan.Placements[0].Node + " (an existing node, or a NodeClaim already launching): no new launch needed", nil, nil
 	case len(plan.NodeClaims) > 0:
 		nc := plan.NodeClaims[0]
-		return fmt.Sprintf("would launch a NodeClaim of NodePool %s: %s in %s (%s) at $%.4f/h, %d instance-type options",
-			nc.NodePool, nc.Launch.InstanceType, nc.Launch.Zone, nc.Launch.CapacityType, nc.Launch.Price, len(nc.InstanceTypes)), nil, nil
+		relaxed := ""
+		if nc.MinValuesRelaxed {
+			relaxed = ", minValues relaxed (--min-values-policy BestEffort): the NodePool's minValues cannot be met"
+		}
+		return fmt.Sprintf("would launch a NodeClaim of NodePool %s: %s in %s (%s) at $%.4f/h, %d instance-type options%s",
+			nc.NodePool, nc.Launch.InstanceType, nc.Launch.Zone, nc.Launch.CapacityType, nc.Launch.Price, len(nc.InstanceTypes), relaxed), nil, nil
 	}
 	var reasons []scheduling.Reason
 	for _, u := range plan.Unschedulable {

@@ -74,6 +74,8 @@ type Options struct {
 	// 15/730 = 0.0205). Provisioning minimises it with the instance prices, so it prefers fewer,
 	// larger nodes as it grows.
 	NodeCost float64
+	// SchedulingOptions: --min-values-policy, --preference-policy and --scheduler-config.
+	SchedulingOptions
 
 	// FeatureGates are Karpenter's feature gates as Joiner answers them (featuregates.go).
 	FeatureGates FeatureGates
@@ -126,6 +128,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.KubeClientBurst, "kube-client-burst", o.envInt("KUBE_CLIENT_BURST", DefaultKubeClientBurst), "Requests the controller may make of the API server in a burst above --kube-client-qps [KUBE_CLIENT_BURST]")
 	// Feature gates: featuregates.go.
 	o.addFeatureGatesFlag(fs)
+	o.addSchedulingFlags(fs)
 }
 
 // WithDefaults returns o with every zero leader-election and shutdown duration, and a zero
@@ -193,6 +196,9 @@ func (o *Options) Validate() error {
 	}
 	if o.KubeClientBurst < o.KubeClientQPS {
 		errs = append(errs, fmt.Errorf("--kube-client-burst %d must be at least --kube-client-qps %d", o.KubeClientBurst, o.KubeClientQPS))
+	}
+	if _, err := o.Scheduling(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -134,6 +134,9 @@ func (s *solver) buildClass(c *class) {
 		c.invalid = err
 		return
 	}
+	if s.in.PreferencePolicy == PreferenceIgnore {
+		nodePrefs = nil
+	}
 	var required []func(v *variant) error
 	var prefs, podPrefs []preference
 	s.spreadConstraints(pod, &required, &prefs)
@@ -218,8 +221,12 @@ func nodeAffinity(aff *corev1.Affinity, zoneOfID map[string]string) ([]Requireme
 // spreadConstraints adds the pod's DoNotSchedule spreads as required and ScheduleAnyway ones as
 // preferences.
 func (s *solver) spreadConstraints(pod *corev1.Pod, required *[]func(v *variant) error, prefs *[]preference) {
-	for i := range pod.Spec.TopologySpreadConstraints {
-		tsc := &pod.Spec.TopologySpreadConstraints[i]
+	constraints := SpreadConstraints(pod, s.in.DefaultSpread)
+	for i := range constraints {
+		tsc := &constraints[i]
+		if tsc.WhenUnsatisfiable == corev1.ScheduleAnyway && s.in.PreferencePolicy == PreferenceIgnore {
+			continue
+		}
 		add := func(v *variant) error {
 			// Honouring node affinity (the default) counts only pods on nodes this pod could
 			// use: the filter is the required part of v's requirements, before preferences.
@@ -251,10 +258,10 @@ func (s *solver) spreadConstraints(pod *corev1.Pod, required *[]func(v *variant)
 }
 
 func (s *solver) podAffinityConstraints(c *class, aff *corev1.Affinity, required *[]func(v *variant) error, prefs *[]preference) {
-	ns := c.pods[0].Namespace
+	ns, podLabels := c.pods[0].Namespace, c.pods[0].Labels
 	addTerms := func(terms []corev1.PodAffinityTerm, anti bool) {
 		for i := range terms {
-			g, err := s.groups.affinityGroup(ns, &terms[i])
+			g, err := s.groups.affinityGroup(ns, podLabels, &terms[i])
 			if err != nil {
 				c.invalid = err
 				return
@@ -271,10 +278,13 @@ func (s *solver) podAffinityConstraints(c *class, aff *corev1.Affinity, required
 		}
 	}
 	addPrefs := func(terms []corev1.WeightedPodAffinityTerm, anti bool) {
+		if s.in.PreferencePolicy == PreferenceIgnore {
+			return
+		}
 		terms = slices.Clone(terms)
 		slices.SortStableFunc(terms, func(a, b corev1.WeightedPodAffinityTerm) int { return cmp.Compare(a.Weight, b.Weight) })
 		for i := range terms {
-			g, err := s.groups.affinityGroup(ns, &terms[i].PodAffinityTerm)
+			g, err := s.groups.affinityGroup(ns, podLabels, &terms[i].PodAffinityTerm)
 			if err != nil {
 				continue
 			}

@@ -102,16 +102,17 @@ func (gs *groups) getFiltered(key string, namespaces []string, allNS bool, sel *
 	return g, nil
 }
 
-// affinityGroup returns the group of a pod (anti-)affinity term of a pod in namespace ns.
-// An empty namespaceSelector means every namespace; other namespace selectors are not modelled
-// and fall back to the listed namespaces (or the pod's own).
-func (gs *groups) affinityGroup(ns string, term *corev1.PodAffinityTerm) (*topoGroup, error) {
+// affinityGroup returns the group of a pod (anti-)affinity term of a pod in namespace ns with
+// labels podLabels (its matchLabelKeys and mismatchLabelKeys read them). An empty
+// namespaceSelector means every namespace; other namespace selectors are not modelled and fall
+// back to the listed namespaces (or the pod's own).
+func (gs *groups) affinityGroup(ns string, podLabels map[string]string, term *corev1.PodAffinityTerm) (*topoGroup, error) {
 	allNS := term.NamespaceSelector != nil && len(term.NamespaceSelector.MatchLabels) == 0 && len(term.NamespaceSelector.MatchExpressions) == 0
 	namespaces := term.Namespaces
 	if len(namespaces) == 0 {
 		namespaces = []string{ns}
 	}
-	return gs.get(term.TopologyKey, namespaces, allNS, term.LabelSelector)
+	return gs.get(term.TopologyKey, namespaces, allNS, WithLabelKeys(term.LabelSelector, podLabels, term.MatchLabelKeys, term.MismatchLabelKeys))
 }
 
 // sortedDomains returns the domains of universe ordered by count ascending (desc when reverse),

@@ -75,6 +75,13 @@ type Input struct {
 	// solver minimises instance price plus this cost, so a plan of many small nodes pays for
 	// each; the cheapest offering to launch does not depend on it.
 	NodeCosts map[string]float64
+	// MinValuesPolicy is how minValues binds new NodeClaims ("": Strict).
+	MinValuesPolicy MinValuesPolicy
+	// PreferencePolicy is how preferences are treated ("": Respect).
+	PreferencePolicy PreferencePolicy
+	// DefaultSpread, when set, gives pods without topology spread constraints the cluster's
+	// default ones.
+	DefaultSpread *DefaultSpread
 }
 
 // Placement is a pod placed on an existing node.
@@ -111,6 +118,10 @@ type NodeClaim struct {
 	// NodeCost is what the node costs per hour beyond Launch.Price (its NodePool's
 	// Input.NodeCosts).
 	NodeCost float64
+	// MinValuesRelaxed is set when, under MinValuesBestEffort, a minValues of the NodePool could
+	// not be met and Requirements carry the lower number the options keep (Karpenter annotates
+	// such a NodeClaim karpenter.sh/nodeclaim-min-values-relaxed: "true").
+	MinValuesRelaxed bool
 }
 
 // ReasonCode classifies why a pod cannot go to a NodePool.

@@ -19,6 +19,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
 	"github.com/joinerhq/joiner/pkg/joinfailure"
+	"github.com/joinerhq/joiner/pkg/scheduling"
 )
 
 const name = "disruption"
@@ -61,6 +62,8 @@ type Controller struct {
 	nodeCost float64
 	// spotToSpot is the SpotToSpotConsolidation feature gate (WithSpotToSpotConsolidation).
 	spotToSpot bool
+	// settings are the scheduling policies and default spreads (WithScheduling).
+	settings scheduling.Settings
 
 	pending  *command
 	inflight []*command
@@ -111,6 +114,12 @@ func WithNodeCost(dollarsPerHour float64) Option {
 // not made; they may still be deleted, or replaced where only on-demand capacity fits.
 func WithSpotToSpotConsolidation(on bool) Option {
 	return func(c *Controller) { c.spotToSpot = on }
+}
+
+// WithScheduling simulates with the operator's scheduling settings (--min-values-policy,
+// --preference-policy, --scheduler-config), as provisioning's WithScheduling.
+func WithScheduling(st scheduling.Settings) Option {
+	return func(c *Controller) { c.settings = st }
 }
 
 // Name is the controller's name in logs and metrics.

@@ -164,6 +164,7 @@ func (c *Controller) newPass(ctx context.Context, now time.Time, busy map[string
 		// launch a replacement now, which the simulations see; the rest goes ahead.
 		log.FromContext(ctx).Error(err, "Reading instance types for disruption; their NodePools launch no replacement this pass")
 	}
+	schedulinginput.ApplySettings(ctx, c.kube, c.settings, &snap.Input)
 	ps := &pass{now: now, nodes: nodes, byName: map[string]*cluster.StateNode{}, snapshot: snap, busy: busy, spotToSpotGate: c.spotToSpot}
 	for _, pod := range unbound {
 		if schedulinginput.Provisionable(pod) || unseen(pod) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -55,6 +56,9 @@ func NewNodeClaim(np *v1.NodePool, planned *scheduling.NodeClaim) *v1.NodeClaim 
 	}
 	annotations[v1.NodePoolHashAnnotationKey] = np.Hash()
 	annotations[v1.NodePoolHashVersionAnnotationKey] = v1.NodePoolHashVersion
+	// As Karpenter marks every NodeClaim it launches: "true" when minValues were relaxed
+	// (--min-values-policy BestEffort), "false" otherwise.
+	annotations[v1.NodeClaimMinValuesRelaxedAnnotationKey] = strconv.FormatBool(planned.MinValuesRelaxed)
 	// A hostname is never known before launch: the admission rules refuse it, and the solver
 	// only pins it for its own bookkeeping.
 	reqs := slices.DeleteFunc(slices.Clone(planned.Requirements), func(r v1.NodeSelectorRequirementWithMinValues) bool {

@@ -73,6 +73,7 @@ func Plan(in *scheduling.Input, plan *scheduling.Plan) []error {
 		}
 	}
 	c.checkLimits()
+	c.checkMinValues(plan)
 	return c.errs
 }
 
@@ -345,11 +346,14 @@ func termNamespaces(p *corev1.Pod, term *corev1.PodAffinityTerm) (map[string]boo
 // podsMatching returns every pod on every node that the term of p selects.
 func (c *checker) podsMatching(p *corev1.Pod, term *corev1.PodAffinityTerm) []*corev1.Pod {
 	key := fmt.Sprintf("%s|%s", p.Namespace, term.String())
+	if len(term.MatchLabelKeys) > 0 || len(term.MismatchLabelKeys) > 0 {
+		key += "|" + labels.Set(p.Labels).String()
+	}
 	if m, ok := c.matches[key]; ok {
 		return m
 	}
 	ns, all := termNamespaces(p, term)
-	sel := selectorOf(term.LabelSelector)
+	sel := termSelector(term, p.Labels)
 	var out []*corev1.Pod
 	for _, n := range c.nodes {
 		for _, q := range n.pods {
@@ -427,7 +431,7 @@ func (c *checker) checkOthersAntiAffinity(p *corev1.Pod, n *cnode) {
 			for i := range q.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
 				term := &q.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[i]
 				ns, all := termNamespaces(q, term)
-				if (all || ns[p.Namespace]) && selectorOf(term.LabelSelector).Matches(labels.Set(p.Labels)) && c.sameDomain(nn, n, term.TopologyKey) {
+				if (all || ns[p.Namespace]) && termSelector(term, q.Labels).Matches(labels.Set(p.Labels)) && c.sameDomain(nn, n, term.TopologyKey) {
 					c.fail("pod %s shares %s with pod %s whose anti-affinity excludes it", podName(p), term.TopologyKey, podName(q))
 				}
 			}
@@ -437,8 +441,7 @@ func (c *checker) checkOthersAntiAffinity(p *corev1.Pod, n *cnode) {
 
 // spreadCounts counts, per domain of the nodes eligible for p under tsc's inclusion policies,
 // the pods tsc selects that were bound or placed up to and including p.
-func (c *checker) spreadCounts(p *corev1.Pod, tsc *corev1.TopologySpreadConstraint) map[string]int {
-	sel := selectorOf(tsc.LabelSelector)
+func (c *checker) spreadCounts(p *corev1.Pod, tsc *corev1.TopologySpreadConstraint, sel labels.Selector) map[string]int {
 	counts := map[string]int{}
 	honor := tsc.NodeAffinityPolicy == nil || *tsc.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor
 	honorTaints := tsc.NodeTaintsPolicy != nil && *tsc.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor
@@ -460,8 +463,9 @@ func (c *checker) spreadCounts(p *corev1.Pod, tsc *corev1.TopologySpreadConstrai
 }
 
 func (c *checker) checkSpread(p *corev1.Pod, n *cnode) {
-	for i := range p.Spec.TopologySpreadConstraints {
-		tsc := &p.Spec.TopologySpreadConstraints[i]
+	constraints, selectors := c.spreads(p)
+	for i := range constraints {
+		tsc := &constraints[i]
 		if tsc.WhenUnsatisfiable != corev1.DoNotSchedule {
 			continue
 		}
@@ -470,7 +474,7 @@ func (c *checker) checkSpread(p *corev1.Pod, n *cnode) {
 			c.fail("pod %s on node %s without spread key %s", podName(p), n.name, tsc.TopologyKey)
 			continue
 		}
-		counts := c.spreadCounts(p, tsc)
+		counts := c.spreadCounts(p, tsc, selectors[i])
 		// Replayed as kube-scheduler checks it: the skew p's placement made, counting p in
 		// its own domain and against the other domains' counts (the minimum excluding p).
 		minC := math.MaxInt
