@@ -177,6 +177,9 @@ func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
 		return daemonSetsRunning(ctx, stack.Client)
 	})
 	claims, instances := checkOneInstancePerNodeClaim(t, ctx, stack)
+	calls := emulatorCalls(t, ctx, stack)
+	t.Logf("%d NodeClaims; EC2 calls: CreateFleet %d, CreateTags %d, DescribeInstances %d, TerminateInstances %d",
+		len(claims), calls["CreateFleet"], calls["CreateTags"], calls["DescribeInstances"], calls["TerminateInstances"])
 	used := checkLimits(t, claims, pools)
 	if used["compute"] == nil {
 		t.Errorf("the preferred nodepool compute launched nothing; used = %v", used)
