@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,6 +29,7 @@ type fakeEC2 struct {
 
 	mu         sync.Mutex
 	fleets     []int32
+	overrides  [][]string
 	describes  [][]string
 	terminates [][]string
 	next       int
@@ -38,6 +40,13 @@ func (f *fakeEC2) CreateFleet(_ context.Context, in *ec2.CreateFleetInput, _ ...
 	defer f.mu.Unlock()
 	want := aws.ToInt32(in.TargetCapacitySpecification.TotalTargetCapacity)
 	f.fleets = append(f.fleets, want)
+	var types []string
+	for _, c := range in.LaunchTemplateConfigs {
+		for _, o := range c.Overrides {
+			types = append(types, string(o.InstanceType)+"/"+aws.ToString(o.AvailabilityZone))
+		}
+	}
+	f.overrides = append(f.overrides, types)
 	n := int(want)
 	if f.fulfil >= 0 {
 		n = min(n, f.fulfil)
@@ -184,6 +193,84 @@ func TestFleetBatches(t *testing.T) {
 				t.Errorf("%d CreateFleet calls after the retries, want %d", len(api.fleets), want)
 			}
 		})
+	}
+}
+
+func overridesOf(types ...string) []Override {
+	out := make([]Override, 0, len(types))
+	for _, t := range types {
+		out = append(out, Override{InstanceType: t, Zone: "us-west-2a", SubnetID: "subnet-a", LaunchTemplate: "lt"})
+	}
+	return out
+}
+
+// TestSharedFleets: launches whose cheapest override is the same go out as one fleet over the
+// overrides they all allow, unless that would leave one of them less than half its own.
+func TestSharedFleets(t *testing.T) {
+	tests := []struct {
+		name      string
+		overrides [][]string
+		// want is each group's members and shared instance types.
+		want []string
+	}{
+		{name: "alike", overrides: [][]string{{"m5.large", "m5.xlarge"}, {"m5.large", "m5.xlarge"}}, want: []string{"[0 1] m5.large,m5.xlarge"}},
+		{name: "a NodeClaim with more pods fits fewer types", overrides: [][]string{
+			{"m5.large", "c5.large", "m5.xlarge", "r5.large"}, {"m5.large", "m5.xlarge", "r5.large"},
+		}, want: []string{"[0 1] m5.large,m5.xlarge,r5.large"}},
+		{name: "merging would leave less than half", overrides: [][]string{
+			{"m5.large", "c5.large", "c5.xlarge", "c5.2xlarge"}, {"m5.large", "r5.large", "r5.xlarge", "r5.2xlarge"}, {"m5.large", "c5.large", "c5.xlarge"},
+		}, want: []string{"[0 2] m5.large,c5.large,c5.xlarge", "[1] m5.large,r5.large,r5.xlarge,r5.2xlarge"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ls []Launch
+			for _, o := range tt.overrides {
+				ls = append(ls, Launch{Overrides: overridesOf(o...)})
+			}
+			var got []string
+			for _, g := range sharedFleets(ls) {
+				var types []string
+				for _, o := range g.overrides {
+					types = append(types, o.InstanceType)
+				}
+				got = append(got, fmt.Sprintf("%v %s", g.members, strings.Join(types, ",")))
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("groups %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestFleetSharesOverrides: concurrent launches with the same cheapest override but different
+// fallbacks make one CreateFleet over the fallbacks they share; a different cheapest override is
+// another fleet.
+func TestFleetSharesOverrides(t *testing.T) {
+	api := &fakeEC2{fulfil: -1}
+	p := NewProvider(api, &marks{}, nil, "demo", clocktesting.NewFakeClock(time.Unix(1e9, 0)))
+	launches := []Launch{launchFor("nc-0"), launchFor("nc-1"), launchFor("nc-2")}
+	launches[0].Overrides = overridesOf("m5.large", "c5.large", "m5.xlarge")
+	launches[1].Overrides = overridesOf("m5.large", "m5.xlarge")
+	launches[2].Overrides = overridesOf("c5.large", "m5.xlarge")
+	errs := make([]error, len(launches))
+	var wg sync.WaitGroup
+	for i, l := range launches {
+		wg.Go(func() { _, errs[i] = p.Create(t.Context(), l) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("nc-%d: %v", i, err)
+		}
+	}
+	got := make([]string, 0, len(api.overrides))
+	for i, o := range api.overrides {
+		got = append(got, fmt.Sprintf("%d: %s", api.fleets[i], strings.Join(o, ",")))
+	}
+	slices.Sort(got)
+	want := []string{"1: c5.large/us-west-2a,m5.xlarge/us-west-2a", "2: m5.large/us-west-2a,m5.xlarge/us-west-2a"}
+	if !slices.Equal(got, want) {
+		t.Errorf("fleets %q, want %q", got, want)
 	}
 }
 

@@ -28,10 +28,19 @@ const (
 	FleetMaxItems = 1000
 )
 
-// fleetKey is what launches must share to go out as one fleet: their whole CreateFleet request
-// (FleetInput: launch template configs and overrides, capacity type, tags), hashed.
+// fleetKey is what launches must share to go out in one batch: their CreateFleet request
+// (FleetInput: launch template configs, capacity type, tags) with the overrides cut to the
+// cheapest, hashed. NodeClaims packed with different pods differ in the tail of their overrides
+// (a NodeClaim with more pods fits fewer instance types), so a key of the whole request merged a
+// quarter of the launches of a 1,000-pod scale-up; launches whose cheapest override is the same
+// launch it under EC2's allocation strategy anyway, and launchFleet sends them as one fleet over
+// the overrides they share (sharedFleets).
 func fleetKey(l Launch) (string, error) {
-	b, err := json.Marshal(FleetInput(l, false))
+	keyed := l
+	if len(l.Overrides) > 0 {
+		keyed.Overrides = l.Overrides[:1]
+	}
+	b, err := json.Marshal(FleetInput(keyed, false))
 	if err != nil {
 		return "", fmt.Errorf("launching nodeclaim, hashing the fleet request, %w", err)
 	}
@@ -39,14 +48,85 @@ func fleetKey(l Launch) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// launchFleet is the CreateFleet batcher's executor: one instant fleet for the batch's launches,
-// which share their request, with a target capacity of one per launch. The launched instances go
+// fleetGroup is launches of one batch that go out as one fleet over the overrides all of them
+// allow.
+type fleetGroup struct {
+	overrides []Override
+	members   []int
+	// need is the most overrides the group must keep: half of its longest member's, so that
+	// merging never leaves a launch less than half its own fallbacks against a capacity error.
+	need int
+}
+
+// sharedFleets splits a batch (launches of one fleetKey, so sharing their cheapest override)
+// into groups that each go out as one fleet: a launch joins the first group whose shared
+// overrides, intersected with its own, keep at least half of every member's overrides. The
+// shared overrides keep the first launch's order (by price), so the cheapest stays first and an
+// instance of the fleet fits every member's NodeClaim.
+func sharedFleets(ls []Launch) []fleetGroup {
+	var groups []fleetGroup
+	for i, l := range ls {
+		need := (len(l.Overrides) + 1) / 2
+		joined := false
+		for g := range groups {
+			shared := intersectOverrides(groups[g].overrides, l.Overrides)
+			if len(shared) == 0 || len(shared) < max(groups[g].need, need) {
+				continue
+			}
+			groups[g].overrides, groups[g].members, groups[g].need = shared, append(groups[g].members, i), max(groups[g].need, need)
+			joined = true
+			break
+		}
+		if !joined {
+			groups = append(groups, fleetGroup{overrides: l.Overrides, members: []int{i}, need: need})
+		}
+	}
+	return groups
+}
+
+// intersectOverrides is the overrides of a also in b (same instance type, zone, subnet and launch
+// template), in a's order.
+func intersectOverrides(a, b []Override) []Override {
+	type pool struct{ instanceType, zone, subnet, template string }
+	in := make(map[pool]bool, len(b))
+	for _, o := range b {
+		in[pool{o.InstanceType, o.Zone, o.SubnetID, o.LaunchTemplate}] = true
+	}
+	out := make([]Override, 0, len(a))
+	for _, o := range a {
+		if in[pool{o.InstanceType, o.Zone, o.SubnetID, o.LaunchTemplate}] {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// launchFleet is the CreateFleet batcher's executor: one instant fleet for each group of the
+// batch's launches (sharedFleets: usually one for the whole batch), over the overrides the group
+// shares, with a target capacity of one per launch. The launched instances go
 // to the launches in order, each recorded in the ledger for its NodeClaim before it is handed
 // over; a launch left without one (EC2 launched fewer) gets an InsufficientCapacityError when
 // every error EC2 gave was a capacity error (each marked unavailable), or the first other error
 // classified. An instance beyond the batch's count becomes an orphan a later launch may adopt.
 func (p *Provider) launchFleet(ctx context.Context, _ string, ls []Launch) []batcher.Result[*Instance] {
-	l := ls[0]
+	results := make([]batcher.Result[*Instance], len(ls))
+	for _, g := range sharedFleets(ls) {
+		members := make([]Launch, 0, len(g.members))
+		for _, i := range g.members {
+			members = append(members, ls[i])
+		}
+		shared := ls[g.members[0]]
+		shared.Overrides = g.overrides
+		for j, r := range p.launchGroup(ctx, shared, members) {
+			results[g.members[j]] = r
+		}
+	}
+	return results
+}
+
+// launchGroup launches one fleet of l's request for the launches ls, which all allow l's
+// overrides (launchFleet's contract).
+func (p *Provider) launchGroup(ctx context.Context, l Launch, ls []Launch) []batcher.Result[*Instance] {
 	at := p.clock.Now()
 	in := FleetInput(l, false)
 	in.TargetCapacitySpecification.TotalTargetCapacity = aws.Int32(int32(len(ls))) //nolint:gosec // at most FleetMaxItems
