@@ -242,7 +242,8 @@ func TestExpire(t *testing.T) {
 	if res, err = h.Disrupt(t.Context()); err != nil || !slices.Contains(res.Deleted, nc.Name) {
 		t.Fatalf("after expiry: deleted %v (%v), want %s", res.Deleted, err, nc.Name)
 	}
-	if v := counter(t, h.reg, "karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "expired", "nodepool": "expire", "capacity_type": "spot"}); v != 1 {
+	if v := counter(t, h.reg, "karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "expired", "nodepool": "expire", "capacity_type": "spot",
+		"consolidation_policy": "", "termination_mode": "graceful"}); v != 1 {
 		t.Errorf("expired disruptions = %v, want 1", v)
 	}
 }
