@@ -109,6 +109,7 @@ func (c *Controller) execute(ctx context.Context, cmd *command) (deleted, launch
 		if err := c.kube.Create(ctx, nc); err != nil {
 			return abandon("creating the replacement failed", fmt.Errorf("launching replacement nodeclaim, %w", err))
 		}
+		c.metrics.nodeClaimsCreated.WithLabelValues(cmd.method.label, nc.Labels[v1.NodePoolLabelKey], provisioning.MinValuesRelaxed(nc)).Inc()
 	}
 	for _, cand := range cmd.candidates {
 		c.recorder.Eventf(cand.node.NodeClaim, nil, corev1.EventTypeNormal, ReasonDisruptionLaunching, "Disrupt", "Launching NodeClaim %v: %s", cmd.launched, cmd.describe())

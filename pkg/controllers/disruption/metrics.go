@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
 	joinermetrics "github.com/joinerhq/joiner/pkg/metrics"
 )
 
@@ -14,6 +15,9 @@ type metrics struct {
 	// nodeClaimsDisrupted is karpenter_nodeclaims_disrupted_total{reason,nodepool,capacity_type,
 	// consolidation_policy,termination_mode}, Karpenter v1.15's labels (see DisruptedLabels).
 	nodeClaimsDisrupted *prometheus.CounterVec
+	// nodeClaimsCreated is karpenter_nodeclaims_created_total, shared with provisioning: the
+	// replacements launched, with the disruption reason.
+	nodeClaimsCreated *prometheus.CounterVec
 	// decisions is karpenter_voluntary_disruption_decisions_total{decision,reason,consolidation_type}.
 	decisions *prometheus.CounterVec
 	// decisionsByNodePool is karpenter_voluntary_disruption_decisions_by_nodepool_total{nodepool,
@@ -35,6 +39,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Namespace: "karpenter", Subsystem: "nodeclaims", Name: "disrupted_total",
 			Help: "NodeClaims disrupted, by reason, NodePool, capacity type, consolidation policy and termination mode.",
 		}, joinermetrics.DisruptedLabels()),
+		nodeClaimsCreated: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "karpenter", Subsystem: "nodeclaims", Name: "created_total", Help: provisioning.CreatedHelp,
+		}, provisioning.CreatedLabels()),
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "karpenter", Subsystem: "voluntary_disruption", Name: "decisions_total",
 			Help: "Disruption decisions carried out, by decision (delete, replace), reason and consolidation type.",
@@ -59,6 +66,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	}
 	var err error
 	if m.nodeClaimsDisrupted, err = joinermetrics.Register(reg, m.nodeClaimsDisrupted); err != nil {
+		return nil, err
+	}
+	if m.nodeClaimsCreated, err = joinermetrics.Register(reg, m.nodeClaimsCreated); err != nil {
 		return nil, err
 	}
 	if m.decisions, err = joinermetrics.Register(reg, m.decisions); err != nil {

@@ -101,6 +101,9 @@ func TestReplace(t *testing.T) {
 			if v := counter(t, h.reg, "karpenter_voluntary_disruption_decisions_total", map[string]string{"decision": "replace", "reason": "underutilized", "consolidation_type": "single"}); v != 1 {
 				t.Errorf("replace decisions = %v, want 1", v)
 			}
+			if v := counter(t, h.reg, "karpenter_nodeclaims_created_total", map[string]string{"reason": "underutilized", "nodepool": pool, "min_values_relaxed": "false"}); v != 1 {
+				t.Errorf("replacements created = %v, want 1", v)
+			}
 			if e := h.events.Find(pool, corev1.EventTypeNormal, disruption.ReasonDisruptionTerminating); !strings.Contains(e, "saving $0.0500/h") {
 				t.Errorf("nodepool event %q, want the savings per hour", e)
 			}

@@ -6,12 +6,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Label names of karpenter_pods_state, as Karpenter's.
-var stateLabels = []string{"name", "namespace", "owner", "node", "nodepool", "zone", "arch", "capacity_type", "instance_type", "phase"}
+// Label names of karpenter_pods_state, as Karpenter v1.15's.
+var stateLabels = []string{"name", "namespace", "owner", "node", "scheduled", "nodepool", "zone", "arch", "capacity_type", "instance_type", "phase", "ready", "managed"}
 
 var (
 	stateDesc = prometheus.NewDesc("karpenter_pods_state",
-		"Pod state: one series per pod, value 1, labelled with the pod's owner, node, phase and the node's labels.",
+		"Pod state: one series per pod, value 1, labelled with the pod's owner, node, phase, readiness and the node's labels.",
 		stateLabels, nil)
 	unboundDesc = prometheus.NewDesc("karpenter_pods_current_unbound_time_seconds",
 		"Seconds since creation of each pod not yet bound to a node.",
