@@ -14,6 +14,8 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/provider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
@@ -24,6 +26,8 @@ import (
 	"github.com/joinerhq/joiner/pkg/controllers/aws/unavailableofferings"
 	"github.com/joinerhq/joiner/pkg/controllers/disruption"
 	nodeclaimmetrics "github.com/joinerhq/joiner/pkg/controllers/metrics/nodeclaim"
+	nodemetrics "github.com/joinerhq/joiner/pkg/controllers/metrics/node"
+	nodepoolmetrics "github.com/joinerhq/joiner/pkg/controllers/metrics/nodepool"
 	podmetrics "github.com/joinerhq/joiner/pkg/controllers/metrics/pod"
 	"github.com/joinerhq/joiner/pkg/controllers/node/termination"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/consolidatable"
@@ -90,6 +94,16 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 	if err != nil {
 		return nil, err
 	}
+	// Nodes are labelled in metrics by the well-known labels, AWS's included, as Karpenter's AWS
+	// provider labels them.
+	nodeMetrics, err := nodemetrics.NewController(view, deps.Clock, append(v1.WellKnownLabels(), awsv1.WellKnownLabels()...), deps.Registry)
+	if err != nil {
+		return nil, err
+	}
+	poolMetrics, err := nodepoolmetrics.NewController(view, deps.CloudProvider, deps.Clock, deps.Registry)
+	if err != nil {
+		return nil, err
+	}
 	recorder := mgr.GetEventRecorder("karpenter")
 	disrupt, err := disruption.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock, recorder, deps.Registry, disruption.WithNodeCost(deps.NodeCost))
 	if err != nil {
@@ -108,6 +122,9 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 		pods,
 		// Launched, registered, initialized and failed joins, counted from NodeClaim transitions.
 		claimMetrics,
+		// Karpenter's node, NodePool, cost and offering gauges, measured periodically.
+		nodeMetrics,
+		poolMetrics,
 		// Disruption: podevents records when pods come and go, consolidatable marks NodeClaims
 		// quiet for consolidateAfter, drift marks those that no longer match their NodePool or
 		// node class, disruption removes, replaces and expires nodes within budgets.
