@@ -18,6 +18,7 @@ import (
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/provider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
+	cloudmetrics "github.com/joinerhq/joiner/pkg/cloudprovider/metrics"
 	"github.com/joinerhq/joiner/pkg/cluster"
 	"github.com/joinerhq/joiner/pkg/controllers/aws/housekeeping"
 	"github.com/joinerhq/joiner/pkg/controllers/aws/instancegc"
@@ -80,8 +81,17 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 		return nil, err
 	}
 	view := cluster.New(mgr.GetClient(), true, cluster.ReadingStores(mgr.GetCache()))
+	// Each controller gets the cloud provider measured under its name
+	// (karpenter_cloudprovider_duration_seconds and _errors_total, as Karpenter's).
+	cloudMetrics, err := cloudmetrics.NewMetrics(deps.Clock, deps.Registry)
+	if err != nil {
+		return nil, err
+	}
+	cloud := func(controller string) cloudprovider.CloudProvider {
+		return cloudMetrics.Decorate(deps.CloudProvider, controller)
+	}
 
-	prov, err := provisioning.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock,
+	prov, err := provisioning.NewController(mgr.GetClient(), view, cloud("provisioning"), deps.Clock,
 		mgr.GetEventRecorder("karpenter"), deps.Registry, deps.BatchIdleDuration, deps.BatchMaxDuration, provisioning.WithNodeCost(deps.NodeCost))
 	if err != nil {
 		return nil, err
@@ -100,25 +110,25 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 	if err != nil {
 		return nil, err
 	}
-	poolMetrics, err := nodepoolmetrics.NewController(view, deps.CloudProvider, deps.Clock, deps.Registry)
+	poolMetrics, err := nodepoolmetrics.NewController(view, cloud("metrics.nodepool"), deps.Clock, deps.Registry)
 	if err != nil {
 		return nil, err
 	}
 	recorder := mgr.GetEventRecorder("karpenter")
-	disrupt, err := disruption.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock, recorder, deps.Registry, disruption.WithNodeCost(deps.NodeCost))
+	disrupt, err := disruption.NewController(mgr.GetClient(), view, cloud("disruption"), deps.Clock, recorder, deps.Registry, disruption.WithNodeCost(deps.NodeCost))
 	if err != nil {
 		return nil, err
 	}
 	controllers := []Controller{
 		prov,
-		nodepoolstatus.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock),
+		nodepoolstatus.NewController(mgr.GetClient(), view, cloud("nodepool.status"), deps.Clock),
 		// Advice to declare agent taints (Cilium's, the EBS CSI driver's...) in startupTaints.
 		startuptaints.NewController(mgr.GetClient(), recorder),
 		// Lifecycle and termination each rely on the other for deletion: lifecycle finalizes
 		// NodeClaims (Node deleted, instance deleted), termination drains Nodes.
-		lifecycle.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
-		termination.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
-		garbagecollection.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
+		lifecycle.NewController(mgr.GetClient(), cloud("nodeclaim.lifecycle"), deps.Clock, recorder),
+		termination.NewController(mgr.GetClient(), cloud("node.termination"), deps.Clock, recorder),
+		garbagecollection.NewController(mgr.GetClient(), cloud("nodeclaim.garbagecollection"), deps.Clock, recorder),
 		pods,
 		// Launched, registered, initialized and failed joins, counted from NodeClaim transitions.
 		claimMetrics,
@@ -130,7 +140,7 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 		// node class, disruption removes, replaces and expires nodes within budgets.
 		podevents.NewController(mgr.GetClient(), deps.Clock),
 		consolidatable.NewController(mgr.GetClient(), deps.Clock),
-		drift.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock),
+		drift.NewController(mgr.GetClient(), cloud("nodeclaim.drift"), deps.Clock),
 		disrupt,
 	}
 	if deps.AWS != nil {
