@@ -26,6 +26,7 @@ import (
 	nodeclassstatus "github.com/joinerhq/joiner/pkg/controllers/aws/nodeclass/status"
 	"github.com/joinerhq/joiner/pkg/controllers/aws/unavailableofferings"
 	"github.com/joinerhq/joiner/pkg/controllers/disruption"
+	"github.com/joinerhq/joiner/pkg/controllers/metrics/lifetime"
 	nodeclaimmetrics "github.com/joinerhq/joiner/pkg/controllers/metrics/nodeclaim"
 	nodemetrics "github.com/joinerhq/joiner/pkg/controllers/metrics/node"
 	nodepoolmetrics "github.com/joinerhq/joiner/pkg/controllers/metrics/nodepool"
@@ -114,6 +115,10 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 	if err != nil {
 		return nil, err
 	}
+	lifetimeMetrics, err := lifetime.NewController(deps.Clock, deps.Registry)
+	if err != nil {
+		return nil, err
+	}
 	recorder := mgr.GetEventRecorder("karpenter")
 	disrupt, err := disruption.NewController(mgr.GetClient(), view, cloud("disruption"), deps.Clock, recorder, deps.Registry, disruption.WithNodeCost(deps.NodeCost))
 	if err != nil {
@@ -135,6 +140,8 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 		// Karpenter's node, NodePool, cost and offering gauges, measured periodically.
 		nodeMetrics,
 		poolMetrics,
+		// Nodes and NodeClaims created and terminated, and how long termination took.
+		lifetimeMetrics,
 		// Disruption: podevents records when pods come and go, consolidatable marks NodeClaims
 		// quiet for consolidateAfter, drift marks those that no longer match their NodePool or
 		// node class, disruption removes, replaces and expires nodes within budgets.
