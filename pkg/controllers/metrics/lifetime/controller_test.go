@@ -58,9 +58,13 @@ func TestLifetime(t *testing.T) {
 		do   func(c *lifetime.Controller)
 		want []string
 	}{
-		{"registered", func(c *lifetime.Controller) { c.NodeClaimUpdated(claim(metav1.ConditionUnknown), claim(metav1.ConditionTrue)) },
+		{"registered", func(c *lifetime.Controller) {
+			c.NodeClaimUpdated(claim(metav1.ConditionUnknown), claim(metav1.ConditionTrue))
+		},
 			[]string{"karpenter_nodes_created_total{nodepool=default,zone=us-west-2a} 1"}},
-		{"still registered", func(c *lifetime.Controller) { c.NodeClaimUpdated(claim(metav1.ConditionTrue), claim(metav1.ConditionTrue)) }, nil},
+		{"still registered", func(c *lifetime.Controller) {
+			c.NodeClaimUpdated(claim(metav1.ConditionTrue), claim(metav1.ConditionTrue))
+		}, nil},
 		{"nodeclaim gone", func(c *lifetime.Controller) {
 			nc := claim(metav1.ConditionTrue)
 			nc.DeletionTimestamp = &deleting
