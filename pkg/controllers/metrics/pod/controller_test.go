@@ -157,9 +157,15 @@ func expectState(t *testing.T, reg *prometheus.Registry, series ...string) {
 	expect(t, reg, "karpenter_pods_state", series)
 }
 
+// expectUnbound checks the unbound times under both names, Joiner's older and Karpenter v1's.
 func expectUnbound(t *testing.T, reg *prometheus.Registry, series ...string) {
 	t.Helper()
 	expect(t, reg, "karpenter_pods_current_unbound_time_seconds", series)
+	var renamed []string
+	for _, s := range series {
+		renamed = append(renamed, strings.Replace(s, "karpenter_pods_current_unbound_time_seconds", "karpenter_pods_unbound_time_seconds", 1))
+	}
+	expect(t, reg, "karpenter_pods_unbound_time_seconds", renamed)
 }
 
 // expect compares the gauge's series, written as in the text exposition format with labels

@@ -11,8 +11,9 @@
 //     controller saw not Ready first. A pod already Ready when first seen (every running pod
 //     after a restart or a leader change) is not observed, so restarts do not count pods twice;
 //     a pod whose readiness flips later is not observed again.
-//   - karpenter_pods_current_unbound_time_seconds (gauge): for each pod not bound to a node and
-//     not finished, the time since its creation, computed on the injected clock at scrape time.
+//   - karpenter_pods_current_unbound_time_seconds (gauge), and the same as Karpenter v1 names it,
+//     karpenter_pods_unbound_time_seconds: for each pod not bound to a node and not finished, the
+//     time since its creation, computed on the injected clock at scrape time.
 //
 // The controller reconciles each pod on its changes, and the pods of a node whose labels change.
 // It remembers per pod only what the metrics need (UID, labels, whether startup was observed)

@@ -16,6 +16,11 @@ var (
 	unboundDesc = prometheus.NewDesc("karpenter_pods_current_unbound_time_seconds",
 		"Seconds since creation of each pod not yet bound to a node.",
 		[]string{"name", "namespace"}, nil)
+	// unboundTimeDesc is Karpenter v1's name for the same gauge; Joiner serves both, the older
+	// name for its own dashboard and alerts.
+	unboundTimeDesc = prometheus.NewDesc("karpenter_pods_unbound_time_seconds",
+		"The time from pod creation until the pod is bound.",
+		[]string{"name", "namespace"}, nil)
 )
 
 // newStartupSummary returns karpenter_pods_startup_duration_seconds, a summary with Karpenter's
@@ -35,10 +40,11 @@ type collector struct{ c *Controller }
 
 var _ prometheus.Collector = collector{}
 
-// Describe sends the two descriptors.
+// Describe sends the descriptors.
 func (col collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- stateDesc
 	ch <- unboundDesc
+	ch <- unboundTimeDesc
 }
 
 // Collect sends one state series per known pod and one unbound time per unbound pod.
@@ -49,7 +55,9 @@ func (col collector) Collect(ch chan<- prometheus.Metric) {
 	for key, rec := range col.c.pods {
 		ch <- prometheus.MustNewConstMetric(stateDesc, prometheus.GaugeValue, 1, rec.labels...)
 		if rec.unbound {
-			ch <- prometheus.MustNewConstMetric(unboundDesc, prometheus.GaugeValue, max(now.Sub(rec.created).Seconds(), 0), key.Name, key.Namespace)
+			unbound := max(now.Sub(rec.created).Seconds(), 0)
+			ch <- prometheus.MustNewConstMetric(unboundDesc, prometheus.GaugeValue, unbound, key.Name, key.Namespace)
+			ch <- prometheus.MustNewConstMetric(unboundTimeDesc, prometheus.GaugeValue, unbound, key.Name, key.Namespace)
 		}
 	}
 }
