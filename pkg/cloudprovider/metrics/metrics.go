@@ -86,7 +86,7 @@ type decorator struct {
 
 // measure records a call of method that started at start and returned err.
 func (d *decorator) measure(method string, start time.Time, err error) {
-	provider := d.CloudProvider.Name()
+	provider := d.Name()
 	d.m.duration.WithLabelValues(d.controller, method, provider).Observe(d.m.clock.Since(start).Seconds())
 	if err != nil {
 		d.m.errors.WithLabelValues(d.controller, method, provider, ErrorLabel(err)).Inc()

@@ -31,6 +31,8 @@ type metrics struct {
 	evaluation *prometheus.HistogramVec
 	// allowed is karpenter_nodepools_allowed_disruptions{nodepool,reason}.
 	allowed *prometheus.GaugeVec
+	// consuming is karpenter_nodepools_nodes_consuming_budgets{nodepool,reason}.
+	consuming *prometheus.GaugeVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -63,6 +65,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Namespace: "karpenter", Subsystem: "nodepools", Name: "allowed_disruptions",
 			Help: "How many more nodes of the NodePool its budgets let be disrupted now, by reason.",
 		}, []string{"nodepool", "reason"}),
+		consuming: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "karpenter", Subsystem: "nodepools", Name: "nodes_consuming_budgets",
+			Help: "The NodePool's nodes disrupting now (deleting, not Ready, or tainted disrupted), which its budgets count.",
+		}, []string{"nodepool", "reason"}),
 	}
 	var err error
 	if m.nodeClaimsDisrupted, err = joinermetrics.Register(reg, m.nodeClaimsDisrupted); err != nil {
@@ -81,6 +87,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return nil, err
 	}
 	if m.allowed, err = joinermetrics.Register(reg, m.allowed); err != nil {
+		return nil, err
+	}
+	if m.consuming, err = joinermetrics.Register(reg, m.consuming); err != nil {
 		return nil, err
 	}
 	m.eligible, err = joinermetrics.Register(reg, m.eligible)

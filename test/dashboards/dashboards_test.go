@@ -1,4 +1,4 @@
-package controllers_test
+package dashboards_test
 
 import (
 	"context"
@@ -117,37 +117,8 @@ func positive(v float64) bool { return v > 0 }
 // over HTTP /metrics, every series and label that Karpenter's capacity and performance
 // dashboards (its getting-started Grafana dashboards) query.
 func TestKarpenterDashboards(t *testing.T) {
-	ctx, cancel := context.WithCancel(t.Context())
-	opts := operator.Options{
-		ClusterName: "test", BatchIdleDuration: 20 * time.Millisecond, BatchMaxDuration: 200 * time.Millisecond, LogLevel: "info",
-		MetricsBindAddress: freeAddr(t), HealthProbeBindAddress: freeAddr(t),
-		LeaderElection: true, LeaderElectionNamespace: "default", LeaderElectionID: "joiner-dashboard",
-		KubeClientQPS: operator.DefaultKubeClientQPS, KubeClientBurst: operator.DefaultKubeClientBurst,
-	}
-	op, err := operator.New(env.Config, env.Scheme, opts, prometheus.NewRegistry(), logr.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cloud := &fake.CloudProvider{InstanceTypes: testkit.DefaultInstanceTypes()}
-	cs, err := controllers.New(ctx, op.Manager, controllers.Dependencies{
-		Clock: clock.RealClock{}, CloudProvider: cloud, Registry: op.Registry,
-		BatchIdleDuration: opts.BatchIdleDuration, BatchMaxDuration: opts.BatchMaxDuration,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := controllers.Register(ctx, op.Manager, cs); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- op.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("operator stopped with %v", err)
-		}
-	})
-
+	ctx := t.Context()
+	metricsURL := startOperator(t)
 	const pool = "dashboard"
 	testkit.Create(t, env.Client,
 		&awsv1.EC2NodeClass{
@@ -186,90 +157,10 @@ func TestKarpenterDashboards(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Scale-up: the NodeClaim launches, and its Node joins as a kubelet would make it.
-	claim := &v1.NodeClaim{}
-	testkit.Poll(t, 30*time.Second, "a launched NodeClaim for the pending pod", func() bool {
-		var claims v1.NodeClaimList
-		if env.Client.List(ctx, &claims, client.MatchingLabels{v1.NodePoolLabelKey: pool}) != nil || len(claims.Items) != 1 {
-			return false
-		}
-		*claim = claims.Items[0]
-		return claim.Status.ProviderID != ""
-	})
-	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-9-1.us-west-2.compute.internal", Labels: map[string]string{
-			corev1.LabelHostname: "ip-10-0-9-1", corev1.LabelArchStable: "amd64", corev1.LabelOSStable: "linux",
-			corev1.LabelTopologyZone: claim.Labels[corev1.LabelTopologyZone], corev1.LabelInstanceTypeStable: claim.Labels[corev1.LabelInstanceTypeStable],
-		}},
-		Spec: corev1.NodeSpec{ProviderID: claim.Status.ProviderID, Taints: []corev1.Taint{v1.UnregisteredNoExecuteTaint()}},
-	}
-	testkit.Create(t, env.Client, node)
-	stored := node.DeepCopy()
-	node.Status = corev1.NodeStatus{
-		Capacity:    corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("29")},
-		Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1930m"), corev1.ResourceMemory: resource.MustParse("7Gi"), corev1.ResourcePods: resource.MustParse("29")},
-		Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
-	}
-	// A patch: the lifecycle controller may be syncing the Node's labels and taints meanwhile.
-	if err := env.Client.Status().Patch(ctx, node, client.MergeFrom(stored)); err != nil {
-		t.Fatal(err)
-	}
-	// Once Ready, kube-controller-manager's node lifecycle controller (not running here) would take
-	// away the not-ready taint Joiner registers the Node with.
-	testkit.Eventually(t, 30*time.Second, func() string {
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(node), node); err != nil {
-			return err.Error()
-		}
-		i := slices.IndexFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == corev1.TaintNodeNotReady })
-		if i < 0 {
-			if node.Labels[v1.NodeRegisteredLabelKey] != "true" {
-				return "the Node is not registered yet"
-			}
-			return ""
-		}
-		node.Spec.Taints = slices.Delete(node.Spec.Taints, i, i+1)
-		if err := env.Client.Update(ctx, node); err != nil {
-			return err.Error()
-		}
-		return "the not-ready taint was just removed"
-	})
-	testkit.Eventually(t, 30*time.Second, func() string {
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(claim), claim); err != nil {
-			return err.Error()
-		}
-		if !meta.IsStatusConditionTrue(claim.Status.Conditions, v1.ConditionTypeInitialized) {
-			return fmt.Sprintf("NodeClaim not initialized: %+v", claim.Status.Conditions)
-		}
-		return ""
-	})
-	// The scheduler's part: the pod and a DaemonSet pod run on the node.
-	daemon := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "dashboard-daemon", Namespace: "default", OwnerReferences: []metav1.OwnerReference{{
-			APIVersion: "apps/v1", Kind: "DaemonSet", Name: "agent", UID: "5e1b6c2a-0000-4000-8000-000000000001", Controller: new(true)}}},
-		Spec: corev1.PodSpec{NodeName: node.Name, Containers: []corev1.Container{{Name: "agent", Image: "agent", Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
-		}}}},
-	}
-	testkit.Create(t, env.Client, daemon)
-	if err := env.Client.SubResource("binding").Create(ctx, app, &corev1.Binding{
-		ObjectMeta: metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace},
-		Target:     corev1.ObjectReference{Kind: "Node", Name: node.Name},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []*corev1.Pod{app, daemon} {
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
-			t.Fatal(err)
-		}
-		stored := p.DeepCopy()
-		p.Status.Phase = corev1.PodRunning
-		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
-		if err := env.Client.Status().Patch(ctx, p, client.MergeFrom(stored)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// Scale-up: the NodeClaim launches, its Node joins, the pods run there.
+	node := joinNode(ctx, t, pool)
+	daemon := runPods(ctx, t, node, app)
 
-	metricsURL := "http://" + opts.MetricsBindAddress + "/metrics"
 	nodeDims := []string{"arch", "capacity_type", "instance_type", "nodepool", "zone"}
 	ours := map[string]string{"nodepool": pool}
 	cpu := func(extra map[string]string) map[string]string {
@@ -279,27 +170,10 @@ func TestKarpenterDashboards(t *testing.T) {
 		}
 		return out
 	}
-	between := func(lo, hi float64) func(float64) bool { return func(v float64) bool { return v >= lo && v <= hi } }
 	expect := func(what string, series []dashboardSeries) {
 		t.Helper()
-		testkit.Eventually(t, 60*time.Second, func() string {
-			families, err := scrape(ctx, metricsURL)
-			if err != nil {
-				return fmt.Sprintf("scraping %s: %v", metricsURL, err)
-			}
-			var wrong []string
-			for _, s := range series {
-				if w := s.check(families); w != "" {
-					wrong = append(wrong, w)
-				}
-			}
-			if len(wrong) > 0 {
-				return what + ":\n" + strings.Join(wrong, "\n")
-			}
-			return ""
-		})
+		expectSeries(ctx, t, metricsURL, what, series)
 	}
-
 	// The capacity dashboard, after the scale-up.
 	expect("after the scale-up", []dashboardSeries{
 		{"karpenter_nodes_allocatable", append(nodeDims, "resource_type"), cpu(map[string]string{"arch": "amd64", "zone": "us-west-2a", "instance_type": "m7i.large", "capacity_type": "on-demand"}), between(1.93, 1.93)},
@@ -315,6 +189,9 @@ func TestKarpenterDashboards(t *testing.T) {
 		{"karpenter_pods_state", []string{"phase", "arch", "capacity_type", "instance_type", "nodepool", "namespace", "node", "zone"},
 			map[string]string{"name": "dashboard-app", "phase": "Running", "nodepool": pool, "node": node.Name, "zone": "us-west-2a", "ready": "true"}, between(1, 1)},
 		{"karpenter_voluntary_disruption_eligible_nodes", []string{"reason"}, map[string]string{"reason": "underutilized"}, between(0, 1)},
+		// Not on the dashboards, but Karpenter's budget gauges an operator alerts on.
+		{"karpenter_nodepools_allowed_disruptions", []string{"nodepool", "reason"}, map[string]string{"nodepool": pool, "reason": "Empty"}, between(1, 1)},
+		{"karpenter_nodepools_nodes_consuming_budgets", []string{"nodepool", "reason"}, map[string]string{"nodepool": pool, "reason": "Empty"}, between(0, 0)},
 		{"karpenter_cloudprovider_instance_type_offering_price_estimate", []string{"instance_type", "capacity_type", "zone"},
 			map[string]string{"instance_type": "m7i.large", "capacity_type": "on-demand", "zone": "us-west-2a"}, between(0.1, 0.1)},
 		{"karpenter_cloudprovider_instance_type_offering_available", []string{"instance_type", "capacity_type", "zone"},
@@ -370,6 +247,165 @@ func TestKarpenterDashboards(t *testing.T) {
 		families, err := scrape(ctx, metricsURL)
 		return err == nil && gone.check(families) != ""
 	})
+}
+
+// startOperator runs the operator with the fake cloud provider until the test ends and returns
+// its /metrics URL.
+func startOperator(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	opts := operator.Options{
+		ClusterName: "test", BatchIdleDuration: 20 * time.Millisecond, BatchMaxDuration: 200 * time.Millisecond, LogLevel: "info",
+		MetricsBindAddress: freeAddr(t), HealthProbeBindAddress: freeAddr(t),
+		LeaderElection: true, LeaderElectionNamespace: "default", LeaderElectionID: "joiner-dashboard",
+		KubeClientQPS: operator.DefaultKubeClientQPS, KubeClientBurst: operator.DefaultKubeClientBurst,
+	}
+	op, err := operator.New(env.Config, env.Scheme, opts, prometheus.NewRegistry(), logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cloud := &fake.CloudProvider{InstanceTypes: testkit.DefaultInstanceTypes()}
+	cs, err := controllers.New(ctx, op.Manager, controllers.Dependencies{
+		Clock: clock.RealClock{}, CloudProvider: cloud, Registry: op.Registry,
+		BatchIdleDuration: opts.BatchIdleDuration, BatchMaxDuration: opts.BatchMaxDuration,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := controllers.Register(ctx, op.Manager, cs); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- op.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("operator stopped with %v", err)
+		}
+	})
+
+	return "http://" + opts.MetricsBindAddress + "/metrics"
+}
+
+// joinNode waits for the NodePool's NodeClaim to launch and makes its Node join as a kubelet and
+// kube-controller-manager would, until the NodeClaim is initialized.
+func joinNode(ctx context.Context, t *testing.T, pool string) *corev1.Node {
+	t.Helper()
+	claim := &v1.NodeClaim{}
+	testkit.Poll(t, 30*time.Second, "a launched NodeClaim for the pending pod", func() bool {
+		var claims v1.NodeClaimList
+		if env.Client.List(ctx, &claims, client.MatchingLabels{v1.NodePoolLabelKey: pool}) != nil || len(claims.Items) != 1 {
+			return false
+		}
+		*claim = claims.Items[0]
+		return claim.Status.ProviderID != ""
+	})
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-9-1.us-west-2.compute.internal", Labels: map[string]string{
+			corev1.LabelHostname: "ip-10-0-9-1", corev1.LabelArchStable: "amd64", corev1.LabelOSStable: "linux",
+			corev1.LabelTopologyZone: claim.Labels[corev1.LabelTopologyZone], corev1.LabelInstanceTypeStable: claim.Labels[corev1.LabelInstanceTypeStable],
+		}},
+		Spec: corev1.NodeSpec{ProviderID: claim.Status.ProviderID, Taints: []corev1.Taint{v1.UnregisteredNoExecuteTaint()}},
+	}
+	testkit.Create(t, env.Client, node)
+	stored := node.DeepCopy()
+	node.Status = corev1.NodeStatus{
+		Capacity:    corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("29")},
+		Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1930m"), corev1.ResourceMemory: resource.MustParse("7Gi"), corev1.ResourcePods: resource.MustParse("29")},
+		Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
+	}
+	// A patch: the lifecycle controller may be syncing the Node's labels and taints meanwhile.
+	if err := env.Client.Status().Patch(ctx, node, client.MergeFrom(stored)); err != nil {
+		t.Fatal(err)
+	}
+	// Once Ready, kube-controller-manager's node lifecycle controller (not running here) would take
+	// away the not-ready taint Joiner registers the Node with.
+	testkit.Eventually(t, 30*time.Second, func() string {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(node), node); err != nil {
+			return err.Error()
+		}
+		i := slices.IndexFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == corev1.TaintNodeNotReady })
+		if i < 0 {
+			if node.Labels[v1.NodeRegisteredLabelKey] != "true" {
+				return "the Node is not registered yet"
+			}
+			return ""
+		}
+		node.Spec.Taints = slices.Delete(node.Spec.Taints, i, i+1)
+		if err := env.Client.Update(ctx, node); err != nil {
+			return err.Error()
+		}
+		return "the not-ready taint was just removed"
+	})
+	testkit.Eventually(t, 30*time.Second, func() string {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(claim), claim); err != nil {
+			return err.Error()
+		}
+		if !meta.IsStatusConditionTrue(claim.Status.Conditions, v1.ConditionTypeInitialized) {
+			return fmt.Sprintf("NodeClaim not initialized: %+v", claim.Status.Conditions)
+		}
+		return ""
+	})
+	return node
+}
+
+// runPods binds app and a new DaemonSet pod to node, Running and Ready, as kube-scheduler and the
+// kubelet would; it returns the DaemonSet pod.
+func runPods(ctx context.Context, t *testing.T, node *corev1.Node, app *corev1.Pod) *corev1.Pod {
+	t.Helper()
+	daemon := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "dashboard-daemon", Namespace: "default", OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: "apps/v1", Kind: "DaemonSet", Name: "agent", UID: "5e1b6c2a-0000-4000-8000-000000000001", Controller: new(true)}}},
+		Spec: corev1.PodSpec{NodeName: node.Name, Containers: []corev1.Container{{Name: "agent", Image: "agent", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+		}}}},
+	}
+	testkit.Create(t, env.Client, daemon)
+	if err := env.Client.SubResource("binding").Create(ctx, app, &corev1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace},
+		Target:     corev1.ObjectReference{Kind: "Node", Name: node.Name},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*corev1.Pod{app, daemon} {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+			t.Fatal(err)
+		}
+		stored := p.DeepCopy()
+		p.Status.Phase = corev1.PodRunning
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
+		if err := env.Client.Status().Patch(ctx, p, client.MergeFrom(stored)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	return daemon
+}
+
+// expectSeries waits until the URL serves every one of series.
+func expectSeries(ctx context.Context, t *testing.T, metricsURL, what string, series []dashboardSeries) {
+	t.Helper()
+	testkit.Eventually(t, 60*time.Second, func() string {
+		families, err := scrape(ctx, metricsURL)
+		if err != nil {
+			return fmt.Sprintf("scraping %s: %v", metricsURL, err)
+		}
+		var wrong []string
+		for _, s := range series {
+			if w := s.check(families); w != "" {
+				wrong = append(wrong, w)
+			}
+		}
+		if len(wrong) > 0 {
+			return what + ":\n" + strings.Join(wrong, "\n")
+		}
+		return ""
+	})
+}
+
+// between accepts values from lo to hi.
+func between(lo, hi float64) func(float64) bool {
+	return func(v float64) bool { return v >= lo && v <= hi }
 }
 
 // hasQuantile reports whether the summary family serves quantile q.
