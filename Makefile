@@ -86,11 +86,12 @@ testenv: ## Build etcd, kube-apiserver, kube-scheduler and kube-controller-manag
 ##@ Code health
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, CRDs and the emulator's instance-type catalogue.
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, CRDs, docs/api-compatibility.md and the emulator's instance-type catalogue.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./pkg/apis/...
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:dir=config/crd/bases
 	go run ./hack/crdpatch config/crd/bases/karpenter.sh_nodepools.yaml config/crd/bases/karpenter.sh_nodeclaims.yaml
 	rm -f $(CHART)/crds/*.yaml && cp config/crd/bases/*.yaml $(CHART)/crds/
+	go run ./hack/apicompat -template docs/api-compatibility.md.tmpl -out docs/api-compatibility.md config/crd/bases/*.yaml
 	go run ./pkg/catalog/gen -out pkg/catalog/catalog.json
 
 .PHONY: tidy

@@ -290,13 +290,15 @@ func checkRefusedFaults(t *testing.T, e *env) {
 		{`{"slowRate": 0.5, "slowLatency": "soon"}`, "slowLatency"},
 		{`{"describeInstancesLag": "-2s"}`, "describeInstancesLag"},
 		{`{"latency": "2"}`, "latency"},
+		{`{"rateLimits": "fast"}`, "rateLimits"},
+		{`{"rateLimits": "0"}`, "rateLimits"},
 	} {
 		code, body := putFaultsRaw(t, e, tt.body)
 		if code != http.StatusBadRequest || !strings.Contains(body, tt.field) {
 			t.Errorf("PUT %s = %d %q, want 400 naming %s", tt.body, code, body, tt.field)
 		}
 	}
-	if got := getFaults(t, e); len(got.InsufficientCapacity) != 1 || got.ErrorRate != 0 {
+	if got := getFaults(t, e); len(got.InsufficientCapacity) != 1 || got.ErrorRate != 0 || got.RateLimits != "off" {
 		t.Errorf("a refused PUT changed the faults: %+v", got)
 	}
 }

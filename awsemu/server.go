@@ -3,7 +3,6 @@ package awsemu
 import (
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/joinerhq/joiner/awsemu/iam"
 	"github.com/joinerhq/joiner/awsemu/inspect"
 	"github.com/joinerhq/joiner/awsemu/pricing"
+	"github.com/joinerhq/joiner/awsemu/ratelimit"
 	"github.com/joinerhq/joiner/awsemu/sqs"
 	"github.com/joinerhq/joiner/awsemu/ssm"
 	"github.com/joinerhq/joiner/awsemu/state"
@@ -37,13 +37,20 @@ type Server struct {
 	pricing  *pricing.Handler
 	sqs      *sqs.Handler
 	inspect  *inspect.Handler
+	limits   *ratelimit.Limiter
 	requests atomic.Uint64
 }
 
-// New returns a Server over st whose injected latency waits on clk.
+// New returns a Server over st whose injected latency waits on clk. It meters no request: turn
+// AWS's rate limits on with SetRateLimits or the faults endpoint.
 func New(st *state.State, clk clock.Clock) *Server {
-	return &Server{clock: clk, state: st, ec2: ec2.New(st), iam: iam.New(st), sts: sts.New(st), ssm: ssm.New(st), eks: eks.New(st), pricing: pricing.New(st), sqs: sqs.New(st, clk), inspect: inspect.New(st)}
+	limits := ratelimit.New(clk, ratelimit.Off)
+	return &Server{clock: clk, state: st, ec2: ec2.New(st), iam: iam.New(st), sts: sts.New(st), ssm: ssm.New(st), eks: eks.New(st),
+		pricing: pricing.New(st), sqs: sqs.New(st, clk), inspect: inspect.New(st, limits), limits: limits}
 }
+
+// SetRateLimits sets how the server meters requests (docs/design/awsemu.md, "Rate limits").
+func (s *Server) SetRateLimits(m ratelimit.Mode) { s.limits.SetMode(m) }
 
 // NewState returns a world over the embedded catalogue, seeded with seed. Its instances boot
 // when a Kubelets drives them.
@@ -77,7 +84,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"Request is missing Authentication Token"))
 		return
 	}
-	if s.faulted(w, r, call) {
+	if s.throttled(w, r, call) || s.faulted(w, r, call) {
 		return
 	}
 	switch call.Service {
@@ -117,23 +124,36 @@ func (s *Server) faulted(w http.ResponseWriter, r *http.Request, call wire.Call)
 			return true
 		}
 	}
-	var err *wire.Error
 	switch {
-	case fault.Throttle && call.Service == "ec2":
-		err = wire.NewError(http.StatusServiceUnavailable, "RequestLimitExceeded", "Request limit exceeded.")
-	case fault.Throttle && call.Service == "eks":
-		err = wire.NewError(http.StatusTooManyRequests, "ThrottlingException", "Rate exceeded")
-	case fault.Throttle && slices.Contains([]string{"ssm", "pricing", "sqs"}, call.Service):
-		err = wire.NewError(http.StatusBadRequest, "ThrottlingException", "Rate exceeded")
 	case fault.Throttle:
-		err = wire.NewError(http.StatusBadRequest, "Throttling", "Rate exceeded")
+		writeError(w, call, throttleError(call.Service))
 	case fault.Error && call.Service == "ec2":
-		err = wire.NewError(http.StatusInternalServerError, "InternalError", "An internal error has occurred")
+		writeError(w, call, wire.NewError(http.StatusInternalServerError, "InternalError", "An internal error has occurred"))
 	case fault.Error:
-		err = wire.NewError(http.StatusInternalServerError, "InternalFailure", "The request processing has failed because of an unknown error, exception or failure.")
+		writeError(w, call, wire.NewError(http.StatusInternalServerError, "InternalFailure", "The request processing has failed because of an unknown error, exception or failure."))
 	default:
 		return false
 	}
+	return true
+}
+
+// throttleError is the error a service answers a throttled request with: EC2's
+// RequestLimitExceeded (HTTP 503), the JSON services' ThrottlingException, the query services'
+// Throttling.
+func throttleError(service string) *wire.Error {
+	switch service {
+	case "ec2":
+		return wire.NewError(http.StatusServiceUnavailable, "RequestLimitExceeded", "Request limit exceeded.")
+	case "eks":
+		return wire.NewError(http.StatusTooManyRequests, "ThrottlingException", "Rate exceeded")
+	case "ssm", "pricing", "sqs":
+		return wire.NewError(http.StatusBadRequest, "ThrottlingException", "Rate exceeded")
+	}
+	return wire.NewError(http.StatusBadRequest, "Throttling", "Rate exceeded")
+}
+
+// writeError answers err in the call's service's error envelope.
+func writeError(w http.ResponseWriter, call wire.Call, err *wire.Error) {
 	switch call.Service {
 	case "ec2":
 		wire.WriteEC2Error(w, call.RequestID, err)
@@ -145,5 +165,4 @@ func (s *Server) faulted(w http.ResponseWriter, r *http.Request, call wire.Call)
 	default:
 		wire.WriteQueryError(w, call.RequestID, err)
 	}
-	return true
 }

@@ -44,7 +44,16 @@ func helm(t *testing.T) string {
 // render runs helm template on the joiner chart in kube-system with the CRDs and the values.
 func render(t *testing.T, set ...string) []*unstructured.Unstructured {
 	t.Helper()
+	return renderWithValues(t, "", set...)
+}
+
+// renderWithValues is render with a values file first, when valuesFile is not "".
+func renderWithValues(t *testing.T, valuesFile string, set ...string) []*unstructured.Unstructured {
+	t.Helper()
 	args := []string{"template", "joiner", "joiner", "--namespace", "kube-system", "--include-crds", "--kube-version", "1.33.0"}
+	if valuesFile != "" {
+		args = append(args, "--values", valuesFile)
+	}
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}

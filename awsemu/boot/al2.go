@@ -188,6 +188,7 @@ func (n *node) bootstrapAL2(_ context.Context, args []string, env map[string]str
 	}
 	launch.reg.CertificateAuthority = string(ca)
 	launch.reg.APIServerEndpoint = vars["APISERVER_ENDPOINT"]
+	launch.reg.LocalDisksRAID0 = vars["LOCAL_DISKS"] == "raid0"
 
 	launch.config.ClusterDNS = []string{bootstrapDNS(vars["DNS_CLUSTER_IP"], serviceCIDR, in.VPCCIDR)}
 	if useMaxPods := vars["USE_MAX_PODS"]; (useMaxPods == "" || useMaxPods == "true") && in.ENIMaxPods > 0 {

@@ -37,6 +37,11 @@ type nodeConfig struct {
 			Config map[string]any `json:"config"`
 			Flags  []string       `json:"flags"`
 		} `json:"kubelet"`
+		Instance struct {
+			LocalStorage struct {
+				Strategy string `json:"strategy"`
+			} `json:"localStorage"`
+		} `json:"instance"`
 	} `json:"spec"`
 }
 
@@ -205,6 +210,7 @@ func nodeadmInit(in Instance, sources []string, read func(string) ([]byte, error
 		launch.config.ClusterDNS = []string{dns}
 	}
 	launch.config.MaxPods = in.ENIMaxPods
+	launch.reg.LocalDisksRAID0 = merged.Spec.Instance.LocalStorage.Strategy == "RAID0"
 	if err := decodeKubeletConfig(merged.Spec.Kubelet.Config, &launch.config); err != nil {
 		return nil, fail("failed to apply kubelet config: %v", err)
 	}
@@ -257,6 +263,9 @@ func mergeNodeConfig(dst, src *nodeConfig) {
 		if *f.src != "" {
 			*f.dst = *f.src
 		}
+	}
+	if s := src.Spec.Instance.LocalStorage.Strategy; s != "" {
+		dst.Spec.Instance.LocalStorage.Strategy = s
 	}
 	dst.Spec.Kubelet.Flags = append(dst.Spec.Kubelet.Flags, src.Spec.Kubelet.Flags...)
 	dst.Spec.Kubelet.Config = mergeMaps(dst.Spec.Kubelet.Config, src.Spec.Kubelet.Config)

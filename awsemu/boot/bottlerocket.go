@@ -91,9 +91,28 @@ func interpretBottlerocket(in Instance) (*kubeletLaunch, *BootError) {
 			return nil, bootErrorf(ReasonBootstrapFailed, console, "settings.kubernetes.%s is not set, so the kubelet never starts", required.name)
 		}
 	}
+	launch.reg.LocalDisksRAID0 = bottlerocketInitsEphemeralStorage(settings)
 	console = append(console, earlyBootConfig+"Successfully set user data settings", systemd+"Finished settings-applier.service")
 	launch.console = console
 	return launch, nil
+}
+
+// bottlerocketInitsEphemeralStorage says whether a bootstrap command runs apiclient
+// ephemeral-storage init, which makes a RAID-0 array of the instance-store disks (its default),
+// before the kubelet starts.
+func bottlerocketInitsEphemeralStorage(settings map[string]any) bool {
+	commands, _ := lookupTable(settings, "settings", "bootstrap-commands")
+	for _, c := range commands {
+		table, _ := c.(map[string]any)
+		list, _ := table["commands"].([]any)
+		for _, cmd := range list {
+			words, _ := cmd.([]any)
+			if len(words) >= 3 && words[0] == "apiclient" && words[1] == "ephemeral-storage" && words[2] == "init" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func lookupTable(m map[string]any, keys ...string) (map[string]any, bool) {

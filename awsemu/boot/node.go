@@ -100,7 +100,8 @@ func pressure(t corev1.NodeConditionType, reason, msg string, ts metav1.Time) co
 // resourcesFor computes capacity and allocatable the way EKS AMIs configure the kubelet:
 // kube-reserved CPU of 6% of the first core, 1% of the second, 0.5% of the next two and 0.25%
 // of the rest; kube-reserved memory of 11Mi per pod plus 255Mi; a 100Mi memory eviction
-// threshold; 1Gi of reserved and 10% of evictable ephemeral storage.
+// threshold; 1Gi of reserved and 10% of evictable ephemeral storage, of the root volume or, when
+// the bootstrap put the kubelet's state on a RAID-0 array of the instance store, of that.
 func resourcesFor(in Instance, reg *KubeletRegistration) (corev1.ResourceList, corev1.ResourceList) {
 	pods := int64(reg.MaxPods)
 	if pods <= 0 {
@@ -120,6 +121,9 @@ func resourcesFor(in Instance, reg *KubeletRegistration) (corev1.ResourceList, c
 	memMi := in.MemoryMiB
 	reservedMemMi := 11*pods + 255 + 100
 	storage := root << 30
+	if reg.LocalDisksRAID0 && in.InstanceStoreGB > 0 {
+		storage = in.InstanceStoreGB * 1000 * 1000 * 1000
+	}
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:              *resource.NewMilliQuantity(cpuMilli, resource.DecimalSI),
 		corev1.ResourceMemory:           *resource.NewQuantity(memMi<<20, resource.BinarySI),

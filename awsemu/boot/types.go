@@ -39,6 +39,9 @@ type Instance struct {
 	ENIMaxPods int32
 	// RootVolumeGiB is the size of the root volume; 20 when zero.
 	RootVolumeGiB int64
+	// InstanceStoreGB is the total size of the instance type's instance-store disks, in GB
+	// (10^9 bytes); 0 when it has none.
+	InstanceStoreGB int64
 	// LaunchTime is when the instance entered pending; console timestamps count from it.
 	LaunchTime time.Time
 }
@@ -88,6 +91,12 @@ type KubeletRegistration struct {
 	KubeletArgs []string
 	// ExtraFlags are kubelet flags given but not interpreted here, verbatim.
 	ExtraFlags []string
+	// LocalDisksRAID0 says that the bootstrap made a RAID-0 array of the instance-store disks and
+	// put the kubelet's and containerd's state on it (AL2 bootstrap.sh --local-disks raid0, AL2023
+	// NodeConfig spec.instance.localStorage.strategy RAID0, Bottlerocket apiclient
+	// ephemeral-storage init in a bootstrap command): the node's ephemeral storage is then the
+	// instance store, when the type has one.
+	LocalDisksRAID0 bool
 	// IgnoredArguments are bootstrap arguments that were silently dropped, such as a one-word
 	// --kubelet-extra-args=... that AL2's bootstrap.sh takes as a positional argument.
 	IgnoredArguments []string

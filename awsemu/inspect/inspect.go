@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/joinerhq/joiner/awsemu/ratelimit"
 	"github.com/joinerhq/joiner/awsemu/state"
 )
 
@@ -18,11 +19,14 @@ const Prefix = "/_awsemu/"
 
 // Handler serves the inspection endpoint over a State.
 type Handler struct {
-	state *state.State
+	state  *state.State
+	limits *ratelimit.Limiter
 }
 
-// New returns the inspection handler over st.
-func New(st *state.State) *Handler { return &Handler{state: st} }
+// New returns the inspection handler over st and the server's rate limiter.
+func New(st *state.State, limits *ratelimit.Limiter) *Handler {
+	return &Handler{state: st, limits: limits}
+}
 
 // Instance is an instance as the endpoint reports it.
 type Instance struct {
@@ -50,8 +54,14 @@ type Instance struct {
 }
 
 // Faults is the injected faults as the endpoint reads and writes them. A PUT replaces every knob
-// (one it leaves out is off) and leaves Injected alone; a GET reports the knobs and Injected.
+// (one it leaves out is off) but RateLimits, and leaves Injected alone; a GET reports the knobs
+// and Injected.
 type Faults struct {
+	// RateLimits is how the emulator meters requests against AWS's published limits: "off",
+	// "aws", or a factor of AWS's capacities and refill rates ("0.5", "10"). Not a fault but AWS's
+	// own behaviour, so a PUT that leaves it out leaves it as it is; GET /_awsemu/limits reports
+	// the buckets.
+	RateLimits           string       `json:"rateLimits,omitempty"`
 	InsufficientCapacity []state.Pool `json:"insufficientCapacity"`
 	// ThrottleRate is the share (0..1) of API requests refused as throttled.
 	ThrottleRate float64 `json:"throttleRate,omitempty"`
@@ -95,6 +105,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.faults(w)
 	case r.URL.Path == Prefix+"faults" && r.Method == http.MethodPut:
 		h.putFaults(w, r)
+	case r.URL.Path == Prefix+"limits" && r.Method == http.MethodGet:
+		h.rateLimits(w)
 	case r.URL.Path == Prefix+"calls" && r.Method == http.MethodGet:
 		h.calls(w)
 	case r.URL.Path == Prefix+"authorizations" && r.Method == http.MethodGet:
@@ -152,6 +164,7 @@ func (h *Handler) faults(w http.ResponseWriter) {
 		out.Injected = &Injected{Requests: n.Requests, Throttled: n.Throttled, Errors: n.Errors, Slowed: n.Slowed,
 			InsufficientCapacity: n.InsufficientCapacity, Hidden: n.Hidden}
 	})
+	out.RateLimits = h.limits.Mode().String()
 	writeJSON(w, out)
 }
 
@@ -165,6 +178,14 @@ func (h *Handler) putFaults(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
+	}
+	if in.RateLimits != "" {
+		mode, err := ratelimit.ParseMode(in.RateLimits)
+		if err != nil {
+			http.Error(w, fmt.Sprintf("rateLimits: %v", err), http.StatusBadRequest)
+			return
+		}
+		h.limits.SetMode(mode)
 	}
 	_ = h.state.Update(func(world *state.World) error {
 		world.Faults.Set(*f)
@@ -201,6 +222,25 @@ func (in Faults) state() (*state.Faults, error) {
 		f.InsufficientCapacity[p] = true
 	}
 	return f, nil
+}
+
+// Limits is the answer of GET /_awsemu/limits: the rate-limit mode and every bucket a request
+// was charged to since the mode was set, per account and Region.
+type Limits struct {
+	// RateLimits is the mode, as Faults.RateLimits.
+	RateLimits string `json:"rateLimits"`
+	// Buckets are sorted by account, Region and name.
+	Buckets []ratelimit.BucketState `json:"buckets"`
+	// Throttled totals the requests the buckets refused.
+	Throttled uint64 `json:"throttled"`
+}
+
+func (h *Handler) rateLimits(w http.ResponseWriter) {
+	out := Limits{RateLimits: h.limits.Mode().String(), Buckets: h.limits.Buckets()}
+	for _, b := range out.Buckets {
+		out.Throttled += b.Throttled
+	}
+	writeJSON(w, out)
 }
 
 func durationString(d time.Duration) string {
@@ -282,4 +322,11 @@ func (h *Handler) authorizations(w http.ResponseWriter, r *http.Request) {
 		}
 	})
 	writeJSON(w, out)
+}
+
+// CheckRateLimits reports whether s is a rate-limit mode the emulator takes (off, aws, or a
+// positive factor), for callers that check it before starting one.
+func CheckRateLimits(s string) error {
+	_, err := ratelimit.ParseMode(s)
+	return err
 }

@@ -402,6 +402,9 @@ func bootInput(w *state.World, r *state.Region, i *state.Instance) boot.Input {
 			in.Architecture = "arm64"
 		}
 		in.VCPU, in.MemoryMiB, in.ENIMaxPods = int64(it.VCPU), it.MemoryMiB, it.MaxPods()
+		if it.LocalStorage != nil {
+			in.InstanceStoreGB = it.LocalStorage.TotalGB()
+		}
 	}
 	if img := r.Images[i.ImageID]; img != nil && img.Family != "" {
 		in.AMIFamily = img.Family

@@ -28,6 +28,11 @@ result (PUT /_awsemu/faults):
     --insufficient-capacity m7i.large:us-west-2a:spot,m7i.large:us-west-2b:on-demand
   awsemu faults --endpoint http://127.0.0.1:4566 --off
 
+--rate-limits (off, aws, or a factor of AWS's limits such as 0.5 or 10) changes how the emulator
+meters requests against AWS's published limits; it is AWS's behaviour rather than a fault, so the
+other knobs and --off leave it alone, and given alone it leaves the faults as they are. The
+buckets' tokens and throttles are at GET /_awsemu/limits.
+
 `
 
 // runFaults runs `awsemu faults`, writing the emulator's answer (JSON) to out.
@@ -46,7 +51,8 @@ func runFaults(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&f.Latency, "latency", "", "delay of every API response, a Go duration")
 	fs.StringVar(&f.DescribeInstancesLag, "describe-instances-lag", "", "how long new instances stay invisible to DescribeInstances, a Go duration")
 	fs.StringVar(&ice, "insufficient-capacity", "", "pools that answer InsufficientInstanceCapacity, comma-separated TYPE:ZONE:CAPACITY-TYPE")
-	fs.BoolVar(&off, "off", false, "turn every fault off")
+	fs.BoolVar(&off, "off", false, "turn every fault off (not --rate-limits)")
+	fs.StringVar(&f.RateLimits, "rate-limits", "", "meter requests against AWS's published limits: off, aws, or a factor of AWS's capacities and refill rates (0.5, 10)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -56,14 +62,32 @@ func runFaults(ctx context.Context, args []string, out io.Writer) error {
 	if endpoint == "" {
 		return errors.New("--endpoint is required: give the emulator's URL, as its ready line prints it")
 	}
-	set := off
-	fs.Visit(func(fl *flag.Flag) { set = set || fl.Name != "endpoint" })
+	set, limitsOnly := off, f.RateLimits != ""
+	fs.Visit(func(fl *flag.Flag) {
+		set = set || fl.Name != "endpoint"
+		limitsOnly = limitsOnly && (fl.Name == "endpoint" || fl.Name == "rate-limits")
+	})
 	if off && fs.NFlag() > 2 {
 		return errors.New("--off turns every fault off: give it alone with --endpoint")
 	}
 	var err error
 	if f.InsufficientCapacity, err = pools(ice); err != nil {
 		return err
+	}
+	url := strings.TrimSuffix(endpoint, "/") + inspect.Prefix + "faults"
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if limitsOnly {
+		// A PUT replaces every fault: keep the ones set by sending them back.
+		current, err := exchange(ctx, endpoint, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		rateLimits := f.RateLimits
+		if err := json.Unmarshal(current, &f); err != nil {
+			return fmt.Errorf("the emulator's faults are not JSON, %w", err)
+		}
+		f.RateLimits, f.Injected = rateLimits, nil
 	}
 	method, body := http.MethodGet, []byte(nil)
 	if set {
@@ -72,24 +96,9 @@ func runFaults(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 	}
-	url := strings.TrimSuffix(endpoint, "/") + inspect.Prefix + "faults"
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	answer, err := exchange(ctx, endpoint, method, url, body)
 	if err != nil {
-		return fmt.Errorf("--endpoint %q, %w", endpoint, err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("reaching the emulator at %s, %w", endpoint, err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	answer, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return fmt.Errorf("reading the emulator's answer, %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("the emulator refused the faults (%s): %s", resp.Status, strings.TrimSpace(string(answer)))
+		return err
 	}
 	var pretty bytes.Buffer
 	if err := json.Indent(&pretty, answer, "", "  "); err != nil {
@@ -97,6 +106,27 @@ func runFaults(ctx context.Context, args []string, out io.Writer) error {
 	}
 	_, err = fmt.Fprintln(out, pretty.String())
 	return err
+}
+
+// exchange sends one request to the faults endpoint and returns the answer of a 200.
+func exchange(ctx context.Context, endpoint, method, url string, body []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("--endpoint %q, %w", endpoint, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reaching the emulator at %s, %w", endpoint, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	answer, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("reading the emulator's answer, %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("the emulator refused the faults (%s): %s", resp.Status, strings.TrimSpace(string(answer)))
+	}
+	return answer, nil
 }
 
 // pools reads --insufficient-capacity.

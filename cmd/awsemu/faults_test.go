@@ -51,6 +51,8 @@ func TestFaults(t *testing.T) {
 		{args: []string{"--insufficient-capacity", "m7i.large:us-west-2a"}, want: `--insufficient-capacity "m7i.large:us-west-2a": give TYPE:ZONE:CAPACITY-TYPE`},
 		{args: []string{"--off", "--throttle-rate", "0.1"}, want: "give it alone"},
 		{args: []string{"extra"}, want: "takes no arguments"},
+		{args: []string{"--rate-limits", "fast"}, want: `rateLimits: rate limits "fast": give off, aws, or a positive factor`},
+		{args: []string{"--rate-limits", "-1"}, want: "give off, aws, or a positive factor"},
 	} {
 		if _, err := faults(tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("faults %v: error %v, want it to say %q", tt.args, err, tt.want)
@@ -59,6 +61,39 @@ func TestFaults(t *testing.T) {
 	var out bytes.Buffer
 	if err := runFaults(t.Context(), nil, &out); err == nil || !strings.Contains(err.Error(), "--endpoint is required") {
 		t.Errorf("no endpoint: error %v, want it to ask for --endpoint", err)
+	}
+}
+
+// TestFaultsRateLimits: --rate-limits alone changes the emulator's metering and keeps the
+// faults; --off keeps the rate limits.
+func TestFaultsRateLimits(t *testing.T) {
+	url, stop := serve(t)
+	defer stop()
+	faults := func(args ...string) inspect.Faults {
+		t.Helper()
+		var out bytes.Buffer
+		if err := runFaults(t.Context(), append([]string{"--endpoint", url}, args...), &out); err != nil {
+			t.Fatalf("faults %v: %v", args, err)
+		}
+		var f inspect.Faults
+		if err := json.Unmarshal(out.Bytes(), &f); err != nil {
+			t.Fatalf("output %q is not the faults: %v", out.String(), err)
+		}
+		return f
+	}
+	if got := faults(); got.RateLimits != "aws" {
+		t.Errorf("rateLimits %q, want the command's default aws", got.RateLimits)
+	}
+	faults("--throttle-rate", "0.3", "--error-rate", "0.02", "--slow-rate", "0.05", "--slow-latency", "2s",
+		"--describe-instances-lag", "2s", "--insufficient-capacity", "m7i.large:us-west-2a:spot, c7i.large:us-west-2b:on-demand")
+	if got := faults("--rate-limits", "0.5"); got.RateLimits != "0.5" || !allSet(got) {
+		t.Errorf("--rate-limits 0.5 gave %+v, want rateLimits 0.5 and the faults kept", got)
+	}
+	if got := faults("--off"); got.ThrottleRate != 0 || len(got.InsufficientCapacity) != 0 || got.RateLimits != "0.5" {
+		t.Errorf("--off gave %+v, want every fault off and the rate limits kept", got)
+	}
+	if got := faults("--throttle-rate", "0.1", "--rate-limits", "off"); got.ThrottleRate != 0.1 || got.RateLimits != "off" {
+		t.Errorf("--throttle-rate 0.1 --rate-limits off gave %+v", got)
 	}
 }
 

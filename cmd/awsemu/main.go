@@ -43,6 +43,7 @@ import (
 
 	"github.com/joinerhq/joiner/awsemu"
 	"github.com/joinerhq/joiner/awsemu/kubelets"
+	"github.com/joinerhq/joiner/awsemu/ratelimit"
 	"github.com/joinerhq/joiner/awsemu/state"
 	"github.com/joinerhq/joiner/awsemu/world"
 	"github.com/joinerhq/joiner/pkg/catalog"
@@ -98,7 +99,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s, %w", o.listen, err)
 	}
-	srv := &http.Server{Handler: awsemu.New(st, clock.RealClock{}), ReadHeaderTimeout: 10 * time.Second}
+	emu := awsemu.New(st, clock.RealClock{})
+	emu.SetRateLimits(o.rateLimits)
+	srv := &http.Server{Handler: emu, ReadHeaderTimeout: 10 * time.Second}
 	errs := make(chan error, 1)
 	go func() { errs <- srv.Serve(ln) }()
 	log.New(out, "", 0).Printf("awsemu listening on http://%s", ln.Addr())
@@ -124,6 +127,8 @@ type options struct {
 	// kubeconfig is the loaded --kubeconfig, nil without one.
 	kubeconfig  *clientcmdapi.Config
 	kubeletSync time.Duration
+	// rateLimits is how requests are metered against AWS's published limits.
+	rateLimits ratelimit.Mode
 }
 
 // parse reads the command line, and the kubeconfig it names, writing usage errors to out.
@@ -132,7 +137,7 @@ func parse(args []string, out io.Writer) (options, error) {
 	fs.SetOutput(out)
 	def := state.DefaultTimings()
 	var o options
-	var kubeconfig, cluster, worldPath string
+	var kubeconfig, cluster, worldPath, rateLimits string
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:0", "address to listen on")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the cluster booted instances register their Nodes in; its current context's server and CA become the EKS cluster's endpoint and certificate authority (none: instances boot and are admitted on EKS access entries alone, no Node appears, and the cluster reports a made-up endpoint and no CA)")
 	fs.StringVar(&cluster, "cluster-name", "demo", "cluster name the seeded subnets and security groups are tagged for (not with --world, which names the cluster)")
@@ -141,8 +146,13 @@ func parse(args []string, out io.Writer) (options, error) {
 	fs.DurationVar(&o.seed.Timings.BootDelay, "boot-delay", def.BootDelay, "how long after an instance starts running its kubelet first tries to register")
 	fs.DurationVar(&o.seed.Timings.ShuttingDownFor, "shutting-down-for", def.ShuttingDownFor, "how long a terminating instance stays shutting-down")
 	fs.DurationVar(&o.kubeletSync, "kubelet-sync-interval", time.Second, "how often the emulated kubelets boot due instances and keep their Nodes")
+	fs.StringVar(&rateLimits, "rate-limits", "aws", "how API requests are metered against AWS's published request limits (docs/design/awsemu.md): off, aws, or a factor of AWS's capacities and refill rates (0.5, 10)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	var err error
+	if o.rateLimits, err = ratelimit.ParseMode(rateLimits); err != nil {
+		return o, fmt.Errorf("--rate-limits: %w", err)
 	}
 	for name, d := range map[string]time.Duration{"pending-for": o.seed.Timings.PendingFor, "boot-delay": o.seed.Timings.BootDelay,
 		"shutting-down-for": o.seed.Timings.ShuttingDownFor, "kubelet-sync-interval": o.kubeletSync} {

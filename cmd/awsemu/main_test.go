@@ -268,3 +268,32 @@ func serve(t *testing.T, args ...string) (url string, stop func()) {
 		}
 	}
 }
+
+// TestParseRateLimits: --rate-limits is AWS's limits by default, off, or a factor; anything else
+// is refused naming the flag.
+func TestParseRateLimits(t *testing.T) {
+	for _, tt := range []struct {
+		args    []string
+		want    string
+		wantErr string
+	}{
+		{want: "aws"},
+		{args: []string{"--rate-limits", "off"}, want: "off"},
+		{args: []string{"--rate-limits", "AWS"}, want: "aws"},
+		{args: []string{"--rate-limits", "0.5"}, want: "0.5"},
+		{args: []string{"--rate-limits", "10"}, want: "10"},
+		{args: []string{"--rate-limits", "0"}, wantErr: "--rate-limits: rate limits \"0\": give off, aws, or a positive factor"},
+		{args: []string{"--rate-limits", "on"}, wantErr: "--rate-limits"},
+	} {
+		o, err := parse(tt.args, io.Discard)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%v: error %v, want it to say %q", tt.args, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || o.rateLimits.String() != tt.want {
+			t.Errorf("%v: rate limits %s (%v), want %s", tt.args, o.rateLimits, err, tt.want)
+		}
+	}
+}

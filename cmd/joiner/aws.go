@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"os"
+	"strconv"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,6 +30,11 @@ type awsOptions struct {
 	ClusterCABundle   string
 	ServiceCIDR       string
 	KubernetesVersion string
+	// RateLimitScale is sdk.Options.RateLimitScale.
+	RateLimitScale float64
+
+	// envErr is AWS_RATE_LIMIT_SCALE when it is not a number; validate reports it.
+	envErr error
 }
 
 func (o *awsOptions) addFlags(fs *pflag.FlagSet) {
@@ -34,10 +42,26 @@ func (o *awsOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClusterCABundle, "cluster-ca-bundle", os.Getenv("CLUSTER_CA_BUNDLE"), "The base64 cluster CA certificate; empty: EKS DescribeCluster [CLUSTER_CA_BUNDLE]")
 	fs.StringVar(&o.ServiceCIDR, "service-cidr", os.Getenv("SERVICE_CIDR"), "The cluster's service CIDR (cluster DNS is its .10 address); empty: EKS DescribeCluster [SERVICE_CIDR]")
 	fs.StringVar(&o.KubernetesVersion, "kubernetes-version", os.Getenv("KUBERNETES_VERSION"), "The cluster's Kubernetes version (major.minor) for AMI aliases; empty: EKS DescribeCluster [KUBERNETES_VERSION]")
+	scale := sdk.DefaultRateLimitScale
+	if v := os.Getenv("AWS_RATE_LIMIT_SCALE"); v != "" {
+		var err error
+		if scale, err = strconv.ParseFloat(v, 64); err != nil {
+			o.envErr = fmt.Errorf("AWS_RATE_LIMIT_SCALE=%q is not a number: give 0 (off) or a share such as %v", v, sdk.DefaultRateLimitScale)
+		}
+	}
+	fs.Float64Var(&o.RateLimitScale, "aws-rate-limit-scale", scale, fmt.Sprintf("The AWS clients pace themselves to AWS's published API rate limits (EC2's request and instance token buckets, "+
+		"SSM's and the Price List API's) times this share, so the controller slows as a whole instead of being throttled; %v leaves room for the account's other callers, "+
+		"1 is AWS's own rates, 0 turns pacing off [AWS_RATE_LIMIT_SCALE]", sdk.DefaultRateLimitScale))
 }
 
 // validate refuses what cannot start, before anything is contacted.
 func (o *awsOptions) validate() error {
+	if o.envErr != nil {
+		return o.envErr
+	}
+	if !(o.RateLimitScale >= 0) || math.IsInf(o.RateLimitScale, 0) {
+		return fmt.Errorf("--aws-rate-limit-scale %v is not a share of AWS's rate limits: give 0 (off) or a positive number such as %v", o.RateLimitScale, sdk.DefaultRateLimitScale)
+	}
 	if o.Region == "" {
 		return errors.New("--cloud-provider aws needs --aws-region (AWS_REGION): set it to the cluster's AWS region")
 	}
@@ -110,9 +134,10 @@ func clusterDNS(cidr string) (string, error) {
 	return netip.AddrFrom16(a).Unmap().String(), nil
 }
 
-// newAWS builds the AWS provider for the cluster named clusterName; kube reads EC2NodeClasses.
-func newAWS(ctx context.Context, o awsOptions, clusterName string, kube client.Reader, clk clock.Clock) (*provider.AWS, error) {
-	cfg, err := sdk.LoadConfig(ctx, sdk.Options{Region: o.Region})
+// newAWS builds the AWS provider for the cluster named clusterName; kube reads EC2NodeClasses,
+// reg receives the AWS clients' metrics.
+func newAWS(ctx context.Context, o awsOptions, clusterName string, kube client.Reader, clk clock.Clock, reg prometheus.Registerer) (*provider.AWS, error) {
+	cfg, err := sdk.LoadConfig(ctx, sdk.Options{Region: o.Region, RateLimitScale: o.RateLimitScale, Clock: clk, Registerer: reg})
 	if err != nil {
 		return nil, err
 	}

@@ -60,6 +60,7 @@ Every flag defaults to the environment variable named in brackets.`,
 			if err := opts.Validate(); err != nil {
 				return err
 			}
+			settings, _ := opts.Scheduling() // Validate checked it
 			debug.SetGCPercent(opts.WithDefaults().GCPercent)
 			level, _ := opts.Level() // Validate checked it
 			logger := operator.NewLogger(level)
@@ -84,12 +85,15 @@ Every flag defaults to the environment variable named in brackets.`,
 				BatchIdleDuration: opts.BatchIdleDuration,
 				BatchMaxDuration:  opts.BatchMaxDuration,
 				NodeCost:          opts.NodeCost,
+				Scheduling:        settings,
 				InterruptionQueue: opts.InterruptionQueue,
 				Namespace:         opts.LeaderElectionNamespace,
+				// Feature gates.
+				SpotToSpotConsolidation: opts.FeatureGates.SpotToSpotConsolidation,
 			}
 			if cloudProvider == cloudProviderAWS {
 				awsOpts.ClusterEndpoint = opts.ClusterEndpoint
-				a, err := newAWS(ctx, awsOpts, opts.ClusterName, op.Manager.GetClient(), deps.Clock)
+				a, err := newAWS(ctx, awsOpts, opts.ClusterName, op.Manager.GetClient(), deps.Clock, op.Registry)
 				if err != nil {
 					return err
 				}
@@ -105,7 +109,7 @@ Every flag defaults to the environment variable named in brackets.`,
 			if err := addConsole(op.Manager, deps.CloudProvider, consoleListen); err != nil {
 				return err
 			}
-			logger.Info("Starting controller", "cloudProvider", deps.CloudProvider.Name(), "cluster", opts.ClusterName)
+			logger.Info("Starting controller", "cloudProvider", deps.CloudProvider.Name(), "cluster", opts.ClusterName, "featureGates", opts.FeatureGates.String())
 			return op.Start(ctx)
 		},
 	}

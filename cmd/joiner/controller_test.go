@@ -24,6 +24,10 @@ func TestControllerRefusesWhatCannotRun(t *testing.T) {
 		{name: "cluster name required", args: []string{"controller", "--cloud-provider=fake", "--cluster-name="}, wantErr: "--cluster-name (CLUSTER_NAME) is required"},
 		{name: "interruption queue needs aws", args: []string{"controller", "--cloud-provider=fake", "--cluster-name=c", "--interruption-queue=q"}, wantErr: "--interruption-queue needs --cloud-provider aws"},
 		{name: "bad log level", args: []string{"controller", "--cloud-provider=fake", "--cluster-name=c", "--log-level=loud"}, wantErr: "not a level"},
+		{name: "feature gate not implemented", args: []string{"controller", "--cloud-provider=fake", "--cluster-name=c", "--feature-gates=NodeRepair=true"},
+			wantErr: "Joiner does not implement NodeRepair yet"},
+		{name: "unknown feature gate", args: []string{"controller", "--cloud-provider=fake", "--cluster-name=c", "--feature-gates=Drift=true"},
+			wantErr: `unknown feature gate "Drift": the gates are NodeRepair, ReservedCapacity, SpotToSpotConsolidation`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

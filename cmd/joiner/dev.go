@@ -108,6 +108,7 @@ so that you can kubectl against it.`,
 	cmd.Flags().StringVar(&opts.WorkDir, "workdir", "bin/localstack", "directory for the kubeconfig and the programs' logs")
 	cmd.Flags().StringVar(&opts.EmulatorPath, "awsemu", "", "the AWS emulator program (default: awsemu beside this program, as make build puts it)")
 	cmd.Flags().StringSliceVar(&opts.EmulatorArgs, "awsemu-args", demoEmulatorArgs, "flags for the emulator (its instance timings)")
+	cmd.Flags().StringVar(&opts.EmulatorRateLimits, "emu-rate-limits", "", "how the emulator meters API requests against AWS's published limits: off, aws, or a factor of AWS's capacities and refill rates such as 0.5 or 10 (default $JOINER_EMU_RATE_LIMITS, else aws)")
 	cmd.Flags().StringVar(&opts.World, "world", "", "world file (YAML or JSON, docs/world.md) describing the AWS account the emulator seeds; default the demo world")
 	cmd.Flags().BoolVar(&opts.Samples, "samples", false, "apply the sample EC2NodeClass, NodePool, aws-auth and Deployment (default: yes without --world, no with it)")
 	cmd.Flags().StringVar(&opts.ChartDir, "as-chart", "", "run the controller as the ServiceAccount of this Helm chart (charts/joiner): the RBAC `helm template` renders is applied and its requests are audited to <workdir>/audit/audit.log")

@@ -79,6 +79,7 @@ func validOutput(output string) error {
 
 func newExplainPodCommand() *cobra.Command {
 	var namespace, catalogue, region, output string
+	var sched schedulingFlags
 	cmd := &cobra.Command{
 		Use:   "pod NAME",
 		Short: "Say, per NodePool, why a pod fits or not, and which instance types would hold it",
@@ -119,7 +120,11 @@ shared/bench schema as joiner simulate reads.
 			if err != nil {
 				return err
 			}
-			report, err := explain.ReadPod(ctx, kube, cloud, types.NamespacedName{Namespace: namespace, Name: args[0]})
+			st, err := sched.settings()
+			if err != nil {
+				return err
+			}
+			report, err := explain.ReadPod(ctx, kube, cloud, types.NamespacedName{Namespace: namespace, Name: args[0]}, st)
 			if err != nil {
 				return err
 			}
@@ -130,6 +135,7 @@ shared/bench schema as joiner simulate reads.
 	cmd.Flags().StringVar(&catalogue, "instance-types", "", "Instance types from this file (shared/bench schema) instead of AWS")
 	cmd.Flags().StringVar(&region, "aws-region", "", regionFlagUsage)
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "Output format: text or json")
+	sched.add(cmd.Flags())
 	return cmd
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/aws/provider"
 	"github.com/joinerhq/joiner/pkg/explain"
 	"github.com/joinerhq/joiner/pkg/operator"
+	"github.com/joinerhq/joiner/pkg/scheduling"
 )
 
 // TestExplainPodReadsInstanceTypesFromAWS runs explain pod's AWS path (the default credential
@@ -73,7 +74,7 @@ func TestExplainPodReadsInstanceTypesFromAWS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := explain.ReadPod(ctx, kube, cloud, types.NamespacedName{Namespace: "default", Name: "p"})
+	r, err := explain.ReadPod(ctx, kube, cloud, types.NamespacedName{Namespace: "default", Name: "p"}, scheduling.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}

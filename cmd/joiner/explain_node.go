@@ -20,6 +20,7 @@ import (
 func newExplainNodeCommand() *cobra.Command {
 	var catalogue, region, output string
 	var nodeCost float64
+	var gates operator.FeatureGates
 	cmd := &cobra.Command{
 		Use:   "node NAME",
 		Short: "Print a node's disruption state, why it is kept, and a dry run of removing it",
@@ -81,7 +82,8 @@ savings count it on every node, as the controller's decisions do.
 				}
 				cloud = provider.Build(kube, sdk.NewClients(awsCfg), provider.Options{Region: region}, clock.RealClock{}).CloudProvider
 			}
-			report, err := disruption.Explain(cmd.Context(), kube, cloud, args[0], time.Now(), disruption.WithNodeCost(nodeCost))
+			report, err := disruption.Explain(cmd.Context(), kube, cloud, args[0], time.Now(), disruption.WithNodeCost(nodeCost),
+				disruption.WithSpotToSpotConsolidation(gates.SpotToSpotConsolidation))
 			if report == nil {
 				return err
 			}
@@ -100,5 +102,6 @@ savings count it on every node, as the controller's decisions do.
 	cmd.Flags().StringVar(&region, "aws-region", "", regionFlagUsage)
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "Output format: text or json")
 	cmd.Flags().Float64Var(&nodeCost, "node-cost", 0, "Dollars per hour every node costs beyond its instance and volumes: the controller's --node-cost (or NODE_COST)")
+	cmd.Flags().Var(&gates, "feature-gates", "The controller's --feature-gates (or FEATURE_GATES), Name=true,Name2=false: SpotToSpotConsolidation changes what consolidation may replace")
 	return cmd
 }

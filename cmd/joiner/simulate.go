@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/operator"
 	"github.com/joinerhq/joiner/pkg/scheduling"
 	"github.com/joinerhq/joiner/pkg/scheduling/workload"
@@ -23,6 +25,7 @@ func newSimulateCommand() *cobra.Command {
 	var o simulate.Options
 	var output, kubeconfig string
 	var fromCluster bool
+	var sched schedulingFlags
 	cmd := &cobra.Command{
 		Use:   "simulate -f FILE... | --workload FILE | --cluster",
 		Short: "Simulate scheduling pending pods onto new nodes and print the plan",
@@ -64,12 +67,15 @@ totalHourlyCost.`,
 			if o.NodeCost < 0 {
 				return fmt.Errorf("--node-cost %v is negative: give dollars per node per hour, 0 or more", o.NodeCost)
 			}
+			var err error
+			if o.Scheduling, err = sched.settings(); err != nil {
+				return err
+			}
 			o.Files = append(o.Files, args...)
 			o.Now = time.Now()
 			var in *scheduling.Input
 			var costs []simulate.NodeCost
 			var excluded []scheduling.Reason
-			var err error
 			if fromCluster {
 				if len(o.Files) > 0 || o.WorkloadFile != "" {
 					return fmt.Errorf("--cluster excludes -f and --workload: pass one")
@@ -109,6 +115,7 @@ totalHourlyCost.`,
 	cmd.Flags().StringVar(&o.InstanceTypesFile, "instance-types", "", "instance-type catalogue for -f (a file in the shared/bench schema); default: the built-in catalogue of --region")
 	cmd.Flags().StringVar(&o.Region, "region", simulate.DefaultRegion, "region of the built-in catalogue, or with --cluster the cluster's AWS region (default with --cluster: AWS_REGION, AWS_DEFAULT_REGION, the shared config's profile, else the cluster's topology.kubernetes.io/region label)")
 	cmd.Flags().Float64Var(&o.NodeCost, "node-cost", 0, "dollars per hour every new node costs beyond its instance and volumes (per-host licences: $15/host/month is 0.0205)")
+	sched.add(cmd.Flags())
 	return cmd
 }
 
@@ -145,6 +152,11 @@ func printPlanTable(out io.Writer, plan *scheduling.Plan, s workload.Summary, co
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.InstanceTypesChosen)) {
 		fmt.Fprintf(out, "  %s x%d\n", name, s.InstanceTypesChosen[name])
+	}
+	for i := range plan.NodeClaims {
+		if nc := &plan.NodeClaims[i]; nc.MinValuesRelaxed {
+			fmt.Fprintf(out, "%s: minValues relaxed (--min-values-policy BestEffort), its requirements keep %s\n", nc.Name, minValuesText(nc.Requirements))
+		}
 	}
 	for _, u := range plan.Unschedulable {
 		fmt.Fprintf(out, "unschedulable %s/%s:\n", u.Pod.Namespace, u.Pod.Name)
@@ -191,5 +203,19 @@ func simulateCluster(cmd *cobra.Command, kubeconfig string, o simulate.Options) 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return simulate.FromCluster(cmd.Context(), kube, cloud, o.NodeCost)
+	return simulate.FromCluster(cmd.Context(), kube, cloud, o.NodeCost, o.Scheduling)
+}
+
+// minValuesText lists the requirements that carry minValues, with them.
+func minValuesText(reqs []v1.NodeSelectorRequirementWithMinValues) string {
+	var parts []string
+	for _, r := range reqs {
+		if r.MinValues != nil {
+			parts = append(parts, fmt.Sprintf("%s minValues %d", r.Key, *r.MinValues))
+		}
+	}
+	if len(parts) == 0 {
+		return "no minValues"
+	}
+	return strings.Join(parts, ", ")
 }

@@ -61,8 +61,13 @@ var rules = []rule{
 		Why: "the AWS provider sits below the controllers; nothing calls backwards"},
 	// awsemu/emutest is the test kit for the product's tests: the clients it builds are the
 	// product's (pkg/aws/sdk), and the emulator's own logic does not depend on it.
-	{From: []string{"awsemu/..."}, Except: []string{"awsemu/emutest"}, Forbidden: []string{"pkg/controllers/...", "pkg/aws/...", "pkg/operator"}, Direct: true,
+	// pkg/aws/apilimits is AWS's published request limits, data and a token bucket, as the
+	// catalogue is AWS's instance types: the emulator meters with the numbers the product paces by.
+	{From: []string{"awsemu/..."}, Except: []string{"awsemu/emutest"}, Forbidden: []string{"pkg/controllers/...", "pkg/aws/...", "pkg/operator"},
+		Allowed: []string{"pkg/aws/apilimits"}, Direct: true,
 		Why: "the emulator stands for AWS: it must not share the product's logic, or a bug in it would agree with itself"},
+	{From: []string{"pkg/aws/apilimits"}, Forbidden: []string{"github.com/aws/...", "pkg/aws/...", "awsemu/..."},
+		Why: "AWS's published limits are data the emulator shares: they call nothing and know no client"},
 }
 
 // match reports whether the import path p (relative to the module when it is in it) matches

@@ -93,6 +93,7 @@ func start(t *testing.T, p *Programs, checks privilegeChecks, controllerArgs ...
 	if err != nil {
 		t.Fatalf("starting the local stack: %v\n%s", err, out.String())
 	}
+	t.Logf("emulator rate limits: %s ($%s)", stack.EmulatorRateLimits, localstack.RateLimitsEnv)
 	t.Cleanup(func() {
 		// Deferred, so that the logs are kept and the stack stopped even when the check below
 		// ends the test with t.Fatal (a stack left running took a core from the next test).
@@ -105,10 +106,11 @@ func start(t *testing.T, p *Programs, checks privilegeChecks, controllerArgs ...
 				t.Errorf("stopping the stack: %v", err)
 			}
 		}()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		logLimits(t, ctx, stack)
 		if !t.Failed() {
 			// Whatever the test checked, nothing the controller asked for may have been refused.
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
 			checkPrivileges(t, ctx, stack, false, checks)
 		}
 	})

@@ -151,6 +151,9 @@ func (it *InstanceType) Allocatable() corev1.ResourceList {
 type Offering struct {
 	// Zone is the availability zone, such as us-west-2a.
 	Zone string
+	// ZoneID is the zone's ID, such as usw2-az1 (the topology.k8s.aws/zone-id label): unlike the
+	// name, it is the same physical zone in every account. Empty when not known.
+	ZoneID string
 	// CapacityType is spot, on-demand or reserved (the karpenter.sh/capacity-type values).
 	CapacityType string
 	// Price is the hourly price in US dollars: the on-demand price, the current spot price, or 0

@@ -296,7 +296,7 @@ func (s *state) nodeGroups() []NodeGroup {
 		r.cpu += l.Cpu().MilliValue()
 		r.mem += l.Memory().Value()
 		r.pods++
-		if r.blocker == "" && p.Annotations[v1.DoNotDisruptAnnotationKey] == "true" {
+		if protected, _, _ := v1.PodDoNotDisrupt(p, s.now); r.blocker == "" && protected && p.DeletionTimestamp == nil {
 			r.blocker = "pod " + p.Namespace + "/" + p.Name + " has " + v1.DoNotDisruptAnnotationKey
 		}
 	}
@@ -340,6 +340,14 @@ func (s *state) nodeGroups() []NodeGroup {
 	return out
 }
 
+// nodeDoNotDisrupt reports whether karpenter.sh/do-not-disrupt protects the Node or its
+// NodeClaim (only "true" does there).
+func nodeDoNotDisrupt(n *corev1.Node, nc *v1.NodeClaim) bool {
+	node, _ := v1.ObjectDoNotDisrupt(n.Annotations)
+	claim, _ := v1.ObjectDoNotDisrupt(nc.Annotations)
+	return node || claim
+}
+
 // disruptionState reads what the disruption controller left on the node and its NodeClaim. It
 // does not run a disruption pass: `joiner explain node` does, for one node.
 func disruptionState(n *corev1.Node, nc *v1.NodeClaim, podBlocker string) (string, string) {
@@ -350,7 +358,7 @@ func disruptionState(n *corev1.Node, nc *v1.NodeClaim, podBlocker string) (strin
 		return "disrupting", "tainted " + v1.DisruptedTaintKey + ": being drained"
 	case nc == nil:
 		return "unmanaged", "no NodeClaim has this node's providerID"
-	case n.Annotations[v1.DoNotDisruptAnnotationKey] == "true":
+	case nodeDoNotDisrupt(n, nc):
 		return "blocked", "the node has " + v1.DoNotDisruptAnnotationKey
 	}
 	var why []string

@@ -40,6 +40,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/controllers/nodepool/startuptaints"
 	nodepoolstatus "github.com/joinerhq/joiner/pkg/controllers/nodepool/status"
 	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
+	"github.com/joinerhq/joiner/pkg/scheduling"
 )
 
 // Controller is what every controller package provides.
@@ -64,6 +65,11 @@ type Dependencies struct {
 	// NodeCost is the operator's per-node cost (operator.Options.NodeCost), added to what the
 	// cloud provider prices per node.
 	NodeCost float64
+	// SpotToSpotConsolidation is the feature gate of the name (operator.FeatureGates): off,
+	// consolidation never replaces spot nodes by spot nodes.
+	SpotToSpotConsolidation bool
+	// Scheduling are the operator's scheduling settings (operator.Options.Scheduling).
+	Scheduling scheduling.Settings
 	// AWS, when set, is the AWS provider CloudProvider comes from: it adds the controllers that
 	// call it directly (EC2NodeClass status, prices and launch templates, leaked instances).
 	AWS *provider.AWS
@@ -93,7 +99,7 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 	}
 
 	prov, err := provisioning.NewController(mgr.GetClient(), view, cloud("provisioning"), deps.Clock,
-		mgr.GetEventRecorder("karpenter"), deps.Registry, deps.BatchIdleDuration, deps.BatchMaxDuration, provisioning.WithNodeCost(deps.NodeCost))
+		mgr.GetEventRecorder("karpenter"), deps.Registry, deps.BatchIdleDuration, deps.BatchMaxDuration, provisioning.WithNodeCost(deps.NodeCost), provisioning.WithScheduling(deps.Scheduling))
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +126,8 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 		return nil, err
 	}
 	recorder := mgr.GetEventRecorder("karpenter")
-	disrupt, err := disruption.NewController(mgr.GetClient(), view, cloud("disruption"), deps.Clock, recorder, deps.Registry, disruption.WithNodeCost(deps.NodeCost))
+	disrupt, err := disruption.NewController(mgr.GetClient(), view, cloud("disruption"), deps.Clock, recorder, deps.Registry, disruption.WithNodeCost(deps.NodeCost),
+		disruption.WithSpotToSpotConsolidation(deps.SpotToSpotConsolidation), disruption.WithScheduling(deps.Scheduling))
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/joinerhq/joiner/pkg/agenttaint"
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/scheduling"
 )
@@ -47,6 +48,9 @@ type PodReport struct {
 	Outcome string `json:"outcome"`
 	// PodProblems are reasons that hold against every NodePool (an invalid pod).
 	PodProblems []string `json:"podProblems,omitempty"`
+	// Scheduling says how the scheduling settings (preference policy, default topology spread
+	// constraints) and the pod's matchLabelKeys and mismatchLabelKeys shape the outcome.
+	Scheduling []string `json:"scheduling,omitempty"`
 	// NodePools are every NodePool, by name.
 	NodePools []NodePoolReport `json:"nodePools"`
 }
@@ -115,6 +119,7 @@ func Pod(in *scheduling.Input, all []*v1.NodePool, excluded []scheduling.Reason,
 		return nil, err
 	}
 	r.Outcome = outcome
+	r.Scheduling = schedulingNotes(in, pod)
 	for _, reason := range solverReasons {
 		if reason.NodePool == "" {
 			r.PodProblems = append(r.PodProblems, fmt.Sprintf("%s: %s", reason.Code, reason.Message))
@@ -197,8 +202,12 @@ func simulate(in *scheduling.Input, pod *corev1.Pod) (string, []scheduling.Reaso
 		return "fits on node " + plan.Placements[0].Node + " (an existing node, or a NodeClaim already launching): no new launch needed", nil, nil
 	case len(plan.NodeClaims) > 0:
 		nc := plan.NodeClaims[0]
-		return fmt.Sprintf("would launch a NodeClaim of NodePool %s: %s in %s (%s) at $%.4f/h, %d instance-type options",
-			nc.NodePool, nc.Launch.InstanceType, nc.Launch.Zone, nc.Launch.CapacityType, nc.Launch.Price, len(nc.InstanceTypes)), nil, nil
+		relaxed := ""
+		if nc.MinValuesRelaxed {
+			relaxed = ", minValues relaxed (--min-values-policy BestEffort): the NodePool's minValues cannot be met"
+		}
+		return fmt.Sprintf("would launch a NodeClaim of NodePool %s: %s in %s (%s) at $%.4f/h, %d instance-type options%s",
+			nc.NodePool, nc.Launch.InstanceType, nc.Launch.Zone, nc.Launch.CapacityType, nc.Launch.Price, len(nc.InstanceTypes), relaxed), nil, nil
 	}
 	var reasons []scheduling.Reason
 	for _, u := range plan.Unschedulable {
@@ -265,6 +274,9 @@ func explainPool(in *scheduling.Input, np *v1.NodePool, pod *corev1.Pod, terms [
 		v.labels = map[string]string{}
 	}
 	v.labels[v1.NodePoolLabelKey] = np.Name
+	if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil {
+		v.labels[v1.NodeClassLabelKey(ref)] = ref.Name
+	}
 	if withTypes {
 		v.candidates = poolCandidates(in, poolReqs, v.labels)
 	}
@@ -379,6 +391,9 @@ func poolCandidates(in *scheduling.Input, poolReqs scheduling.Requirements, labe
 			}
 			l[corev1.LabelInstanceTypeStable] = it.Name
 			l[corev1.LabelTopologyZone] = o.Zone
+			if o.ZoneID != "" {
+				l[awsv1.LabelTopologyZoneID] = o.ZoneID
+			}
 			l[v1.CapacityTypeLabelKey] = o.CapacityType
 			maps.Copy(l, labels)
 			// Keys the NodePool constrains but no type or template label defines are set at
@@ -434,7 +449,7 @@ func offered(key string, labels map[string]string, poolReqs scheduling.Requireme
 // isTypeKey reports whether instance types or their offerings give nodes the label key.
 func isTypeKey(in *scheduling.Input, key string) bool {
 	switch key {
-	case corev1.LabelTopologyZone, v1.CapacityTypeLabelKey, corev1.LabelInstanceTypeStable:
+	case corev1.LabelTopologyZone, awsv1.LabelTopologyZoneID, v1.CapacityTypeLabelKey, corev1.LabelInstanceTypeStable:
 		return true
 	}
 	return slices.ContainsFunc(in.InstanceTypes, func(it *scheduling.InstanceType) bool {

@@ -23,6 +23,9 @@ func (r *PodReport) WriteText(w io.Writer) error {
 	for _, p := range r.PodProblems {
 		fmt.Fprintf(&b, "  pod problem: %s\n", p)
 	}
+	for _, n := range r.Scheduling {
+		fmt.Fprintf(&b, "  scheduling: %s\n", n)
+	}
 	if len(r.NodePools) == 0 {
 		b.WriteString("\nNo NodePool exists: create one whose requirements and labels the pod's node selection allows.\n")
 	}

@@ -15,13 +15,14 @@ import (
 	"github.com/joinerhq/joiner/pkg/cluster"
 	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
 	"github.com/joinerhq/joiner/pkg/joinfailure"
+	"github.com/joinerhq/joiner/pkg/scheduling"
 	"github.com/joinerhq/joiner/pkg/schedulinginput"
 )
 
 // ReadPod reads the pod and what provisioning would read for it (schedulinginput.Input: NodePools
 // and their instance types from cloud, nodes, NodeClaims, DaemonSets) through kube, a direct
-// client, and explains it.
-func ReadPod(ctx context.Context, kube client.Reader, cloud cloudprovider.CloudProvider, key types.NamespacedName) (*PodReport, error) {
+// client, and explains it as the controller simulates it with the scheduling settings st.
+func ReadPod(ctx context.Context, kube client.Reader, cloud cloudprovider.CloudProvider, key types.NamespacedName, st scheduling.Settings) (*PodReport, error) {
 	pod := &corev1.Pod{}
 	if err := kube.Get(ctx, key, pod); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -34,6 +35,7 @@ func ReadPod(ctx context.Context, kube client.Reader, cloud cloudprovider.CloudP
 	if err != nil {
 		return nil, fmt.Errorf("reading the cluster, %w", err)
 	}
+	schedulinginput.ApplySettings(ctx, kube, st, in)
 	all, err := view.NodePools(ctx)
 	if err != nil {
 		return nil, err

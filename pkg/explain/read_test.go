@@ -19,6 +19,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/cloudprovider/fake"
 	"github.com/joinerhq/joiner/pkg/explain"
 	"github.com/joinerhq/joiner/pkg/joinfailure"
+	"github.com/joinerhq/joiner/pkg/scheduling"
 )
 
 var env *testenv.Environment
@@ -49,7 +50,7 @@ func TestReadPodFromTheAPIServer(t *testing.T) {
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, p) })
 	cloud := &fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{testkit.InstanceType("t3.small", "amd64", 0.0208), testkit.InstanceType("t4g.small", "arm64", 0.0168)}}
 
-	r, err := explain.ReadPod(ctx, env.Client, cloud, types.NamespacedName{Namespace: "default", Name: "wants-gpu"})
+	r, err := explain.ReadPod(ctx, env.Client, cloud, types.NamespacedName{Namespace: "default", Name: "wants-gpu"}, scheduling.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestReadPodFromTheAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, p2) })
-	r, err = explain.ReadPod(ctx, env.Client, cloud, types.NamespacedName{Namespace: "default", Name: "armapp"})
+	r, err = explain.ReadPod(ctx, env.Client, cloud, types.NamespacedName{Namespace: "default", Name: "armapp"}, scheduling.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestReadPodFromTheAPIServer(t *testing.T) {
 		t.Errorf("cicd-armapps instance types = %+v, want t4g.small at 0.0168", arm.InstanceTypes)
 	}
 
-	if _, err := explain.ReadPod(ctx, env.Client, cloud, types.NamespacedName{Namespace: "default", Name: "nope"}); err == nil || !strings.Contains(err.Error(), "-n NAMESPACE") {
+	if _, err := explain.ReadPod(ctx, env.Client, cloud, types.NamespacedName{Namespace: "default", Name: "nope"}, scheduling.Settings{}); err == nil || !strings.Contains(err.Error(), "-n NAMESPACE") {
 		t.Errorf("a missing pod should say to check the name and namespace, got %v", err)
 	}
 }
@@ -195,7 +196,7 @@ func TestReadPodHeldNodePool(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, p) })
 
-	r, err := explain.ReadPod(ctx, env.Client, cloud, types.NamespacedName{Namespace: "default", Name: p.Name})
+	r, err := explain.ReadPod(ctx, env.Client, cloud, types.NamespacedName{Namespace: "default", Name: p.Name}, scheduling.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}

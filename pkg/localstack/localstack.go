@@ -64,6 +64,10 @@ type Options struct {
 	EmulatorPath string
 	// EmulatorArgs are added to awsemu's flags (its timings, for example).
 	EmulatorArgs []string
+	// EmulatorRateLimits is how the emulator meters API requests against AWS's published
+	// limits (docs/design/awsemu.md): off, aws or a factor of AWS's limits. Empty:
+	// $JOINER_EMU_RATE_LIMITS (RateLimitsEnv), else aws.
+	EmulatorRateLimits string
 	// JoinerPath is the joiner program, run as `joiner controller`. Empty: no controller.
 	JoinerPath string
 	// ControllerArgs are added to the controller's flags.
@@ -144,6 +148,9 @@ type Stack struct {
 	// ControllerRoleARN is the controller role's ARN (Options.GeneratedPolicy): Authorizations
 	// reads its decisions.
 	ControllerRoleARN string
+	// EmulatorRateLimits is the rate-limit mode the emulator started with (off, aws or a
+	// factor); GET EmulatorURL/_awsemu/limits reports its buckets.
+	EmulatorRateLimits string
 
 	opts Options
 	// emulatorWorld is the world file the emulator seeds from: opts.World, or the one
@@ -183,6 +190,9 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	s.ClusterName, s.Region = s.opts.ClusterName, s.opts.Region
 	s.AdminAccessKey = authz.AdminAccessKey
 	var err error
+	if s.EmulatorRateLimits, err = emulatorRateLimits(s.opts); err != nil {
+		return nil, err
+	}
 	if s.InterruptionQueue, err = s.interruptionQueue(); err != nil {
 		return nil, err
 	}
@@ -352,7 +362,8 @@ func (s *Stack) startEmulator(ctx context.Context, logs string) error {
 	}
 	p := &Process{
 		Name: "awsemu", Path: s.opts.EmulatorPath, LogPath: filepath.Join(logs, "awsemu.log"),
-		Args: append([]string{"--listen", addr, "--kubeconfig", s.KubeconfigPath}, s.opts.EmulatorArgs...),
+		// EmulatorArgs come after --rate-limits: one they give wins.
+		Args: append([]string{"--listen", addr, "--kubeconfig", s.KubeconfigPath, "--rate-limits", s.EmulatorRateLimits}, s.opts.EmulatorArgs...),
 	}
 	if s.emulatorWorld != "" {
 		p.Args = append(p.Args, "--world", s.emulatorWorld)
@@ -368,7 +379,8 @@ func (s *Stack) startEmulator(ctx context.Context, logs string) error {
 	if err := waitHTTP(wait, p, s.EmulatorURL+"/_awsemu/instances", s.status); err != nil {
 		return err
 	}
-	fmt.Fprintf(s.out, "AWS emulator at %s (cluster %s in %s, instances at %s/_awsemu/instances)\n", s.EmulatorURL, s.opts.ClusterName, s.opts.Region, s.EmulatorURL)
+	fmt.Fprintf(s.out, "AWS emulator at %s (cluster %s in %s, instances at %s/_awsemu/instances, AWS rate limits %s at %s/_awsemu/limits)\n",
+		s.EmulatorURL, s.opts.ClusterName, s.opts.Region, s.EmulatorURL, s.EmulatorRateLimits, s.EmulatorURL)
 	return nil
 }
 
@@ -395,6 +407,7 @@ func (s *Stack) startController(ctx context.Context, logs string) error {
 	if s.InterruptionQueue != "" {
 		args = append(args, "--interruption-queue", s.InterruptionQueue)
 	}
+	args = append(args, featureGatesArgs()...)
 	p := &Process{
 		Name: "joiner-controller", Path: s.opts.JoinerPath, LogPath: filepath.Join(logs, "joiner-controller.log"),
 		Args: append(args, s.opts.ControllerArgs...),

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -28,9 +29,22 @@ type Objects struct {
 	DaemonSets []*appsv1.DaemonSet
 	// Nodes are existing capacity.
 	Nodes []*corev1.Node
+	// Owners are the controllers the pods of Deployments, ReplicaSets and StatefulSets would
+	// have (the pods carry no owner reference themselves).
+	Owners []Owner
 	// Ignored are the documents of other kinds (Services, ConfigMaps...), for the caller to
 	// mention.
 	Ignored []*unstructured.Unstructured
+}
+
+// Owner is the controller of expanded pods: a ReplicaSet (also standing for a Deployment's,
+// whose selector is the Deployment's) or a StatefulSet, with its selector.
+type Owner struct {
+	Kind      string
+	Namespace string
+	Name      string
+	Selector  *metav1.LabelSelector
+	Pods      []*corev1.Pod
 }
 
 // ObjectsFrom types the decoded documents. A document of a known kind with a field its type does
@@ -59,15 +73,15 @@ func (o *Objects) add(doc *unstructured.Unstructured) error {
 		return typed(doc, &appsv1.DaemonSet{}, func(ds *appsv1.DaemonSet) { o.DaemonSets = append(o.DaemonSets, ds) })
 	case schema.GroupKind{Group: "apps", Kind: "Deployment"}:
 		return typedChecked(doc, &appsv1.Deployment{}, func(d *appsv1.Deployment) error {
-			return o.expand(d.ObjectMeta, d.Spec.Template, "spec.replicas", replicas(d.Spec.Replicas), nil)
+			return o.expandOwned("ReplicaSet", d.ObjectMeta, d.Spec.Selector, d.Spec.Template, replicas(d.Spec.Replicas), nil)
 		})
 	case schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}:
 		return typedChecked(doc, &appsv1.ReplicaSet{}, func(rs *appsv1.ReplicaSet) error {
-			return o.expand(rs.ObjectMeta, rs.Spec.Template, "spec.replicas", replicas(rs.Spec.Replicas), nil)
+			return o.expandOwned("ReplicaSet", rs.ObjectMeta, rs.Spec.Selector, rs.Spec.Template, replicas(rs.Spec.Replicas), nil)
 		})
 	case schema.GroupKind{Group: "apps", Kind: "StatefulSet"}:
 		return typedChecked(doc, &appsv1.StatefulSet{}, func(ss *appsv1.StatefulSet) error {
-			return o.expand(ss.ObjectMeta, ss.Spec.Template, "spec.replicas", replicas(ss.Spec.Replicas), func(p *corev1.Pod) {
+			return o.expandOwned("StatefulSet", ss.ObjectMeta, ss.Spec.Selector, ss.Spec.Template, replicas(ss.Spec.Replicas), func(p *corev1.Pod) {
 				// The StatefulSet controller labels each pod with its own name, which
 				// anti-affinity and spread rules may select on.
 				p.Labels[appsv1.StatefulSetPodNameLabel] = p.Name
@@ -119,6 +133,20 @@ func (o *Objects) expand(owner metav1.ObjectMeta, template corev1.PodTemplateSpe
 		}
 	}
 	o.Pods = append(o.Pods, pods...)
+	return nil
+}
+
+// expandOwned is expand of spec.replicas for a controller of kind, recording it in Owners.
+func (o *Objects) expandOwned(kind string, owner metav1.ObjectMeta, selector *metav1.LabelSelector, template corev1.PodTemplateSpec, count int, each func(*corev1.Pod)) error {
+	from := len(o.Pods)
+	if err := o.expand(owner, template, "spec.replicas", count, each); err != nil {
+		return err
+	}
+	ns := owner.Namespace
+	if ns == "" {
+		ns = metav1.NamespaceDefault
+	}
+	o.Owners = append(o.Owners, Owner{Kind: kind, Namespace: ns, Name: owner.Name, Selector: selector, Pods: slices.Clone(o.Pods[from:])})
 	return nil
 }
 

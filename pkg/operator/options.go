@@ -74,6 +74,11 @@ type Options struct {
 	// 15/730 = 0.0205). Provisioning minimises it with the instance prices, so it prefers fewer,
 	// larger nodes as it grows.
 	NodeCost float64
+	// SchedulingOptions: --min-values-policy, --preference-policy and --scheduler-config.
+	SchedulingOptions
+
+	// FeatureGates are Karpenter's feature gates as Joiner answers them (featuregates.go).
+	FeatureGates FeatureGates
 
 	// envErrs are environment variables AddFlags could not parse; Validate reports them.
 	envErrs []error
@@ -121,6 +126,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.NodeCost, "node-cost", o.envFloat("NODE_COST", 0), "Dollars per hour every new node costs beyond its instance and EBS volumes, such as per-host licences ($15/host/month is 0.0205) [NODE_COST]")
 	fs.IntVar(&o.GCPercent, "gc-percent", o.envGCPercent(), "The garbage collector's target: a collection starts once the heap has grown by this percentage over what was live; -1 turns collection off [GOGC, where off is -1]")
 	fs.IntVar(&o.KubeClientBurst, "kube-client-burst", o.envInt("KUBE_CLIENT_BURST", DefaultKubeClientBurst), "Requests the controller may make of the API server in a burst above --kube-client-qps [KUBE_CLIENT_BURST]")
+	// Feature gates: featuregates.go.
+	o.addFeatureGatesFlag(fs)
+	o.addSchedulingFlags(fs)
 }
 
 // WithDefaults returns o with every zero leader-election and shutdown duration, and a zero
@@ -188,6 +196,9 @@ func (o *Options) Validate() error {
 	}
 	if o.KubeClientBurst < o.KubeClientQPS {
 		errs = append(errs, fmt.Errorf("--kube-client-burst %d must be at least --kube-client-qps %d", o.KubeClientBurst, o.KubeClientQPS))
+	}
+	if _, err := o.Scheduling(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -3,6 +3,7 @@ package operator
 import (
 	"slices"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -49,6 +50,14 @@ func stripUnread() toolscache.TransformFunc {
 			in.node(o)
 		case *v1.NodeClaim:
 			in.nodeClaim(o)
+		case *appsv1.ReplicaSet:
+			// Only default topology spread selectors read controllers (--scheduler-config):
+			// their selectors, never their pod templates, often their largest part.
+			o.Spec.Template = corev1.PodTemplateSpec{}
+		case *appsv1.StatefulSet:
+			o.Spec.Template, o.Spec.VolumeClaimTemplates = corev1.PodTemplateSpec{}, nil
+		case *corev1.ReplicationController:
+			o.Spec.Template = nil
 		}
 		return obj, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,7 +19,9 @@ import (
 
 // TestStripUnread: the cache keeps what the controllers read of Pods and Nodes (scheduling
 // input, ownership, the do-not-disrupt annotation, phase and conditions, capacity and taints)
-// and drops the rest; other objects lose only managedFields and the last-applied annotation.
+// and drops the rest; ReplicaSets, StatefulSets and ReplicationControllers lose their templates
+// (default spreads read their selectors); other objects lose only managedFields and the
+// last-applied annotation.
 func TestStripUnread(t *testing.T) {
 	meta := func() metav1.ObjectMeta {
 		return metav1.ObjectMeta{
@@ -114,6 +117,11 @@ func TestStripUnread(t *testing.T) {
 				Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
 				Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.2"}},
 			}},
+	}, {
+		name: "controllers keep their selectors, not their templates",
+		in: &appsv1.ReplicaSet{ObjectMeta: meta(), Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "a"}}, Spec: corev1.PodSpec{Containers: []corev1.Container{fullContainer("c")}}}}},
+		out: &appsv1.ReplicaSet{ObjectMeta: kept(), Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}}}},
 	}, {
 		name: "other objects keep their fields",
 		in:   &v1.NodeClaim{ObjectMeta: meta(), Status: v1.NodeClaimStatus{ProviderID: "aws:///a/i-1", NodeName: "node-a"}},

@@ -127,12 +127,15 @@ func (s *solver) buildClass(c *class) {
 	pod := c.pods[0]
 	c.namespace, c.labels, c.tolerations, c.ports = pod.Namespace, pod.Labels, pod.Spec.Tolerations, podHostPorts(pod)
 	c.poolFail = map[int]Reason{}
-	base := FromLabels(pod.Spec.NodeSelector)
+	base := byZone(FromLabels(pod.Spec.NodeSelector), s.zoneOfID)
 	aff := pod.Spec.Affinity
-	terms, nodePrefs, err := nodeAffinity(aff)
+	terms, nodePrefs, err := nodeAffinity(aff, s.zoneOfID)
 	if err != nil {
 		c.invalid = err
 		return
+	}
+	if s.in.PreferencePolicy == PreferenceIgnore {
+		nodePrefs = nil
 	}
 	var required []func(v *variant) error
 	var prefs, podPrefs []preference
@@ -180,7 +183,7 @@ func (s *solver) buildClass(c *class) {
 
 // nodeAffinity returns the required node affinity terms (alternatives; one empty term when there
 // are none) and the preferred terms as preferences, lowest weight first.
-func nodeAffinity(aff *corev1.Affinity) ([]Requirements, []preference, error) {
+func nodeAffinity(aff *corev1.Affinity, zoneOfID map[string]string) ([]Requirements, []preference, error) {
 	terms := []Requirements{{}}
 	if aff == nil || aff.NodeAffinity == nil {
 		return terms, nil, nil
@@ -192,7 +195,7 @@ func nodeAffinity(aff *corev1.Affinity) ([]Requirements, []preference, error) {
 			if err != nil {
 				return nil, nil, fmt.Errorf("parsing required node affinity, %w", err)
 			}
-			terms = append(terms, rs)
+			terms = append(terms, byZone(rs, zoneOfID))
 		}
 	}
 	var prefs []preference
@@ -203,6 +206,7 @@ func nodeAffinity(aff *corev1.Affinity) ([]Requirements, []preference, error) {
 		if err != nil {
 			continue
 		}
+		rs = byZone(rs, zoneOfID)
 		prefs = append(prefs, func(v *variant) bool {
 			if v.reqs.Intersects(rs) != nil {
 				return false
@@ -217,8 +221,12 @@ func nodeAffinity(aff *corev1.Affinity) ([]Requirements, []preference, error) {
 // spreadConstraints adds the pod's DoNotSchedule spreads as required and ScheduleAnyway ones as
 // preferences.
 func (s *solver) spreadConstraints(pod *corev1.Pod, required *[]func(v *variant) error, prefs *[]preference) {
-	for i := range pod.Spec.TopologySpreadConstraints {
-		tsc := &pod.Spec.TopologySpreadConstraints[i]
+	constraints := SpreadConstraints(pod, s.in.DefaultSpread)
+	for i := range constraints {
+		tsc := &constraints[i]
+		if tsc.WhenUnsatisfiable == corev1.ScheduleAnyway && s.in.PreferencePolicy == PreferenceIgnore {
+			continue
+		}
 		add := func(v *variant) error {
 			// Honouring node affinity (the default) counts only pods on nodes this pod could
 			// use: the filter is the required part of v's requirements, before preferences.
@@ -250,10 +258,10 @@ func (s *solver) spreadConstraints(pod *corev1.Pod, required *[]func(v *variant)
 }
 
 func (s *solver) podAffinityConstraints(c *class, aff *corev1.Affinity, required *[]func(v *variant) error, prefs *[]preference) {
-	ns := c.pods[0].Namespace
+	ns, podLabels := c.pods[0].Namespace, c.pods[0].Labels
 	addTerms := func(terms []corev1.PodAffinityTerm, anti bool) {
 		for i := range terms {
-			g, err := s.groups.affinityGroup(ns, &terms[i])
+			g, err := s.groups.affinityGroup(ns, podLabels, &terms[i])
 			if err != nil {
 				c.invalid = err
 				return
@@ -270,10 +278,13 @@ func (s *solver) podAffinityConstraints(c *class, aff *corev1.Affinity, required
 		}
 	}
 	addPrefs := func(terms []corev1.WeightedPodAffinityTerm, anti bool) {
+		if s.in.PreferencePolicy == PreferenceIgnore {
+			return
+		}
 		terms = slices.Clone(terms)
 		slices.SortStableFunc(terms, func(a, b corev1.WeightedPodAffinityTerm) int { return cmp.Compare(a.Weight, b.Weight) })
 		for i := range terms {
-			g, err := s.groups.affinityGroup(ns, &terms[i].PodAffinityTerm)
+			g, err := s.groups.affinityGroup(ns, podLabels, &terms[i].PodAffinityTerm)
 			if err != nil {
 				continue
 			}

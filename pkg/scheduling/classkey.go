@@ -126,10 +126,20 @@ func (w *keyWriter) policy(p *corev1.NodeInclusionPolicy) {
 	w.s(string(*p))
 }
 
-// classKey renders every field of the pod that scheduling reads.
-func classKey(pod *corev1.Pod, req corev1.ResourceList) string {
+// classKey renders every field of the pod that scheduling reads; with owner also its
+// controller, from which a default spread's selector is deduced (see ownerMatters).
+func classKey(pod *corev1.Pod, req corev1.ResourceList, owner bool) string {
 	var w keyWriter
 	w.s(pod.Namespace)
+	if owner {
+		if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
+			w.s(ref.APIVersion)
+			w.s(ref.Kind)
+			w.s(ref.Name)
+		} else {
+			w.s("-")
+		}
+	}
 	w.strMap(pod.Labels)
 	w.i(int64(len(req)))
 	for _, k := range slices.Sorted(maps.Keys(req)) {

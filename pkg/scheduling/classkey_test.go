@@ -16,7 +16,7 @@ func TestClassKeySeparatesConstraints(t *testing.T) {
 			TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}}}}}
 		return p
 	}
-	key := func(p *corev1.Pod) string { return classKey(p, PodRequests(p)) }
+	key := func(p *corev1.Pod) string { return classKey(p, PodRequests(p), false) }
 	same := base()
 	same.Name = "b"
 	if key(base()) != key(same) {

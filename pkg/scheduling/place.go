@@ -651,32 +651,61 @@ func (s *solver) hostnameFits(c *class, v *variant, n *node) (ok, permanent bool
 func (s *solver) minValuesOK(p *pool, reqs Requirements, cand bitset) bool {
 	for _, k := range p.minKeys {
 		need := reqs[k].MinValues
-		seen := map[string]struct{}{}
-		cand.each(func(i int) bool {
-			t := p.types[i]
-			switch k {
-			case corev1.LabelTopologyZone, v1.CapacityTypeLabelKey:
-				for _, o := range t.it.Offerings {
-					if o.Available {
-						if k == corev1.LabelTopologyZone && reqs[k].Has(o.Zone) {
-							seen[o.Zone] = struct{}{}
-						} else if k == v1.CapacityTypeLabelKey && reqs[k].Has(o.CapacityType) {
-							seen[o.CapacityType] = struct{}{}
-						}
-					}
-				}
-			default:
-				if val, ok := valueOf(t, p, k); ok {
-					seen[val] = struct{}{}
-				}
-			}
-			return len(seen) < need
-		})
-		if len(seen) < need {
+		if s.valuesKept(p, reqs, cand, k, need) < need {
 			return false
 		}
 	}
 	return true
+}
+
+// valuesKept counts, up to limit, the distinct values of key k that the types of cand (types of
+// p) keep open under reqs: for zone and capacity type those of their available offerings that
+// reqs allow, for other keys their labels.
+func (s *solver) valuesKept(p *pool, reqs Requirements, cand bitset, k string, limit int) int {
+	seen := map[string]struct{}{}
+	cand.each(func(i int) bool {
+		t := p.types[i]
+		switch k {
+		case corev1.LabelTopologyZone, v1.CapacityTypeLabelKey:
+			for _, o := range t.it.Offerings {
+				if o.Available {
+					if k == corev1.LabelTopologyZone && reqs[k].Has(o.Zone) {
+						seen[o.Zone] = struct{}{}
+					} else if k == v1.CapacityTypeLabelKey && reqs[k].Has(o.CapacityType) {
+						seen[o.CapacityType] = struct{}{}
+					}
+				}
+			}
+		default:
+			if val, ok := valueOf(t, p, k); ok {
+				seen[val] = struct{}{}
+			}
+		}
+		return len(seen) < limit
+	})
+	return len(seen)
+}
+
+// markRelaxed records that new node n's minValues were lowered.
+func (s *solver) markRelaxed(n *node) {
+	if s.relaxed == nil {
+		s.relaxed = map[*node]bool{}
+	}
+	s.relaxed[n] = true
+}
+
+// relaxMinValues lowers, in reqs (modified), every minValues of p that cand does not meet to the
+// number of values cand keeps, as Karpenter's BestEffort policy relaxes a new NodeClaim. The
+// relaxed requirement then binds the pods that join the node.
+func (s *solver) relaxMinValues(p *pool, reqs Requirements, cand bitset) {
+	for _, k := range p.minKeys {
+		r := reqs[k]
+		if kept := s.valuesKept(p, reqs, cand, k, r.MinValues); kept < r.MinValues {
+			relaxed := *r
+			relaxed.MinValues = kept
+			reqs[k] = &relaxed
+		}
+	}
 }
 
 func (s *solver) withinLimits(p *pool, t *itInfo) bool {
@@ -727,11 +756,20 @@ func (s *solver) newNode(c *class, v *variant, p *pool, pod *corev1.Pod, pins []
 		return fail(ReasonLimits, "launching a node would exceed the NodePool's limits")
 	case cand.empty():
 		return fail(ReasonNoFit, "no instance type offers the chosen domains")
-	case !s.minValuesOK(p, reqs, cand):
-		return fail(ReasonRequirements, "fewer instance types than minValues require")
+	}
+	relaxed := false
+	if !s.minValuesOK(p, reqs, cand) {
+		if s.in.MinValuesPolicy != MinValuesBestEffort {
+			return fail(ReasonRequirements, "fewer instance types than minValues require")
+		}
+		s.relaxMinValues(p, reqs, cand)
+		relaxed = true
 	}
 	p.count++
 	n := &node{name: p.name + "-" + strconv.Itoa(p.count), pool: p, reqs: reqs, types: cand, merged: []*variant{v}, used: slices.Clone(p.daemon)}
+	if relaxed {
+		s.markRelaxed(n)
+	}
 	s.nodes = append(s.nodes, n)
 	s.commit(c, v, n, pod, nil, nil)
 	return true

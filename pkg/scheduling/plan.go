@@ -82,6 +82,7 @@ func (s *solver) nodeClaim(n *node) NodeClaim {
 	nc := NodeClaim{
 		Name: n.name, NodePool: n.pool.name, Requirements: apiReqs, Labels: labels,
 		Taints: n.pool.taints, Pods: n.pods, InstanceTypes: names, Requests: s.dims.list(n.used), NodeCost: n.pool.nodeCost,
+		MinValuesRelaxed: s.relaxed[n],
 	}
 	if len(opts) > 0 {
 		o := opts[0]

@@ -234,7 +234,7 @@ func (s *solver) newRepacker(p *pool, old []*node, free map[*corev1.Pod]*class) 
 
 // build turns the plan into nodes, pinning topology keys as newNode does, and prices them. The
 // nodes take the names of the nodes they replace first. It returns nil when some node cannot be
-// built (no type left once pinned, or minValues not met).
+// built (no type left once pinned, or minValues not met under MinValuesStrict).
 func (r *repacker) build(plan []repackNode, old []*node) ([]*node, float64) {
 	s, p := r.s, r.p
 	built := make([]*node, 0, len(plan))
@@ -265,8 +265,16 @@ func (r *repacker) build(plan []repackNode, old []*node) ([]*node, float64) {
 		})
 		reqs := r.base.Clone()
 		s.pinTopology(p, reqs, cand)
-		if cand.empty() || !s.minValuesOK(p, reqs, cand) {
+		if cand.empty() {
 			return nil, 0
+		}
+		relaxed := false
+		if !s.minValuesOK(p, reqs, cand) {
+			if s.in.MinValuesPolicy != MinValuesBestEffort {
+				return nil, 0
+			}
+			s.relaxMinValues(p, reqs, cand)
+			relaxed = true
 		}
 		var name string
 		if i < len(old) {
@@ -276,6 +284,9 @@ func (r *repacker) build(plan []repackNode, old []*node) ([]*node, float64) {
 			name = p.name + "-" + strconv.Itoa(p.count)
 		}
 		n := &node{name: name, pool: p, reqs: reqs, types: cand, used: rn.load, pods: pods}
+		if relaxed {
+			s.markRelaxed(n)
+		}
 		built = append(built, n)
 		cost += s.nodePrice(n)
 	}

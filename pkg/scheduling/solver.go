@@ -152,6 +152,11 @@ type solver struct {
 	// domainCache holds the domains spread groups count, per key and node inclusion policies
 	// (see spreadDomains).
 	domainCache map[string]map[string]struct{}
+	// relaxed are the new nodes whose minValues were lowered (MinValuesBestEffort); kept apart
+	// from node so that the node stays as small as it is without the policy.
+	relaxed map[*node]bool
+	// zoneOfID maps the offerings' zone IDs to their zones (byZone).
+	zoneOfID map[string]string
 	// preferNoSchedule is set when a NodePool or an existing node has a PreferNoSchedule taint:
 	// classes then get a last variant that tolerates them (buildClass).
 	preferNoSchedule bool
@@ -162,7 +167,7 @@ type solver struct {
 // constraint it models (see docs/design/scheduling.md for what is and is not modelled). An error
 // means the input itself is unusable (such as an instance type without allocatable).
 func Solve(in *Input) (*Plan, error) {
-	s := &solver{in: in, dims: newDims(), groups: &groups{byID: map[string]*topoGroup{}}}
+	s := &solver{in: in, dims: newDims(), groups: &groups{byID: map[string]*topoGroup{}}, zoneOfID: zoneIDsOf(in.InstanceTypes)}
 	if err := s.setup(); err != nil {
 		return nil, err
 	}
@@ -202,7 +207,7 @@ func (s *solver) setup() error {
 	// Classes next: they register topology groups.
 	byKey := map[string]*class{}
 	for i, pod := range s.in.Pods {
-		key := classKey(pod, reqCache[i])
+		key := classKey(pod, reqCache[i], s.ownerMatters(pod))
 		c, ok := byKey[key]
 		if !ok {
 			c = &class{key: key}
@@ -412,8 +417,12 @@ func (s *solver) newPool(i int, np *v1.NodePool) *pool {
 		p.labels = map[string]string{}
 	}
 	p.labels[v1.NodePoolLabelKey] = np.Name
+	if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil {
+		p.labels[v1.NodeClassLabelKey(ref)] = ref.Name
+	}
 	p.reqs, p.err = FromNodePoolRequirements(np.Spec.Template.Spec.Requirements)
 	if p.err == nil {
+		p.reqs = byZone(p.reqs, s.zoneOfID)
 		for _, r := range FromLabels(p.labels) {
 			p.reqs.Add(r)
 		}
@@ -551,7 +560,7 @@ func (s *solver) buildNodes() error {
 func (s *solver) countExisting(n *node, pod *corev1.Pod) error {
 	if aff := pod.Spec.Affinity; aff != nil && aff.PodAntiAffinity != nil {
 		for i := range aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
-			g, err := s.groups.affinityGroup(pod.Namespace, &aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[i])
+			g, err := s.groups.affinityGroup(pod.Namespace, pod.Labels, &aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[i])
 			if err != nil {
 				return fmt.Errorf("reading anti-affinity of bound pod %s/%s, %w", pod.Namespace, pod.Name, err)
 			}

@@ -66,6 +66,7 @@ func (gs *groups) get(key string, namespaces []string, allNS bool, sel *metav1.L
 // getFiltered is get for spread groups: filter is the node affinity the counted nodes must
 // satisfy (nil: any), tolerations (non-nil: nodeTaintsPolicy Honor) what their taints must allow.
 func (gs *groups) getFiltered(key string, namespaces []string, allNS bool, sel *metav1.LabelSelector, filter Requirements, tolerations []corev1.Toleration) (*topoGroup, error) {
+	key = topologyKey(key)
 	selector, err := metav1.LabelSelectorAsSelector(sel)
 	if err != nil {
 		return nil, fmt.Errorf("parsing label selector, %w", err)
@@ -101,16 +102,17 @@ func (gs *groups) getFiltered(key string, namespaces []string, allNS bool, sel *
 	return g, nil
 }
 
-// affinityGroup returns the group of a pod (anti-)affinity term of a pod in namespace ns.
-// An empty namespaceSelector means every namespace; other namespace selectors are not modelled
-// and fall back to the listed namespaces (or the pod's own).
-func (gs *groups) affinityGroup(ns string, term *corev1.PodAffinityTerm) (*topoGroup, error) {
+// affinityGroup returns the group of a pod (anti-)affinity term of a pod in namespace ns with
+// labels podLabels (its matchLabelKeys and mismatchLabelKeys read them). An empty
+// namespaceSelector means every namespace; other namespace selectors are not modelled and fall
+// back to the listed namespaces (or the pod's own).
+func (gs *groups) affinityGroup(ns string, podLabels map[string]string, term *corev1.PodAffinityTerm) (*topoGroup, error) {
 	allNS := term.NamespaceSelector != nil && len(term.NamespaceSelector.MatchLabels) == 0 && len(term.NamespaceSelector.MatchExpressions) == 0
 	namespaces := term.Namespaces
 	if len(namespaces) == 0 {
 		namespaces = []string{ns}
 	}
-	return gs.get(term.TopologyKey, namespaces, allNS, term.LabelSelector)
+	return gs.get(term.TopologyKey, namespaces, allNS, WithLabelKeys(term.LabelSelector, podLabels, term.MatchLabelKeys, term.MismatchLabelKeys))
 }
 
 // sortedDomains returns the domains of universe ordered by count ascending (desc when reverse),

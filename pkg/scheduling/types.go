@@ -11,7 +11,10 @@ const MaxInstanceTypes = 60
 
 // Offering is one way to buy an instance type: a zone and a capacity type at a price.
 type Offering struct {
-	Zone         string
+	Zone string
+	// ZoneID is the zone's ID (topology.k8s.aws/zone-id), when the cloud has one: constraints on
+	// it are read as constraints on Zone.
+	ZoneID       string
 	CapacityType string
 	// Price in dollars per hour.
 	Price float64
@@ -72,6 +75,13 @@ type Input struct {
 	// solver minimises instance price plus this cost, so a plan of many small nodes pays for
 	// each; the cheapest offering to launch does not depend on it.
 	NodeCosts map[string]float64
+	// MinValuesPolicy is how minValues binds new NodeClaims ("": Strict).
+	MinValuesPolicy MinValuesPolicy
+	// PreferencePolicy is how preferences are treated ("": Respect).
+	PreferencePolicy PreferencePolicy
+	// DefaultSpread, when set, gives pods without topology spread constraints the cluster's
+	// default ones.
+	DefaultSpread *DefaultSpread
 }
 
 // Placement is a pod placed on an existing node.
@@ -108,6 +118,10 @@ type NodeClaim struct {
 	// NodeCost is what the node costs per hour beyond Launch.Price (its NodePool's
 	// Input.NodeCosts).
 	NodeCost float64
+	// MinValuesRelaxed is set when, under MinValuesBestEffort, a minValues of the NodePool could
+	// not be met and Requirements carry the lower number the options keep (Karpenter annotates
+	// such a NodeClaim karpenter.sh/nodeclaim-min-values-relaxed: "true").
+	MinValuesRelaxed bool
 }
 
 // ReasonCode classifies why a pod cannot go to a NodePool.

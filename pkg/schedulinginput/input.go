@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/joinerhq/joiner/pkg/agenttaint"
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
@@ -278,7 +279,7 @@ func SchedulingType(it *cloudprovider.InstanceType) *scheduling.InstanceType {
 	}
 	for key, values := range it.Requirements {
 		switch key {
-		case corev1.LabelTopologyZone, v1.CapacityTypeLabelKey, corev1.LabelInstanceTypeStable:
+		case corev1.LabelTopologyZone, awsv1.LabelTopologyZoneID, v1.CapacityTypeLabelKey, corev1.LabelInstanceTypeStable:
 			continue
 		}
 		if len(values) == 1 {
@@ -286,7 +287,7 @@ func SchedulingType(it *cloudprovider.InstanceType) *scheduling.InstanceType {
 		}
 	}
 	for _, o := range it.Offerings {
-		out.Offerings = append(out.Offerings, scheduling.Offering{Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price, Available: o.Available})
+		out.Offerings = append(out.Offerings, scheduling.Offering{Zone: o.Zone, ZoneID: o.ZoneID, CapacityType: o.CapacityType, Price: o.Price, Available: o.Available})
 	}
 	return out
 }

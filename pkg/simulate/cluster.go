@@ -20,8 +20,9 @@ import (
 // pods kube-scheduler found no node for, the NodePools that can launch (with their instance
 // types, prices and node costs from cloud), the nodes and in-flight NodeClaims and the DaemonSets
 // (schedulinginput.Input), every node costing nodeCost more. excluded are the NodePools that cannot
-// launch now, with the reason.
-func FromCluster(ctx context.Context, kube client.Reader, cloud cloudprovider.CloudProvider, nodeCost float64) (in *scheduling.Input, costs []NodeCost, excluded []scheduling.Reason, err error) {
+// launch now, with the reason. st are the scheduling settings to solve with (their default
+// spreads' selectors read from the cluster, as the controller reads them).
+func FromCluster(ctx context.Context, kube client.Reader, cloud cloudprovider.CloudProvider, nodeCost float64, st scheduling.Settings) (in *scheduling.Input, costs []NodeCost, excluded []scheduling.Reason, err error) {
 	view := cluster.New(kube, false)
 	unbound, err := view.UnboundPods(ctx)
 	if err != nil {
@@ -32,6 +33,7 @@ func FromCluster(ctx context.Context, kube client.Reader, cloud cloudprovider.Cl
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	schedulinginput.ApplySettings(ctx, kube, st, in)
 	if in.NodeCosts == nil {
 		in.NodeCosts = map[string]float64{}
 	}

@@ -47,7 +47,7 @@ func TestFromCluster(t *testing.T) {
 		Capacity:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("29")},
 		Offerings: []*cloudprovider.Offering{{Zone: "z1", CapacityType: v1.CapacityTypeOnDemand, Price: 0.1, Available: true}},
 	}
-	in, costs, excluded, err := FromCluster(t.Context(), kube, volumeCloud{&fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{it}}}, 0.01)
+	in, costs, excluded, err := FromCluster(t.Context(), kube, volumeCloud{&fake.CloudProvider{InstanceTypes: []*cloudprovider.InstanceType{it}}}, 0.01, scheduling.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,6 +40,9 @@ type Options struct {
 	// NodeCost is what every new node costs per hour beyond its instance and volumes, in
 	// dollars: a per-host licence of a monitoring or security agent, for example.
 	NodeCost float64
+	// Scheduling are the scheduling policies and default spreads (--min-values-policy,
+	// --preference-policy, --scheduler-config) to simulate with.
+	Scheduling scheduling.Settings
 }
 
 // NodeCost is what one new node of a NodePool costs per hour beyond its instance, by part.
@@ -94,10 +97,17 @@ func Input(o Options) (*scheduling.Input, []NodeCost, error) {
 	} else if types, perPool, err = catalogueTypes(o, objects.NodePools, classes); err != nil {
 		return nil, nil, err
 	}
+	var workloads *scheduling.DefaultSpread
+	if len(o.Scheduling.DefaultConstraints) > 0 {
+		if workloads, err = manifestWorkloads(objects); err != nil {
+			return nil, nil, err
+		}
+	}
 	in, err := manifests.FromObjects(objects, types)
 	if err != nil {
 		return nil, nil, err
 	}
+	o.Scheduling.Apply(in, workloads)
 	// Each NodePool launches only its own node class's types.
 	for i, np := range in.NodePools {
 		if names, ok := perPool[np.Name]; ok && len(names) < len(types) {
@@ -137,6 +147,8 @@ func workloadInput(o Options) (*scheduling.Input, []NodeCost, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading workload %s, %w", o.WorkloadFile, err)
 	}
+	// A workload holds no Services or controllers: default spreads select nothing there.
+	o.Scheduling.Apply(in, nil)
 	// A workload has no node classes: only the per-node cost applies.
 	var costs []NodeCost
 	for _, np := range in.NodePools {

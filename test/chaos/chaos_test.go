@@ -21,8 +21,8 @@ import (
 	"github.com/joinerhq/joiner/awsemu/inspect"
 	"github.com/joinerhq/joiner/awsemu/state"
 	"github.com/joinerhq/joiner/internal/e2estack"
-	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/aws/instance"
 	"github.com/joinerhq/joiner/pkg/localstack"
 	"github.com/joinerhq/joiner/pkg/scheduling/workload"
 )
@@ -219,14 +219,15 @@ func poolCost(ctx context.Context, stack *localstack.Stack, pool string) (float6
 	if err != nil {
 		return 0, 0, err
 	}
-	names := map[string]bool{}
+	// By providerID: an instance gets its NodeClaim's tag only once its node registered.
+	named := map[string]bool{}
 	for _, nc := range claims.Items {
-		names[nc.Name] = true
+		named[instance.InstanceID(nc.Status.ProviderID)] = true
 	}
 	var sum float64
 	n := 0
 	for _, i := range instances {
-		if names[i.Tags[awsv1.TagKeyNodeClaim]] {
+		if named[i.ID] {
 			sum += i.PricePerHour
 			n++
 		}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/operator"
 )
@@ -177,14 +177,22 @@ func TestMixedPodsRunWithinLimitsAtSimulatedCost(t *testing.T) {
 		return daemonSetsRunning(ctx, stack.Client)
 	})
 	claims, instances := checkOneInstancePerNodeClaim(t, ctx, stack)
+	calls := emulatorCalls(t, ctx, stack)
+	t.Logf("%d NodeClaims; EC2 calls: CreateFleet %d, CreateTags %d, DescribeInstances %d, TerminateInstances %d",
+		len(claims), calls["CreateFleet"], calls["CreateTags"], calls["DescribeInstances"], calls["TerminateInstances"])
 	used := checkLimits(t, claims, pools)
 	if used["compute"] == nil {
 		t.Errorf("the preferred nodepool compute launched nothing; used = %v", used)
 	}
 	launched := cost(instances)
+	// By providerID: an instance gets its NodeClaim's tag only once its node registered.
+	claimOf := map[string]string{}
+	for _, nc := range claims {
+		claimOf[nc.Status.ProviderID[strings.LastIndex(nc.Status.ProviderID, "/")+1:]] = nc.Name
+	}
 	var plannedCost float64
 	for _, i := range instances {
-		if planned[i.Tags[awsv1.TagKeyNodeClaim]] {
+		if planned[claimOf[i.ID]] {
 			plannedCost += i.PricePerHour
 		}
 	}

@@ -56,3 +56,15 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "joiner.leaseName" -}}
 joiner-leader-election
 {{- end }}
+
+{{/* settings.featureGates as Karpenter's FEATURE_GATES: every key, its first letter upper-cased,
+with its value (spotToSpotConsolidation: true is SpotToSpotConsolidation=true), in key order.
+Nothing is dropped: the controller refuses a name that is not a gate, and true for a gate Joiner
+does not implement, saying why. */}}
+{{- define "joiner.featureGates" -}}
+{{- $pairs := list }}
+{{- range $name, $on := . }}
+{{- $pairs = append $pairs (printf "%s%s=%v" (upper (substr 0 1 $name)) (substr 1 -1 $name) $on) }}
+{{- end }}
+{{- join "," $pairs }}
+{{- end }}

@@ -1,6 +1,8 @@
 package v1
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -19,6 +21,16 @@ const (
 	NodeDoNotSyncTaintsLabelKey = Group + "/do-not-sync-taints"
 )
 
+// NodeClassLabelKey is the label that names the node class a node was launched from, as
+// Karpenter writes it: the reference's group and its kind in lower case
+// (karpenter.k8s.aws/ec2nodeclass). "" for a nil reference.
+func NodeClassLabelKey(ref *NodeClassReference) string {
+	if ref == nil {
+		return ""
+	}
+	return ref.Group + "/" + strings.ToLower(ref.Kind)
+}
+
 // Values of CapacityTypeLabelKey.
 const (
 	CapacityTypeSpot     = "spot"
@@ -28,8 +40,10 @@ const (
 
 // Annotations that Joiner reads or writes.
 const (
-	// DoNotDisruptAnnotationKey set to "true" on a pod or a node stops voluntary disruption of that
-	// node (consolidation, drift, expiry); a node's terminationGracePeriod still bounds a drain.
+	// DoNotDisruptAnnotationKey set to "true" on a pod, Node or NodeClaim stops voluntary
+	// disruption of that node (consolidation, drift, expiry); on a pod a Go duration ("4h")
+	// does so until the pod is that old (PodDoNotDisrupt). A node's terminationGracePeriod still
+	// bounds a drain.
 	DoNotDisruptAnnotationKey = Group + "/do-not-disrupt"
 	// NodePoolHashAnnotationKey records the hash of the NodePool template a NodeClaim was made from,
 	// so that a change to the template is detected as drift.

@@ -14,6 +14,8 @@ var callActions = map[string][]string{
 	"ec2:CreateFleet":          {"ec2:CreateFleet", "ec2:RunInstances", "ec2:CreateTags", "iam:PassRole"},
 	"ec2:RunInstances":         {"ec2:RunInstances", "ec2:CreateTags", "iam:PassRole"},
 	"ec2:CreateLaunchTemplate": {"ec2:CreateLaunchTemplate", "ec2:CreateTags"},
+	// A launched instance's own tags (its NodeClaim's name, its node's name).
+	"ec2:CreateTags": {"ec2:CreateTags"},
 	// Removal and garbage collection.
 	"ec2:TerminateInstances":   {"ec2:TerminateInstances"},
 	"ec2:DeleteLaunchTemplate": {"ec2:DeleteLaunchTemplate"},

@@ -118,7 +118,8 @@ func (d Document) Actions() []string {
 //     volumes, network interface and Spot request and the fleet must be requested with
 //     kubernetes.io/cluster/<name>=owned and a karpenter.sh/nodepool tag;
 //   - launch templates are created with the cluster tag and a karpenter.k8s.aws/ec2nodeclass tag;
-//   - tags are written only while creating those resources (ec2:CreateAction);
+//   - tags are written only while creating those resources (ec2:CreateAction), except an
+//     instance's own karpenter.sh/nodeclaim and Name tags, written after its batched launch;
 //   - only instances and launch templates carrying the same tags are terminated or deleted, and
 //     only such instances' console output is read (to say why a Node has not joined);
 //   - instance profiles are created, changed and deleted only under the cluster's name prefix and
@@ -193,6 +194,18 @@ func New(o Options) Document {
 			Sid: "AllowScopedInstanceCreationTagging", Action: []string{"ec2:CreateTags"},
 			Resource:  launched,
 			Condition: creationTagging(v1.NodePoolLabelKey, "CreateFleet", "RunInstances"),
+		},
+		// A launched instance's own tags, added after the launch (batched launches carry only the
+		// tags their NodeClaims share): only the NodeClaim and Name keys, only on the cluster's
+		// instances of a NodePool.
+		{
+			Sid: "AllowScopedInstanceTagging", Action: []string{"ec2:CreateTags"},
+			Resource: []string{ec2(a, "instance")},
+			Condition: func() map[string]map[string][]string {
+				c := resourceTags(v1.NodePoolLabelKey)
+				c["ForAllValues:StringEquals"] = map[string][]string{"aws:TagKeys": {awsv1.TagKeyNodeClaim, awsv1.TagKeyName}}
+				return c
+			}(),
 		},
 		{
 			Sid: "AllowScopedLaunchTemplateCreationTagging", Action: []string{"ec2:CreateTags"},

@@ -13,10 +13,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/smithy-go"
+	"golang.org/x/time/rate"
 	"k8s.io/utils/clock"
 
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
+	"github.com/joinerhq/joiner/pkg/aws/batcher"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 )
 
@@ -25,6 +27,7 @@ type EC2API interface {
 	CreateFleet(ctx context.Context, in *ec2.CreateFleetInput, opts ...func(*ec2.Options)) (*ec2.CreateFleetOutput, error)
 	DescribeInstances(ctx context.Context, in *ec2.DescribeInstancesInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error)
 	TerminateInstances(ctx context.Context, in *ec2.TerminateInstancesInput, opts ...func(*ec2.Options)) (*ec2.TerminateInstancesOutput, error)
+	CreateTags(ctx context.Context, in *ec2.CreateTagsInput, opts ...func(*ec2.Options)) (*ec2.CreateTagsOutput, error)
 	GetConsoleOutput(ctx context.Context, in *ec2.GetConsoleOutputInput, opts ...func(*ec2.Options)) (*ec2.GetConsoleOutputOutput, error)
 }
 
@@ -40,9 +43,12 @@ type Denials interface {
 
 // Instance is an EC2 instance as Joiner reads it.
 type Instance struct {
-	ID               string
-	Type             string
-	Zone             string
+	ID   string
+	Type string
+	Zone string
+	// ZoneID is the zone's ID (usw2-az1) when EC2 said it: DescribeInstances does, a launch's
+	// answer does not.
+	ZoneID           string
 	CapacityType     string
 	ImageID          string
 	SubnetID         string
@@ -70,14 +76,49 @@ type Provider struct {
 	// clock dates the descriptions Recent answers from.
 	clock  clock.PassiveClock
 	recent recent
-	// adoptions merges the adoption checks of concurrent launches (ForNodeClaim).
-	adoptions adoptions
+	// ledger maps what this controller launched to its NodeClaims, and holds the orphans a launch
+	// may adopt.
+	ledger ledger
+	// named lists the providerIDs of every NodeClaim, for adoption (WithNamedInstances).
+	named func(ctx context.Context) ([]string, error)
+	// fleets, describes and terminates merge concurrent calls (pkg/aws/batcher). Their windows
+	// run on the wall clock whatever clock the provider dates with: they are latency, not time the
+	// world sees, and a test's fake clock would hold every call.
+	fleets     *batcher.Batcher[string, Launch, *Instance]
+	describes  *batcher.Batcher[string, string, *ec2types.Instance]
+	terminates *batcher.Batcher[string, string, struct{}]
+	// tagging paces Tag.
+	tagging *rate.Limiter
 }
 
 // NewProvider returns a provider for the cluster's instances; denials may be nil (denied
 // launches are then reported with EC2's message).
 func NewProvider(api EC2API, unavailable Unavailable, denials Denials, clusterName string, clk clock.PassiveClock) *Provider {
-	return &Provider{ec2: api, unavailable: unavailable, denials: denials, clusterName: clusterName, clock: clk}
+	p := &Provider{ec2: api, unavailable: unavailable, denials: denials, clusterName: clusterName, clock: clk,
+		tagging: rate.NewLimiter(TaggingRate, TaggingBurst)}
+	windows := clock.RealClock{}
+	p.fleets = mustBatcher(batcher.New(batcher.Options{Idle: FleetIdle, Max: FleetMax, MaxItems: FleetMaxItems}, windows, p.launchFleet))
+	ids := batcher.Options{Idle: IDsIdle, Max: IDsMax, MaxItems: IDsMaxItems}
+	p.describes = mustBatcher(batcher.New(ids, windows, p.describeIDs))
+	p.terminates = mustBatcher(batcher.New(ids, windows, p.terminateIDs))
+	return p
+}
+
+// mustBatcher returns the batcher; its options are this package's constants, which a test holds
+// valid, so an error is a programming error.
+func mustBatcher[K comparable, In, Out any](b *batcher.Batcher[K, In, Out], err error) *batcher.Batcher[K, In, Out] {
+	if err != nil {
+		panic(fmt.Sprintf("instance: batcher options, %v", err))
+	}
+	return b
+}
+
+// WithNamedInstances sets how launches learn the providerIDs of every NodeClaim, so that they
+// adopt an instance an earlier controller launched and left unrecorded, but never one a
+// NodeClaim names (see adopt). Without it, launches adopt only what this provider recorded.
+func (p *Provider) WithNamedInstances(named func(ctx context.Context) ([]string, error)) *Provider {
+	p.named = named
+	return p
 }
 
 // Launch is one instance to launch.
@@ -86,19 +127,26 @@ type Launch struct {
 	// Overrides, from Overrides: at most MaxOverrides, each with the launch template of its
 	// instance type's architecture.
 	Overrides []Override
-	// Tags go on the instance, its volumes and the fleet.
+	// Tags go on the instance, its volumes and the fleet: CommonTags, the same for every
+	// NodeClaim of the NodePool, so that launches alike go out as one fleet.
 	Tags map[string]string
-	// ClientToken, when set, makes the launch idempotent: EC2 answers a CreateFleet repeated
-	// with the same token and parameters with the first one's instances instead of launching
-	// again, and refuses one with other parameters (IdempotentParameterMismatch). The NodeClaim's
-	// UID: a launch retried before DescribeInstances lists the first one's instance (EC2 is
-	// eventually consistent) does not launch a second instance.
-	ClientToken string
+	// NodeClaim and NodeClaimUID name the NodeClaim launched for. A launch retried for the same
+	// UID gets the instance already handed to it (the ledger) instead of launching again.
+	NodeClaim, NodeClaimUID string
 	// ImageIDs are the image of each instance type's launch template, and SecurityGroupIDs the
 	// launch templates' security groups: with the fleet's answer they describe the launched
 	// instance without a DescribeInstances.
 	ImageIDs         map[string]string
 	SecurityGroupIDs []string
+}
+
+// identity is the NodeClaim's UID or, for one never written to an API server (a test's), which
+// has none, its name.
+func (l Launch) identity() string {
+	if l.NodeClaimUID != "" {
+		return l.NodeClaimUID
+	}
+	return "name:" + l.NodeClaim
 }
 
 // FleetInput is the CreateFleet request of a launch: type instant, one instance, spot
@@ -138,9 +186,6 @@ func FleetInput(l Launch, dryRun bool) *ec2.CreateFleetInput {
 		},
 		DryRun: aws.Bool(dryRun),
 	}
-	if l.ClientToken != "" && !dryRun {
-		in.ClientToken = aws.String(l.ClientToken)
-	}
 	if l.CapacityType == v1.CapacityTypeSpot {
 		in.SpotOptions = &ec2types.SpotOptionsRequest{AllocationStrategy: ec2types.SpotAllocationStrategy(SpotAllocationStrategy)}
 	} else {
@@ -149,66 +194,38 @@ func FleetInput(l Launch, dryRun bool) *ec2.CreateFleetInput {
 	return in
 }
 
-// Create launches one instance through CreateFleet. Every override EC2 reports as out of
-// capacity is marked unavailable. The launched instance is described from what CreateFleet said
-// (its ID, type and override) and what the launch asked for (image, security groups, tags),
-// pending, launched now, and remembered for Recent: describing it again cost one
-// DescribeInstances per launch, which EC2 may not answer for seconds after the launch anyway.
-// With no instance launched it returns an InsufficientCapacityError when every error was a
-// capacity error, a CreateError for a denial, and a plain error otherwise; errors are wrapped
-// "launching nodeclaim, ...".
+// Create hands the launch an instance: the one already handed to its NodeClaim (a retried
+// Create), an orphan it fits (adopt), or one launched through CreateFleet. Launches that share
+// their request (fleetKey) within the batcher's windows go out as one fleet with a target
+// capacity of one per launch (launchFleet); each launched instance is handed to one launch, and
+// launches left without one get an error, never a second fleet. The instance is described from
+// what CreateFleet said (its ID, type and override) and what the launch asked for (image,
+// security groups, tags), pending, launched now, and remembered for Recent: describing it again
+// cost one DescribeInstances per launch, which EC2 may not answer for seconds after the launch
+// anyway. With no instance launched it returns an InsufficientCapacityError when every error was
+// a capacity error (each marked unavailable), a CreateError for a denial, and a plain error
+// otherwise; errors are wrapped "launching nodeclaim, ...".
 func (p *Provider) Create(ctx context.Context, l Launch) (*Instance, error) {
-	at := p.clock.Now()
-	out, err := p.ec2.CreateFleet(ctx, FleetInput(l, false))
-	if err != nil {
-		return nil, p.classify(ctx, err)
+	if l.NodeClaimUID == "" && l.NodeClaim == "" {
+		return nil, errors.New("launching nodeclaim, the launch names no NodeClaim")
 	}
-	zoneOf := map[string]string{}
-	for _, o := range l.Overrides {
-		zoneOf[o.SubnetID] = o.Zone
-	}
-	var (
-		capacityErrs []string
-		otherErrs    []ec2types.CreateFleetError
-	)
-	for _, e := range out.Errors {
-		code := aws.ToString(e.ErrorCode)
-		if IsCapacityError(code) && e.LaunchTemplateAndOverrides != nil && e.LaunchTemplateAndOverrides.Overrides != nil {
-			ov := e.LaunchTemplateAndOverrides.Overrides
-			zone := aws.ToString(ov.AvailabilityZone)
-			if zone == "" {
-				zone = zoneOf[aws.ToString(ov.SubnetId)]
-			}
-			p.unavailable.MarkUnavailable(string(ov.InstanceType), zone, l.CapacityType)
-			capacityErrs = append(capacityErrs, fmt.Sprintf("%s in %s", ov.InstanceType, zone))
-			continue
-		}
-		otherErrs = append(otherErrs, e)
-	}
-	for _, fi := range out.Instances {
-		if len(fi.InstanceIds) == 0 {
-			continue
-		}
-		inst := &Instance{
-			ID: fi.InstanceIds[0], Type: string(fi.InstanceType), CapacityType: l.CapacityType, ImageID: l.ImageIDs[string(fi.InstanceType)],
-			SecurityGroupIDs: slices.Clone(l.SecurityGroupIDs), State: string(ec2types.InstanceStateNamePending), LaunchTime: at, Tags: maps.Clone(l.Tags),
-		}
-		if lo := fi.LaunchTemplateAndOverrides; lo != nil && lo.Overrides != nil {
-			inst.Zone = aws.ToString(lo.Overrides.AvailabilityZone)
-			inst.SubnetID = aws.ToString(lo.Overrides.SubnetId)
-			if inst.Zone == "" {
-				inst.Zone = zoneOf[inst.SubnetID]
-			}
-		}
-		p.recent.put(inst, at)
+	if inst := p.ledger.handedTo(l.identity()); inst != nil {
 		return inst, nil
 	}
-	if len(otherErrs) == 0 {
-		return nil, cloudprovider.NewInsufficientCapacityError(fmt.Errorf("launching nodeclaim, no %s capacity for %s", l.CapacityType, strings.Join(capacityErrs, ", ")))
+	if inst, err := p.adopt(ctx, l); inst != nil || err != nil {
+		return inst, err
 	}
-	first := otherErrs[0]
-	apiErr := &smithy.GenericAPIError{Code: aws.ToString(first.ErrorCode), Message: aws.ToString(first.ErrorMessage)}
-	return nil, p.classify(ctx, apiErr)
+	key, err := fleetKey(l)
+	if err != nil {
+		return nil, err
+	}
+	return p.fleets.Do(ctx, key, l)
+}
+
+// Launched is the instance this provider handed to the NodeClaim with the UID and name
+// (launched or adopted), or nil.
+func (p *Provider) Launched(uid, name string) *Instance {
+	return p.ledger.handedTo(Launch{NodeClaimUID: uid, NodeClaim: name}.identity())
 }
 
 // ReasonLaunchTemplateNotFound is the CreateError reason of a launch whose launch template EC2
@@ -249,25 +266,23 @@ func (p *Provider) classify(ctx context.Context, err error) error {
 }
 
 // Get describes one instance, as EC2 describes it now. A missing or terminated instance is a
-// NodeClaimNotFoundError. The description is remembered for Recent.
+// NodeClaimNotFoundError. The description is remembered for Recent. Concurrent Gets share
+// DescribeInstances calls (describeIDs).
 func (p *Provider) Get(ctx context.Context, id string) (*Instance, error) {
 	at := p.clock.Now()
-	out, err := p.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
-	var ae smithy.APIError
-	if errors.As(err, &ae) && ae.ErrorCode() == "InvalidInstanceID.NotFound" {
-		p.recent.forget(id)
-		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s not found", id))
-	}
+	described, err := p.describe(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("describing instance %s, %w", id, err)
 	}
-	if len(out.Reservations) == 0 || len(out.Reservations[0].Instances) == 0 {
+	if described == nil {
 		p.recent.forget(id)
+		p.ledger.forget(id)
 		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s not found", id))
 	}
-	inst := read(out.Reservations[0].Instances[0])
+	inst := read(*described)
 	if inst.State == string(ec2types.InstanceStateNameTerminated) {
 		p.recent.forget(id)
+		p.ledger.forget(id)
 		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s is terminated", id))
 	}
 	p.recent.put(inst, at)
@@ -303,7 +318,8 @@ func (p *Provider) List(ctx context.Context) ([]*Instance, error) {
 }
 
 // Delete terminates the instance. It returns a NodeClaimNotFoundError when the instance is
-// already gone or terminating, so callers can tell when termination is done.
+// already gone or terminating, so callers can tell when termination is done. Concurrent Deletes
+// share their DescribeInstances and TerminateInstances calls (terminateIDs).
 func (p *Provider) Delete(ctx context.Context, id string) error {
 	inst, err := p.Get(ctx, id)
 	if err != nil {
@@ -311,16 +327,14 @@ func (p *Provider) Delete(ctx context.Context, id string) error {
 	}
 	if inst.State == string(ec2types.InstanceStateNameShuttingDown) {
 		p.recent.forget(id)
+		p.ledger.forget(id)
 		return cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s is terminating", id))
 	}
-	if _, err := p.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}}); err != nil {
-		var ae smithy.APIError
-		if errors.As(err, &ae) && ae.ErrorCode() == "InvalidInstanceID.NotFound" {
-			return cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s not found", id))
-		}
-		return fmt.Errorf("terminating instance %s, %w", id, err)
+	if err := p.terminate(ctx, id); err != nil {
+		return err
 	}
 	p.recent.forget(id)
+	p.ledger.forget(id)
 	return nil
 }
 
@@ -332,6 +346,7 @@ func read(i ec2types.Instance) *Instance {
 	}
 	if i.Placement != nil {
 		inst.Zone = aws.ToString(i.Placement.AvailabilityZone)
+		inst.ZoneID = aws.ToString(i.Placement.AvailabilityZoneId)
 	}
 	if i.State != nil {
 		inst.State = string(i.State.Name)
@@ -357,7 +372,8 @@ func read(i ec2types.Instance) *Instance {
 // Leaked returns, sorted, the IDs of the cluster's instances that no NodeClaim names
 // (providerIDs are the status.providerID of every NodeClaim; launching names the NodeClaims
 // without one yet) and that are older than GarbageCollectionGrace at now: the instances garbage
-// collection terminates. See the function Leaked.
+// collection terminates. See the function Leaked. An instance's NodeClaim is its
+// karpenter.sh/nodeclaim tag or, before it is tagged, the NodeClaim the ledger handed it to.
 func (p *Provider) Leaked(ctx context.Context, providerIDs, launching []string, now time.Time) ([]string, error) {
 	insts, err := p.List(ctx)
 	if err != nil {
@@ -365,7 +381,11 @@ func (p *Provider) Leaked(ctx context.Context, providerIDs, launching []string, 
 	}
 	described := make([]Described, 0, len(insts))
 	for _, i := range insts {
-		described = append(described, Described{ID: i.ID, LaunchTime: i.LaunchTime, State: i.State, NodeClaim: i.Tags[awsv1.TagKeyNodeClaim]})
+		owner := i.Tags[awsv1.TagKeyNodeClaim]
+		if owner == "" {
+			owner = p.ledger.ownerOf(i.ID)
+		}
+		described = append(described, Described{ID: i.ID, LaunchTime: i.LaunchTime, State: i.State, NodeClaim: owner})
 	}
 	return Leaked(described, providerIDs, launching, now, GarbageCollectionGrace), nil
 }

@@ -57,6 +57,15 @@ func (r *recent) put(inst *Instance, at time.Time) {
 	r.byID[inst.ID] = described{inst: inst.clone(), at: at}
 }
 
+// tagged adds tags to the remembered description of an instance, if any.
+func (r *recent) tagged(id string, tags map[string]string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if d, ok := r.byID[id]; ok {
+		maps.Copy(d.inst.Tags, tags)
+	}
+}
+
 // forget drops an instance EC2 says is gone or going.
 func (r *recent) forget(id string) {
 	r.mu.Lock()

@@ -27,6 +27,9 @@ type Info struct {
 	IPv4PerENI int64
 	// Architecture is EC2's processor architecture: x86_64 or arm64.
 	Architecture string
+	// InstanceStoreGB is the total size of the instance-store disks, in GB (10^9 bytes), as EC2
+	// reports it (InstanceStorageInfo.TotalSizeInGB); 0 when the type has none.
+	InstanceStoreGB int64
 }
 
 // Settings are what the node class and the operator decide about capacity.
@@ -42,6 +45,20 @@ type Settings struct {
 	// EphemeralStorage is the size of the volume holding the kubelet's state (the root volume,
 	// 20Gi by default).
 	EphemeralStorage resource.Quantity
+	// InstanceStorePolicy is the EC2NodeClass spec.instanceStorePolicy; "" when unset. With
+	// RAID0, the kubelet's state lives on the instance-store array of the types that have one.
+	InstanceStorePolicy awsv1.InstanceStorePolicy
+}
+
+// EphemeralStorage is the size of the filesystem holding the kubelet's state on the instance
+// type: with instanceStorePolicy RAID0 and instance-store disks, their total size (EC2's GB,
+// 10^9 bytes, as upstream Karpenter counts it; the RAID-0 array spans them all), else the root
+// volume of the settings.
+func EphemeralStorage(info Info, s Settings) resource.Quantity {
+	if s.InstanceStorePolicy == awsv1.InstanceStorePolicyRAID0 && info.InstanceStoreGB > 0 {
+		return *resource.NewQuantity(info.InstanceStoreGB*1000*1000*1000, resource.DecimalSI)
+	}
+	return s.EphemeralStorage.DeepCopy()
 }
 
 // DefaultVMMemoryOverheadPercent is the default of Settings.VMMemoryOverheadPercent.
@@ -68,14 +85,14 @@ func Pods(info Info, kubelet *awsv1.KubeletConfiguration) int64 {
 }
 
 // Capacity is the node's capacity: vCPUs, advertised memory less ceil(MiB × overhead percent)
-// MiB, pods, and the ephemeral storage volume.
+// MiB, pods, and the ephemeral storage (EphemeralStorage).
 func Capacity(info Info, s Settings) corev1.ResourceList {
 	overheadMiB := int64(math.Ceil(float64(info.MemoryMiB) * s.VMMemoryOverheadPercent))
 	return corev1.ResourceList{
 		corev1.ResourceCPU:              *resource.NewQuantity(info.VCPUs, resource.DecimalSI),
 		corev1.ResourceMemory:           mebibytes(info.MemoryMiB - overheadMiB),
 		corev1.ResourcePods:             *resource.NewQuantity(Pods(info, s.Kubelet), resource.DecimalSI),
-		corev1.ResourceEphemeralStorage: s.EphemeralStorage.DeepCopy(),
+		corev1.ResourceEphemeralStorage: EphemeralStorage(info, s),
 	}
 }
 

@@ -148,20 +148,22 @@ func (p *Provider) List(ctx context.Context, nodeClass *awsv1.EC2NodeClass) ([]*
 }
 
 // listKey is what of a node class build reads, as a string: the AMI family, the kubelet
-// settings, the root volume size, the subnets' zones, and the VM memory overhead.
+// settings, the root volume size, the instance store policy, the subnets' zones and their IDs,
+// and the VM memory overhead.
 func listKey(nodeClass *awsv1.EC2NodeClass, vmOverhead float64) (string, error) {
 	zones := make([]string, 0, len(nodeClass.Status.Subnets))
 	for _, s := range nodeClass.Status.Subnets {
-		zones = append(zones, s.Zone)
+		zones = append(zones, s.Zone+"="+s.ZoneID)
 	}
 	slices.Sort(zones)
 	size := rootVolumeSize(nodeClass)
 	raw, err := json.Marshal(struct {
 		Family, EphemeralStorage string
+		InstanceStorePolicy      *awsv1.InstanceStorePolicy
 		Kubelet                  *awsv1.KubeletConfiguration
 		Zones                    []string
 		VMOverhead               float64
-	}{userdata.FamilyOf(nodeClass), size.String(), nodeClass.Spec.Kubelet, slices.Compact(zones), vmOverhead})
+	}{userdata.FamilyOf(nodeClass), size.String(), nodeClass.Spec.InstanceStorePolicy, nodeClass.Spec.Kubelet, slices.Compact(zones), vmOverhead})
 	if err != nil {
 		return "", fmt.Errorf("listing instance types of EC2NodeClass %s, %w", nodeClass.Name, err)
 	}
@@ -175,9 +177,16 @@ func build(described []Described, zones map[string][]string, prices hourlyPrices
 		Family: userdata.FamilyOf(nodeClass), Kubelet: nodeClass.Spec.Kubelet,
 		VMMemoryOverheadPercent: vmOverhead, EphemeralStorage: rootVolumeSize(nodeClass),
 	}
+	if p := nodeClass.Spec.InstanceStorePolicy; p != nil {
+		settings.InstanceStorePolicy = *p
+	}
 	subnetZones := map[string]bool{}
+	zoneIDs := map[string]string{}
 	for _, s := range nodeClass.Status.Subnets {
 		subnetZones[s.Zone] = true
+		if s.ZoneID != "" {
+			zoneIDs[s.Zone] = s.ZoneID
+		}
 	}
 	out := make([]*cloudprovider.InstanceType, 0, len(described))
 	for _, d := range described {
@@ -199,7 +208,7 @@ func build(described []Described, zones map[string][]string, prices hourlyPrices
 				price        float64
 			}{{v1.CapacityTypeSpot, spot}, {v1.CapacityTypeOnDemand, onDemand}} {
 				offerings = append(offerings, &cloudprovider.Offering{
-					Zone: zone, CapacityType: o.capacityType, Price: o.price,
+					Zone: zone, ZoneID: zoneIDs[zone], CapacityType: o.capacityType, Price: o.price,
 					Available: unavailable == nil || !unavailable.IsUnavailable(d.Name, zone, o.capacityType),
 				})
 			}
@@ -332,6 +341,9 @@ func Describe(it ec2types.InstanceTypeInfo) (Described, bool) {
 	describeNetwork(&d, it.NetworkInfo)
 	if h := string(it.Hypervisor); h != "" {
 		d.Labels[awsv1.LabelInstanceHypervisor] = h
+	}
+	if s := it.InstanceStorageInfo; s != nil {
+		d.InstanceStoreGB = aws.ToInt64(s.TotalSizeInGB)
 	}
 	if s := it.InstanceStorageInfo; s != nil && s.NvmeSupport != ec2types.EphemeralNvmeSupportUnsupported && aws.ToInt64(s.TotalSizeInGB) > 0 {
 		d.Labels[awsv1.LabelInstanceLocalNVME] = strconv.FormatInt(aws.ToInt64(s.TotalSizeInGB), 10)

@@ -99,8 +99,8 @@ func qty(l corev1.ResourceList, name corev1.ResourceName) *resource.Quantity {
 	return &q
 }
 
-// TestListOfferings: offerings only in the zones of the node class's subnets, spot and on-demand
-// each priced from the pricing provider, unavailable while the cache says so; hardware labels
+// TestListOfferings: offerings only in the zones of the node class's subnets, with the subnets'
+// zone IDs, spot and on-demand each priced from the pricing provider, unavailable while the cache says so; hardware labels
 // and GPU capacity from the description; the root volume as ephemeral storage.
 func TestListOfferings(t *testing.T) {
 	p, prices, _ := newTestProvider(t)
@@ -108,7 +108,7 @@ func TestListOfferings(t *testing.T) {
 		Spec: awsv1.EC2NodeClassSpec{BlockDeviceMappings: []awsv1.BlockDeviceMapping{
 			{RootVolume: true, EBS: &awsv1.BlockDevice{VolumeSize: ptrTo(resource.MustParse("100Gi"))}},
 		}},
-		Status: awsv1.EC2NodeClassStatus{Subnets: []awsv1.Subnet{{ID: "subnet-a", Zone: "us-west-2a"}, {ID: "subnet-b", Zone: "us-west-2b"}}},
+		Status: awsv1.EC2NodeClassStatus{Subnets: []awsv1.Subnet{{ID: "subnet-a", Zone: "us-west-2a", ZoneID: "usw2-az1"}, {ID: "subnet-b", Zone: "us-west-2b", ZoneID: "usw2-az2"}}},
 	}
 	p.unavailable.MarkUnavailable("m5.large", "us-west-2b", "spot")
 	its, err := p.List(t.Context(), nodeClass)
@@ -120,10 +120,10 @@ func TestListOfferings(t *testing.T) {
 	spotB, _ := prices.Spot("m5.large", "us-west-2b")
 	od, _ := prices.OnDemand("m5.large")
 	want := []*cloudprovider.Offering{
-		{Zone: "us-west-2a", CapacityType: "spot", Price: spotA, Available: true},
-		{Zone: "us-west-2a", CapacityType: "on-demand", Price: od, Available: true},
-		{Zone: "us-west-2b", CapacityType: "spot", Price: spotB, Available: false},
-		{Zone: "us-west-2b", CapacityType: "on-demand", Price: od, Available: true},
+		{Zone: "us-west-2a", ZoneID: "usw2-az1", CapacityType: "spot", Price: spotA, Available: true},
+		{Zone: "us-west-2a", ZoneID: "usw2-az1", CapacityType: "on-demand", Price: od, Available: true},
+		{Zone: "us-west-2b", ZoneID: "usw2-az2", CapacityType: "spot", Price: spotB, Available: false},
+		{Zone: "us-west-2b", ZoneID: "usw2-az2", CapacityType: "on-demand", Price: od, Available: true},
 	}
 	if diff := cmp.Diff(want, m5.Offerings); diff != "" {
 		t.Errorf("m5.large offerings (-want +got):\n%s", diff)
@@ -131,6 +131,7 @@ func TestListOfferings(t *testing.T) {
 	for key, value := range map[string]string{
 		awsv1.LabelInstanceCPUManufacturer: "intel", awsv1.LabelInstanceHypervisor: "nitro",
 		"topology.kubernetes.io/zone": "us-west-2a", "kubernetes.io/arch": "amd64",
+		awsv1.LabelTopologyZoneID: "usw2-az1", awsv1.LabelInstanceTenancy: "default",
 	} {
 		if vs := m5.Requirements[key]; len(vs) == 0 || vs[0] != value {
 			t.Errorf("m5.large requirement %s = %v, want first value %s", key, vs, value)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
 
 	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
@@ -33,15 +34,17 @@ func NameParts(name string) (category, family, generation, size string) {
 }
 
 // Requirements returns the labels a node of this instance type carries, each with the values it
-// may take: fixed facts of the type (one value), and the zones and capacity types of its available
-// offerings (several). Values are sorted.
+// may take: fixed facts of the type (one value), and the zones, zone IDs (when the offerings know
+// them) and capacity types of its available offerings (several). Values are sorted.
 func Requirements(info Info, offerings []*cloudprovider.Offering) map[string][]string {
 	category, family, generation, size := NameParts(info.Name)
 	reqs := map[string][]string{
-		corev1.LabelInstanceTypeStable: {info.Name},
-		corev1.LabelOSStable:           {string(corev1.Linux)},
-		awsv1.LabelInstanceCPU:         {strconv.FormatInt(info.VCPUs, 10)},
-		awsv1.LabelInstanceMemory:      {strconv.FormatInt(info.MemoryMiB, 10)},
+		corev1.LabelInstanceTypeStable:    {info.Name},
+		corev1.LabelOSStable:              {string(corev1.Linux)},
+		awsv1.LabelInstanceCPU:            {strconv.FormatInt(info.VCPUs, 10)},
+		awsv1.LabelInstanceMemory:         {strconv.FormatInt(info.MemoryMiB, 10)},
+		awsv1.LabelInstanceTenancy:        {string(ec2types.TenancyDefault)},
+		awsv1.LabelInstanceCapabilityFlex: {strconv.FormatBool(strings.HasSuffix(family, "-flex"))},
 	}
 	if arch := Architecture(info.Architecture); arch != "" {
 		reqs[corev1.LabelArchStable] = []string{arch}
@@ -54,14 +57,20 @@ func Requirements(info Info, offerings []*cloudprovider.Offering) map[string][]s
 			reqs[key] = []string{value}
 		}
 	}
-	zones, capacityTypes := map[string]bool{}, map[string]bool{}
+	zones, zoneIDs, capacityTypes := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, o := range offerings {
 		if o.Available {
 			zones[o.Zone] = true
 			capacityTypes[o.CapacityType] = true
+			if o.ZoneID != "" {
+				zoneIDs[o.ZoneID] = true
+			}
 		}
 	}
 	reqs[corev1.LabelTopologyZone] = slices.Sorted(maps.Keys(zones))
+	if len(zoneIDs) > 0 {
+		reqs[awsv1.LabelTopologyZoneID] = slices.Sorted(maps.Keys(zoneIDs))
+	}
 	reqs[v1.CapacityTypeLabelKey] = slices.Sorted(maps.Keys(capacityTypes))
 	return reqs
 }

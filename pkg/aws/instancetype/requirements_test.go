@@ -1,6 +1,7 @@
 package instancetype
 
 import (
+	"maps"
 	"testing"
 	"time"
 
@@ -33,27 +34,76 @@ func TestNameParts(t *testing.T) {
 }
 
 func TestRequirements(t *testing.T) {
-	info := Info{Name: "t4g.medium", VCPUs: 2, MemoryMiB: 4096, Architecture: "arm64"}
-	offerings := []*cloudprovider.Offering{
-		{Zone: "us-west-2b", CapacityType: "spot", Available: true},
-		{Zone: "us-west-2a", CapacityType: "on-demand", Available: true},
-		{Zone: "us-west-2c", CapacityType: "spot", Available: false},
+	base := map[string][]string{
+		"node.kubernetes.io/instance-type":           {"t4g.medium"},
+		"kubernetes.io/os":                           {"linux"},
+		"kubernetes.io/arch":                         {"arm64"},
+		"karpenter.k8s.aws/instance-cpu":             {"2"},
+		"karpenter.k8s.aws/instance-memory":          {"4096"},
+		"karpenter.k8s.aws/instance-category":        {"t"},
+		"karpenter.k8s.aws/instance-family":          {"t4g"},
+		"karpenter.k8s.aws/instance-generation":      {"4"},
+		"karpenter.k8s.aws/instance-size":            {"medium"},
+		"karpenter.k8s.aws/instance-tenancy":         {"default"},
+		"karpenter.k8s.aws/instance-capability-flex": {"false"},
+		"topology.kubernetes.io/zone":                {"us-west-2a", "us-west-2b"},
+		"karpenter.sh/capacity-type":                 {"on-demand", "spot"},
 	}
-	want := map[string][]string{
-		"node.kubernetes.io/instance-type":      {"t4g.medium"},
-		"kubernetes.io/os":                      {"linux"},
-		"kubernetes.io/arch":                    {"arm64"},
-		"karpenter.k8s.aws/instance-cpu":        {"2"},
-		"karpenter.k8s.aws/instance-memory":     {"4096"},
-		"karpenter.k8s.aws/instance-category":   {"t"},
-		"karpenter.k8s.aws/instance-family":     {"t4g"},
-		"karpenter.k8s.aws/instance-generation": {"4"},
-		"karpenter.k8s.aws/instance-size":       {"medium"},
-		"topology.kubernetes.io/zone":           {"us-west-2a", "us-west-2b"},
-		"karpenter.sh/capacity-type":            {"on-demand", "spot"},
+	with := func(extra map[string][]string) map[string][]string {
+		out := maps.Clone(base)
+		maps.Copy(out, extra)
+		return out
 	}
-	if diff := cmp.Diff(want, Requirements(info, offerings)); diff != "" {
-		t.Errorf("Requirements (-want +got):\n%s", diff)
+	tests := []struct {
+		name      string
+		info      Info
+		offerings []*cloudprovider.Offering
+		want      map[string][]string
+	}{
+		{
+			name: "zone IDs unknown",
+			info: Info{Name: "t4g.medium", VCPUs: 2, MemoryMiB: 4096, Architecture: "arm64"},
+			offerings: []*cloudprovider.Offering{
+				{Zone: "us-west-2b", CapacityType: "spot", Available: true},
+				{Zone: "us-west-2a", CapacityType: "on-demand", Available: true},
+				{Zone: "us-west-2c", CapacityType: "spot", Available: false},
+			},
+			want: base,
+		},
+		{
+			name: "zone IDs of the available offerings",
+			info: Info{Name: "t4g.medium", VCPUs: 2, MemoryMiB: 4096, Architecture: "arm64"},
+			offerings: []*cloudprovider.Offering{
+				{Zone: "us-west-2b", ZoneID: "usw2-az2", CapacityType: "spot", Available: true},
+				{Zone: "us-west-2a", ZoneID: "usw2-az1", CapacityType: "on-demand", Available: true},
+				{Zone: "us-west-2c", ZoneID: "usw2-az3", CapacityType: "spot", Available: false},
+			},
+			want: with(map[string][]string{"topology.k8s.aws/zone-id": {"usw2-az1", "usw2-az2"}}),
+		},
+		{
+			name: "a flex type",
+			info: Info{Name: "c7i-flex.large", VCPUs: 2, MemoryMiB: 4096, Architecture: "x86_64"},
+			offerings: []*cloudprovider.Offering{
+				{Zone: "us-west-2b", CapacityType: "spot", Available: true},
+				{Zone: "us-west-2a", CapacityType: "on-demand", Available: true},
+			},
+			want: with(map[string][]string{
+				"node.kubernetes.io/instance-type":           {"c7i-flex.large"},
+				"kubernetes.io/arch":                         {"amd64"},
+				"karpenter.k8s.aws/instance-category":        {"c"},
+				"karpenter.k8s.aws/instance-family":          {"c7i-flex"},
+				"karpenter.k8s.aws/instance-generation":      {"7"},
+				"karpenter.k8s.aws/instance-size":            {"large"},
+				"karpenter.k8s.aws/instance-capability-flex": {"true"},
+			}),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, Requirements(tt.info, tt.offerings)); diff != "" {
+				t.Errorf("Requirements (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

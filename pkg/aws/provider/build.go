@@ -55,7 +55,8 @@ func Build(kube client.Reader, clients *sdk.Clients, o Options, clk clock.Passiv
 	instanceTypes := instancetype.NewProvider(clients.EC2, prices, unavailable, clk, o.VMMemoryOverheadPercent)
 	launchTemplates := launchtemplate.NewProvider(clients.EC2, o.Cluster.Name, clk)
 	profiles := instanceprofile.NewProvider(clients.IAM, o.Cluster.Name, o.Region)
-	instances := instance.NewProvider(clients.EC2, unavailable, validation.NewExplainer(clients.STS), o.Cluster.Name, clk).WithRoleReader(profiles)
+	instances := instance.NewProvider(clients.EC2, unavailable, validation.NewExplainer(clients.STS), o.Cluster.Name, clk).WithRoleReader(profiles).
+		WithNamedInstances(NamedInstances(kube))
 	validator := validation.NewValidator(clients.EC2, clients.STS, instanceTypes, o.Cluster)
 	return &AWS{
 		CloudProvider: New(Config{

@@ -34,6 +34,8 @@ type env struct {
 	kube        client.Client
 	instances   *instance.Provider
 	provider    *CloudProvider
+	// opts built the provider; restart builds another from them.
+	opts Options
 }
 
 func newEnv(t *testing.T) *env {
@@ -86,11 +88,12 @@ func newEnvUnder(t *testing.T, policy string, mutate func(*awsv1.EC2NodeClass)) 
 	_ = awsv1.AddToScheme(scheme)
 	_ = v1.AddToScheme(scheme)
 	kube := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&awsv1.EC2NodeClass{}).Build()
-	a := Build(kube, c, Options{
+	opts := Options{
 		Cluster:           cluster,
 		Region:            "us-west-2",
 		KubernetesVersion: "1.33",
-	}, clk)
+	}
+	a := Build(kube, c, opts, clk)
 	if err := a.NodeClasses.Resolve(t.Context(), nc); err != nil {
 		t.Fatal(err)
 	}
@@ -106,8 +109,39 @@ func newEnvUnder(t *testing.T, policy string, mutate func(*awsv1.EC2NodeClass)) 
 		t.Fatal(err)
 	}
 	e := &env{emu: emu, url: emu.URL, clock: clk, state: emu.State, clients: c, unavailable: a.Unavailable, nodeClass: nc, kube: kube,
-		instances: a.Instances, provider: a.CloudProvider}
+		instances: a.Instances, provider: a.CloudProvider, opts: opts}
 	return e
+}
+
+// restart replaces the provider with one built afresh over the same emulator and API server: a
+// controller killed and started again, which remembers nothing of its launches.
+func (e *env) restart(t *testing.T) {
+	t.Helper()
+	a := Build(e.kube, e.clients, e.opts, e.clock)
+	if err := a.Prices.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	e.instances, e.provider, e.unavailable = a.Instances, a.CloudProvider, a.Unavailable
+}
+
+// calls is how many calls of the EC2 action the emulator answered.
+func (e *env) calls(action string) int {
+	got := 0
+	e.state.View(func(w *state.World) { got = w.Calls[action] })
+	return got
+}
+
+// live is the emulator's pending and running instances, by ID, with their state.
+func (e *env) live() map[string]string {
+	out := map[string]string{}
+	e.state.View(func(w *state.World) {
+		for id, inst := range w.Regions["us-west-2"].Instances {
+			if inst.State == state.InstancePending || inst.State == state.InstanceRunning {
+				out[id] = inst.State
+			}
+		}
+	})
+	return out
 }
 
 // putFaults replaces the emulator's injected faults through its inspection endpoint.

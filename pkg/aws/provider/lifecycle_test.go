@@ -112,31 +112,19 @@ func TestIsDrifted(t *testing.T) {
 	}
 }
 
-// instancesOf returns the emulator's instances tagged for the NodeClaim, by ID, with their state
-// at the emulator's clock.
-func (e *env) instancesOf(name string) map[string]string {
-	out := map[string]string{}
-	e.state.View(func(w *state.World) {
-		for id, inst := range w.Regions["us-west-2"].Instances {
-			if inst.Tags[awsv1.TagKeyNodeClaim] == name {
-				out[id] = inst.State
-			}
-		}
-	})
-	return out
-}
-
-// TestCreateIsIdempotent: a second Create for the same NodeClaim (a controller killed before it
-// recorded the providerID) adopts the instance the first launched and returns the same NodeClaim;
-// once that instance is terminated, Create launches a new one.
+// TestCreateIsIdempotent: a second Create for the same NodeClaim (its status write failed)
+// returns the instance the first launched, without a call; once that instance is terminated,
+// Create launches a new one.
 func TestCreateIsIdempotent(t *testing.T) {
 	e := newEnv(t)
 	claim := nodeClaim("twice", req(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpIn, "m5.large", "c5.large"))
+	claim.UID = "5d0f3c9a-7b1e-4c2a-9f6d-2e8b1a4c7d30"
 	first, err := e.provider.Create(t.Context(), claim)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Step(time.Minute) // running now
+	fleets := e.calls("CreateFleet")
 	second, err := e.provider.Create(t.Context(), claim)
 	if err != nil {
 		t.Fatal(err)
@@ -144,8 +132,11 @@ func TestCreateIsIdempotent(t *testing.T) {
 	if !equality.Semantic.DeepEqual(first, second) {
 		t.Errorf("second Create differs from the first:\nfirst  %+v\nsecond %+v", first, second)
 	}
-	if got := e.instancesOf("twice"); len(got) != 1 {
-		t.Errorf("instances of the nodeclaim %v, want one", got)
+	if got := e.calls("CreateFleet") - fleets; got != 0 {
+		t.Errorf("the second Create made %d CreateFleet calls, want none", got)
+	}
+	if got := e.live(); len(got) != 1 {
+		t.Errorf("live instances %v, want one", got)
 	}
 
 	if err := e.provider.Delete(t.Context(), second); err != nil {
@@ -157,78 +148,156 @@ func TestCreateIsIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if third.Status.ProviderID == first.Status.ProviderID {
-		t.Errorf("Create adopted the terminated instance %s", first.Status.ProviderID)
+		t.Errorf("Create returned the terminated instance %s", first.Status.ProviderID)
 	}
-	want := map[string]string{
-		instance.InstanceID(first.Status.ProviderID): state.InstanceTerminated,
-		instance.InstanceID(third.Status.ProviderID): state.InstancePending,
-	}
-	if diff := cmp.Diff(want, e.instancesOf("twice")); diff != "" {
-		t.Errorf("instances of the nodeclaim (-want +got):\n%s", diff)
+	if diff := cmp.Diff(map[string]string{instance.InstanceID(third.Status.ProviderID): state.InstancePending}, e.live()); diff != "" {
+		t.Errorf("live instances (-want +got):\n%s", diff)
 	}
 }
 
-// TestCreateWithinTheLagLaunchesOnce: within DescribeInstances' lag a retried Create cannot see
-// the instance just launched, but its CreateFleet carries the NodeClaim's UID as client token,
-// and EC2 answers it with the first launch's instance: one instance, one providerID.
-func TestCreateWithinTheLagLaunchesOnce(t *testing.T) {
+// TestCreateAfterRestart: a controller killed between CreateFleet and the NodeClaim's status
+// write left an instance with no NodeClaim's tag and no NodeClaim naming it. Started again, a
+// launch it fits adopts it instead of launching, whichever waiting NodeClaim asks first; one
+// that a NodeClaim names, one that does not fit, and one older than AdoptionMaxAge are never
+// adopted, and garbage collection takes the last once its grace is over.
+func TestCreateAfterRestart(t *testing.T) {
+	m5 := req(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpIn, "m5.large")
+	c5 := req(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpIn, "c5.large")
+	tests := []struct {
+		name string
+		// before launches before the kill, and named records its providerID on a NodeClaim.
+		before *v1.NodeClaim
+		named  bool
+		// age is how long after the launch the controller starts again.
+		age time.Duration
+		// after launches after it.
+		after   *v1.NodeClaim
+		adopted bool
+	}{
+		{name: "the same NodeClaim adopts its instance", before: nodeClaim("x", m5), age: 5 * time.Second, after: nodeClaim("x", m5), adopted: true},
+		{name: "another NodeClaim it fits adopts it", before: nodeClaim("x", m5), age: 5 * time.Second, after: nodeClaim("y", m5), adopted: true},
+		{name: "an instance a NodeClaim names is not adopted", before: nodeClaim("x", m5), named: true, age: 5 * time.Second, after: nodeClaim("y", m5)},
+		{name: "an instance the launch does not fit is not adopted", before: nodeClaim("x", m5), age: 5 * time.Second, after: nodeClaim("y", c5)},
+		{name: "an instance past AdoptionMaxAge is not adopted", before: nodeClaim("x", m5), age: instance.AdoptionMaxAge + time.Second, after: nodeClaim("x", m5)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			first, err := e.provider.Create(t.Context(), tt.before)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.named {
+				stored := tt.before.DeepCopy()
+				stored.Status.ProviderID = first.Status.ProviderID
+				if err := e.kube.Create(t.Context(), stored); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e.clock.Step(tt.age)
+			e.restart(t)
+			fleets := e.calls("CreateFleet")
+			got, err := e.provider.Create(t.Context(), tt.after)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if adopted := got.Status.ProviderID == first.Status.ProviderID; adopted != tt.adopted {
+				t.Errorf("adopted %t (got %s, the earlier launch %s), want %t", adopted, got.Status.ProviderID, first.Status.ProviderID, tt.adopted)
+			}
+			wantFleets, wantLive := 1, 2
+			if tt.adopted {
+				wantFleets, wantLive = 0, 1
+			}
+			if n := e.calls("CreateFleet") - fleets; n != wantFleets {
+				t.Errorf("%d CreateFleet calls after the restart, want %d", n, wantFleets)
+			}
+			if n := len(e.live()); n != wantLive {
+				t.Errorf("%d live instances, want %d", n, wantLive)
+			}
+			if tt.adopted || tt.named {
+				return
+			}
+			// The orphan is garbage collection's once its grace is over, even while the NodeClaims
+			// launch (they do not own it).
+			launching := []string{tt.before.Name, tt.after.Name}
+			leaked, err := e.instances.Leaked(t.Context(), []string{got.Status.ProviderID}, launching, e.clock.Now().Add(instance.GarbageCollectionGrace))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{instance.InstanceID(first.Status.ProviderID)}, leaked); diff != "" {
+				t.Errorf("Leaked (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestLaunchesBatch: NodeClaims alike launched at once go out as one CreateFleet with a target
+// capacity of one each, and each gets its own instance; NodeClaims of another shape go in a
+// fleet of their own. Until tagged, a launched instance is its NodeClaim's in the ledger, so
+// garbage collection spares it while the NodeClaim launches.
+func TestLaunchesBatch(t *testing.T) {
 	e := newEnv(t)
-	e.putFaultsJSON(t, map[string]any{"insufficientCapacity": []state.Pool{}, "describeInstancesLag": "1m"})
-	claim := nodeClaim("retried", req(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpIn, "m5.large", "c5.large"))
-	claim.UID = "5d0f3c9a-7b1e-4c2a-9f6d-2e8b1a4c7d30"
-	first, err := e.provider.Create(t.Context(), claim)
+	const n = 12
+	fleets := e.calls("CreateFleet")
+	type launched struct {
+		name, providerID string
+		err              error
+	}
+	out := make(chan launched, n+1)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			name := fmt.Sprintf("alike-%d", i)
+			got, err := e.provider.Create(t.Context(), nodeClaim(name, req(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpIn, "m5.large", "c5.large")))
+			if err != nil {
+				out <- launched{name: name, err: err}
+				return
+			}
+			out <- launched{name: name, providerID: got.Status.ProviderID}
+		})
+	}
+	wg.Go(func() {
+		got, err := e.provider.Create(t.Context(), nodeClaim("other", req(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpIn, "c5.large")))
+		out <- launched{name: "other", providerID: func() string {
+			if got == nil {
+				return ""
+			}
+			return got.Status.ProviderID
+		}(), err: err}
+	})
+	wg.Wait()
+	close(out)
+	seen := map[string]string{}
+	var names []string
+	for l := range out {
+		if l.err != nil {
+			t.Errorf("%s: %v", l.name, l.err)
+			continue
+		}
+		if other, dup := seen[l.providerID]; dup {
+			t.Errorf("%s and %s got the same instance %s", l.name, other, l.providerID)
+		}
+		seen[l.providerID] = l.name
+		names = append(names, l.name)
+	}
+	if got := e.calls("CreateFleet") - fleets; got != 2 {
+		t.Errorf("%d launches of two shapes made %d CreateFleet calls, want 2", n+1, got)
+	}
+	if got := len(e.live()); got != n+1 {
+		t.Errorf("%d live instances, want %d", got, n+1)
+	}
+	leaked, err := e.instances.Leaked(t.Context(), nil, names, e.clock.Now().Add(instance.GarbageCollectionGrace))
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.clock.Step(10 * time.Second)
-	second, err := e.provider.Create(t.Context(), claim)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if second.Status.ProviderID != first.Status.ProviderID {
-		t.Errorf("the retried Create returned %s, the first %s", second.Status.ProviderID, first.Status.ProviderID)
-	}
-	if got := e.instancesOf("retried"); len(got) != 1 {
-		t.Errorf("instances of the nodeclaim %v, want one", got)
+	if len(leaked) != 0 {
+		t.Errorf("Leaked = %v while their NodeClaims launch, want none", leaked)
 	}
 }
 
-// TestCreateAdoptsTheOldest: a NodeClaim without a UID launches without a client token: within
-// DescribeInstances' lag a retried Create cannot see the instance just launched and launches
-// another; once both are visible, Create adopts the oldest and leaves the other to garbage
-// collection.
-func TestCreateAdoptsTheOldest(t *testing.T) {
-	e := newEnv(t)
-	e.putFaultsJSON(t, map[string]any{"insufficientCapacity": []state.Pool{}, "describeInstancesLag": "1m"})
-	claim := nodeClaim("lagged", req(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpIn, "m5.large"))
-	oldest, err := e.provider.Create(t.Context(), claim)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.clock.Step(10 * time.Second)
-	duplicate, err := e.provider.Create(t.Context(), claim)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if duplicate.Status.ProviderID == oldest.Status.ProviderID {
-		t.Fatalf("within the lag, Create found %s", oldest.Status.ProviderID)
-	}
-	e.clock.Step(2 * time.Minute)
-	got, err := e.provider.Create(t.Context(), claim)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Status.ProviderID != oldest.Status.ProviderID {
-		t.Errorf("adopted %s, want the oldest %s", got.Status.ProviderID, oldest.Status.ProviderID)
-	}
-	if got := e.instancesOf("lagged"); len(got) != 2 {
-		t.Errorf("instances of the nodeclaim %v, want the two launched", got)
-	}
-}
-
-// TestReadsShareOneList: a launch describes its instance from what it launched, making one
-// DescribeInstances (the check for an instance launched before, to adopt), not a second to
-// describe the new one. Get and IsDrifted of many NodeClaims, as garbage collection and drift
+// TestReadsShareOneList: a launch describes its instance from what it launched, not with a
+// DescribeInstances; the launches of the first AdoptionMaxAge list the cluster's instances once
+// per AdoptionRefresh, to adopt what an earlier controller left. Get and IsDrifted of many NodeClaims, as garbage collection and drift
 // make them at every NodeClaim change, answer from that, then share one DescribeInstances (a
 // List of the cluster's instances) while its description is younger than DescribedMaxAge,
 // instead of one call per NodeClaim and per read; an instance terminated behind Joiner's back
@@ -250,8 +319,8 @@ func TestReadsShareOneList(t *testing.T) {
 		}
 		claims = append(claims, claim)
 	}
-	if got := describes() - launching; got != n {
-		t.Errorf("%d launches made %d DescribeInstances calls, want %d", n, got, n)
+	if got := describes() - launching; got != 1 {
+		t.Errorf("%d launches made %d DescribeInstances calls, want 1", n, got)
 	}
 	readAll := func() {
 		t.Helper()

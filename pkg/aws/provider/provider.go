@@ -117,19 +117,14 @@ func (c *CloudProvider) NodeCost(ctx context.Context, nodePool *v1.NodePool) (fl
 	return cost, nil
 }
 
-// Create launches the NodeClaim's instance, or adopts the one already launched for it: see
-// cloudprovider.CloudProvider. Launched instances are tagged karpenter.sh/nodeclaim=<name> and
-// kubernetes.io/cluster/<cluster>; before launching, Create looks for a pending or running
-// instance with both tags and, when there is one (the oldest, if a past bug launched several),
-// returns the NodeClaim built from it as a fresh launch would have, without calling CreateFleet.
-// So a controller killed between Create and patching the providerID does not launch a second
-// instance when it calls Create again.
-//
-// DescribeInstances is eventually consistent, and may not show an instance for a few seconds
-// after CreateFleet returned; a Create retried within that window (its status patch failed, the
-// API server restarting) would launch a second instance, so CreateFleet carries the NodeClaim's
-// UID as its client token and EC2 answers the retry with the first launch's instance (found by
-// the chaos suite: NodeClaims launched three times across a kube-apiserver restart). The node
+// Create launches the NodeClaim's instance, or returns the one already launched or adopted for
+// it: see cloudprovider.CloudProvider and instance.Provider.Create. Launches of NodeClaims alike
+// (same NodePool, node class, instance types and capacity type) go out as one CreateFleet, tagged
+// with what they share (instance.CommonTags); each instance gets its NodeClaim's own tags later
+// (IsDrifted, once the node's name is known). So the NodeClaim's tag cannot protect a launch
+// from being repeated: instance.Provider's ledger does, within a controller, and across a
+// restart a launch adopts an untagged instance that no NodeClaim names and that it fits, launched
+// less than instance.AdoptionMaxAge ago, before launching (docs/design/aws-provider.md). The node
 // class must be Ready to adopt as to launch.
 func (c *CloudProvider) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v1.NodeClaim, error) {
 	nodeClass, err := c.readyNodeClass(ctx, nodeClaim.Spec.NodeClassRef)
@@ -140,12 +135,8 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v
 	if err != nil {
 		return nil, fmt.Errorf("launching nodeclaim, %w", err)
 	}
-	existing, err := c.cfg.Instances.ForNodeClaim(ctx, nodeClaim.Name)
-	if err != nil {
-		return nil, fmt.Errorf("launching nodeclaim, %w", err)
-	}
-	if existing != nil {
-		log.FromContext(ctx).Info("Adopting the instance already launched for the nodeclaim", "instance", existing.ID, "state", existing.State)
+	if existing := c.cfg.Instances.Launched(string(nodeClaim.UID), nodeClaim.Name); existing != nil {
+		log.FromContext(ctx).Info("Returning the instance already launched for the nodeclaim", "instance", existing.ID, "state", existing.State)
 		return c.launched(nodeClaim, nodeClass, existing, all), nil
 	}
 	var its []*cloudprovider.InstanceType
@@ -196,8 +187,9 @@ func (c *CloudProvider) launch(ctx context.Context, nodeClass *awsv1.EC2NodeClas
 		if err != nil {
 			return nil, nil, err
 		}
-		inst, err := c.cfg.Instances.Create(ctx, instance.Launch{CapacityType: capacityType, Overrides: overrides, Tags: instance.Tags(c.cfg.Cluster.Name, nodeClass, nodeClaim),
-			ClientToken: string(nodeClaim.UID), ImageIDs: images, SecurityGroupIDs: securityGroupIDs(nodeClass)})
+		inst, err := c.cfg.Instances.Create(ctx, instance.Launch{CapacityType: capacityType, Overrides: overrides,
+			Tags:      instance.CommonTags(c.cfg.Cluster.Name, nodeClass, nodeClaim.Labels[v1.NodePoolLabelKey]),
+			NodeClaim: nodeClaim.Name, NodeClaimUID: string(nodeClaim.UID), ImageIDs: images, SecurityGroupIDs: securityGroupIDs(nodeClass)})
 		if ce := cloudprovider.AsCreateError(err); ce != nil && ce.ConditionReason == instance.ReasonLaunchTemplateNotFound && attempt == 0 {
 			for _, o := range overrides {
 				c.cfg.LaunchTemplates.Forget(o.LaunchTemplate)
@@ -284,8 +276,8 @@ func (c *CloudProvider) overrides(ctx context.Context, nodeClass *awsv1.EC2NodeC
 }
 
 // nodeClaimOf fills a NodeClaim from a launched or described instance: providerID, imageID,
-// labels of the instance type (single-valued requirements), zone, region, capacity type and
-// NodePool, and capacity and allocatable when the instance type is known.
+// labels of the instance type (single-valued requirements), zone, zone ID, region, capacity
+// type, NodePool and EC2NodeClass, and capacity and allocatable when the instance type is known.
 func (c *CloudProvider) nodeClaimOf(nc *v1.NodeClaim, inst *instance.Instance, it *cloudprovider.InstanceType) *v1.NodeClaim {
 	if nc.Labels == nil {
 		nc.Labels = map[string]string{}
@@ -306,12 +298,35 @@ func (c *CloudProvider) nodeClaimOf(nc *v1.NodeClaim, inst *instance.Instance, i
 	nc.Labels[corev1.LabelTopologyZone] = inst.Zone
 	nc.Labels[corev1.LabelTopologyRegion] = c.cfg.Region
 	nc.Labels[v1.CapacityTypeLabelKey] = inst.CapacityType
+	if id := zoneID(inst, it); id != "" {
+		nc.Labels[awsv1.LabelTopologyZoneID] = id
+	}
 	if pool := inst.Tags[awsv1.TagKeyNodePool]; pool != "" {
 		nc.Labels[v1.NodePoolLabelKey] = pool
+	}
+	if ref := nc.Spec.NodeClassRef; ref != nil {
+		nc.Labels[v1.NodeClassLabelKey(ref)] = ref.Name
 	}
 	nc.Status.ProviderID = inst.ProviderID()
 	nc.Status.ImageID = inst.ImageID
 	return nc
+}
+
+// zoneID is the ID of the instance's zone: as EC2 described it, else that of the instance type's
+// offering in the zone (a launch's answer names the zone only), else "".
+func zoneID(inst *instance.Instance, it *cloudprovider.InstanceType) string {
+	if inst.ZoneID != "" {
+		return inst.ZoneID
+	}
+	if it == nil {
+		return ""
+	}
+	for _, o := range it.Offerings {
+		if o.Zone == inst.Zone && o.ZoneID != "" {
+			return o.ZoneID
+		}
+	}
+	return ""
 }
 
 // DescribedMaxAge is how old a description of an instance Get and IsDrifted may answer from
@@ -412,7 +427,7 @@ func (c *CloudProvider) Delete(ctx context.Context, nodeClaim *v1.NodeClaim) err
 }
 
 // IsDrifted compares the instance, as described at most DescribedMaxAge ago, with its node
-// class (drift.Reason).
+// class (drift.Reason). It also gives the instance of a registered NodeClaim its own tags (tag).
 func (c *CloudProvider) IsDrifted(ctx context.Context, nodeClaim *v1.NodeClaim) (cloudprovider.DriftReason, error) {
 	id := instance.InstanceID(nodeClaim.Status.ProviderID)
 	if id == "" {
@@ -429,7 +444,39 @@ func (c *CloudProvider) IsDrifted(ctx context.Context, nodeClaim *v1.NodeClaim) 
 	if err != nil {
 		return "", err
 	}
+	c.tag(ctx, nodeClass, nodeClaim, inst)
 	return drift.Reason(nodeClass, nodeClaim, drift.Instance{ImageID: inst.ImageID, SubnetID: inst.SubnetID, SecurityGroupIDs: inst.SecurityGroupIDs}), nil
+}
+
+// tag gives a registered NodeClaim's instance its own tags (instance.NodeClaimTags: the
+// NodeClaim's name, and Name = the node's name), as upstream Karpenter's tagging controller does
+// once the node is known: the batched launch could not carry them. The drift check of every
+// NodeClaim runs on a timer, so it is where a tag the pace (instance.TaggingRate) skipped or a
+// failed call is tried again; a failure is logged, never a drift error.
+func (c *CloudProvider) tag(ctx context.Context, nodeClass *awsv1.EC2NodeClass, nodeClaim *v1.NodeClaim, inst *instance.Instance) {
+	if nodeClaim.Status.NodeName == "" || nodeClaim.DeletionTimestamp != nil {
+		return
+	}
+	if _, err := c.cfg.Instances.Tag(ctx, inst, instance.NodeClaimTags(nodeClass, nodeClaim.Name, nodeClaim.Status.NodeName)); err != nil {
+		log.FromContext(ctx).Error(err, "tagging the instance of the nodeclaim; trying again at its next drift check", "instance", inst.ID)
+	}
+}
+
+// NamedInstances lists the providerIDs of every NodeClaim (instance.Provider.WithNamedInstances).
+func NamedInstances(kube client.Reader) func(ctx context.Context) ([]string, error) {
+	return func(ctx context.Context) ([]string, error) {
+		var list v1.NodeClaimList
+		if err := kube.List(ctx, &list); err != nil {
+			return nil, fmt.Errorf("listing nodeclaims, %w", err)
+		}
+		out := make([]string, 0, len(list.Items))
+		for _, nc := range list.Items {
+			if nc.Status.ProviderID != "" {
+				out = append(out, nc.Status.ProviderID)
+			}
+		}
+		return out, nil
+	}
 }
 
 var _ cloudprovider.JoinDiagnoser = (*CloudProvider)(nil)

@@ -71,12 +71,25 @@ func TestCreate(t *testing.T) {
 	if got.Status.Capacity.Cpu().IsZero() || got.Status.Allocatable.Memory().IsZero() {
 		t.Errorf("capacity %v allocatable %v", got.Status.Capacity, got.Status.Allocatable)
 	}
+	// Launched with the tags its NodePool's NodeClaims share, so that launches alike are one
+	// fleet; its own follow once its node is known.
 	for k, v := range map[string]string{
-		"kubernetes.io/cluster/demo": "owned", awsv1.TagKeyNodePool: "general", awsv1.TagKeyNodeClaim: "general-abc12",
-		awsv1.TagKeyNodeClass: "default", awsv1.TagKeyName: "general-abc12", "team": "infra", awsv1.TagKeyEKSClusterName: "demo",
+		"kubernetes.io/cluster/demo": "owned", awsv1.TagKeyNodePool: "general", awsv1.TagKeyNodeClaim: "",
+		awsv1.TagKeyNodeClass: "default", awsv1.TagKeyName: "", "team": "infra", awsv1.TagKeyEKSClusterName: "demo",
 	} {
 		if inst.Tags[k] != v {
-			t.Errorf("instance tag %s = %q, want %q", k, inst.Tags[k], v)
+			t.Errorf("instance tag %s = %q at launch, want %q", k, inst.Tags[k], v)
+		}
+	}
+	registered := got.DeepCopy()
+	registered.Status.NodeName = "ip-10-0-1-17.us-west-2.compute.internal"
+	if _, err := e.provider.IsDrifted(t.Context(), registered); err != nil {
+		t.Fatal(err)
+	}
+	inst = e.instance(instance.InstanceID(got.Status.ProviderID))
+	for k, v := range map[string]string{awsv1.TagKeyNodeClaim: "general-abc12", awsv1.TagKeyName: registered.Status.NodeName} {
+		if inst.Tags[k] != v {
+			t.Errorf("instance tag %s = %q once the node registered, want %q", k, inst.Tags[k], v)
 		}
 	}
 	if inst.InstanceProfileARN == "" {

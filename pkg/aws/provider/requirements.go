@@ -51,13 +51,13 @@ func allows(op string, want []string, values []string, present bool) bool {
 }
 
 // narrow returns the instance type restricted to the offerings the NodeClaim's requirements
-// allow (zone, capacity type), or nil when a requirement on one of the type's labels rules it
+// allow (zone, zone ID, capacity type), or nil when a requirement on one of the type's labels rules it
 // out, no offering is left, or its allocatable cannot hold the requested resources. Requirements
 // on labels instance types do not carry (karpenter.sh/nodepool, the NodePool's own labels) are
 // not the instance type's to meet.
 func narrow(it *cloudprovider.InstanceType, reqs []v1.NodeSelectorRequirementWithMinValues, requests corev1.ResourceList) *cloudprovider.InstanceType {
 	for _, r := range reqs {
-		if r.Key == corev1.LabelTopologyZone || r.Key == v1.CapacityTypeLabelKey {
+		if r.Key == corev1.LabelTopologyZone || r.Key == awsv1.LabelTopologyZoneID || r.Key == v1.CapacityTypeLabelKey {
 			continue
 		}
 		values, present := it.Requirements[r.Key]
@@ -70,16 +70,7 @@ func narrow(it *cloudprovider.InstanceType, reqs []v1.NodeSelectorRequirementWit
 	}
 	var offerings []*cloudprovider.Offering
 	for _, o := range it.Offerings {
-		ok := true
-		for _, r := range reqs {
-			switch r.Key {
-			case corev1.LabelTopologyZone:
-				ok = ok && allows(string(r.Operator), r.Values, []string{o.Zone}, true)
-			case v1.CapacityTypeLabelKey:
-				ok = ok && allows(string(r.Operator), r.Values, []string{o.CapacityType}, true)
-			}
-		}
-		if ok {
+		if offeringAllowed(o, reqs) {
 			offerings = append(offerings, o)
 		}
 	}
@@ -95,6 +86,29 @@ func narrow(it *cloudprovider.InstanceType, reqs []v1.NodeSelectorRequirementWit
 	out := *it
 	out.Offerings = offerings
 	return &out
+}
+
+// offeringAllowed reports whether the requirements on the offering's labels (zone, zone ID,
+// capacity type) allow it.
+func offeringAllowed(o *cloudprovider.Offering, reqs []v1.NodeSelectorRequirementWithMinValues) bool {
+	for _, r := range reqs {
+		var ok bool
+		switch r.Key {
+		case corev1.LabelTopologyZone:
+			ok = allows(string(r.Operator), r.Values, []string{o.Zone}, true)
+		case awsv1.LabelTopologyZoneID:
+			// An offering whose zone ID is unknown has none as far as the requirement can tell.
+			ok = allows(string(r.Operator), r.Values, []string{o.ZoneID}, o.ZoneID != "")
+		case v1.CapacityTypeLabelKey:
+			ok = allows(string(r.Operator), r.Values, []string{o.CapacityType}, true)
+		default:
+			continue
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // knownKey reports whether the label is one instance types carry when it applies to them (the

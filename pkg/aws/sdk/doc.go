@@ -8,6 +8,13 @@
 // ("use of closed network connection"). PlainBodies hides io.WriterTo on request bodies, which
 // makes net/http read them through Read and see a clean EOF.
 //
+// The clients pace themselves (Options.RateLimitScale, pacing.go): every client built from one
+// configuration shares a token bucket per AWS bucket of pkg/aws/apilimits, scaled, and each
+// attempt of a call waits there until its buckets allow it, so that a controller over AWS's
+// rates queues at home instead of being refused. A throttling error empties the action's
+// bucket. Options.Registerer receives the calls', attempts', throttles', retries' and waits'
+// metrics (metrics.go, docs/metrics.md).
+//
 // The package knows nothing of what the clients are used for; each AWS concern of the provider
 // depends on a small interface that one of these clients satisfies.
 package sdk

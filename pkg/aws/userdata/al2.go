@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 )
 
 // renderAL2 wraps the operator's userData (a script or a MIME document, whose parts are kept) in
@@ -64,6 +66,12 @@ func al2BootstrapScript(opts Options) string {
 	}
 	if opts.maxPods() != nil {
 		lines = append(lines, "--use-max-pods false")
+	}
+	// bootstrap.sh's --local-disks raid0 runs setup-local-disks: a RAID-0 array of the NVMe
+	// instance-store disks, mounted at /mnt/k8s-disks/0, with the kubelet's, containerd's and the
+	// pod logs' directories bind-mounted onto it.
+	if opts.InstanceStorePolicy == awsv1.InstanceStorePolicyRAID0 {
+		lines = append(lines, "--local-disks raid0")
 	}
 	lines = append(lines, "--kubelet-extra-args "+shellQuote(strings.Join(al2KubeletArgs(opts, dns), " ")))
 	return "#!/bin/bash -xe\n" + strings.Join(lines, " \\\n  ") + "\n"

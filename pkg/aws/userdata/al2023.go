@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 )
 
 // nodeadm's configuration API.
@@ -30,8 +32,20 @@ type nodeConfig struct {
 }
 
 type nodeConfigSpec struct {
-	Cluster nodeConfigCluster `json:"cluster"`
-	Kubelet nodeConfigKubelet `json:"kubelet"`
+	Cluster  nodeConfigCluster   `json:"cluster"`
+	Kubelet  nodeConfigKubelet   `json:"kubelet"`
+	Instance *nodeConfigInstance `json:"instance,omitempty"`
+}
+
+// nodeConfigInstance is NodeConfig spec.instance; Joiner sets only localStorage.strategy, which
+// nodeadm reads to set up the instance-store disks (RAID0: one array holding the kubelet's and
+// containerd's state).
+type nodeConfigInstance struct {
+	LocalStorage nodeConfigLocalStorage `json:"localStorage"`
+}
+
+type nodeConfigLocalStorage struct {
+	Strategy string `json:"strategy"`
 }
 
 type nodeConfigCluster struct {
@@ -59,7 +73,10 @@ func renderAL2023(opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	generated := al2023NodeConfig(opts)
+	generated, err := al2023NodeConfig(opts)
+	if err != nil {
+		return nil, err
+	}
 	m := &al2023Merge{opts: opts, generated: generated}
 	for i, p := range parts {
 		if p.mediaType() == "text/x-shellscript" && callsBootstrap(p.body) {
@@ -109,10 +126,14 @@ func al2023OperatorParts(userData string) ([]part, error) {
 	return nil, errors.New("AL2023 userData must be a MIME multi-part document, a nodeadm NodeConfig (apiVersion node.eks.aws/v1alpha1), or a shell script starting with #! (a shebang)")
 }
 
-// al2023NodeConfig is Joiner's NodeConfig: the cluster connection, the kubelet settings of the
+// al2023NodeConfig is Joiner's NodeConfig: the cluster connection, every kubelet setting of the
 // EC2NodeClass, and the required labels and taints.
-func al2023NodeConfig(opts Options) *nodeConfig {
-	config := map[string]any{}
+func al2023NodeConfig(opts Options) (*nodeConfig, error) {
+	// Every kubelet field Joiner does not declare goes to nodeadm as written.
+	config, err := otherKubeletConfig(opts.Kubelet)
+	if err != nil {
+		return nil, err
+	}
 	if dns := opts.clusterDNS(); len(dns) > 0 {
 		config["clusterDNS"] = dns
 	}
@@ -137,10 +158,15 @@ func al2023NodeConfig(opts Options) *nodeConfig {
 			config["evictionSoftGracePeriod"] = periods
 		}
 	}
+	var instance *nodeConfigInstance
+	if opts.InstanceStorePolicy == awsv1.InstanceStorePolicyRAID0 {
+		instance = &nodeConfigInstance{LocalStorage: nodeConfigLocalStorage{Strategy: "RAID0"}}
+	}
 	return &nodeConfig{
 		APIVersion: nodeConfigAPIVersion,
 		Kind:       nodeConfigKind,
 		Spec: nodeConfigSpec{
+			Instance: instance,
 			Cluster: nodeConfigCluster{
 				Name:                 opts.ClusterName,
 				APIServerEndpoint:    opts.ClusterEndpoint,
@@ -149,7 +175,7 @@ func al2023NodeConfig(opts Options) *nodeConfig {
 			},
 			Kubelet: nodeConfigKubelet{Config: config},
 		},
-	}
+	}, nil
 }
 
 func setIf[T any](m map[string]any, key string, v *T) {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 	corev1 "k8s.io/api/core/v1"
+
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 )
 
 // Bottlerocket userData is TOML, read and written with github.com/pelletier/go-toml/v2. A
@@ -125,9 +127,6 @@ func renderBottlerocket(opts Options) (*Result, error) {
 		m.scalar("max-pods", int64(*mp))
 	}
 	if k := opts.Kubelet; k != nil {
-		if k.PodsPerCore != nil {
-			m.scalar("pods-per-core", int64(*k.PodsPerCore))
-		}
 		if k.EvictionMaxPodGracePeriod != nil {
 			m.scalar("eviction-max-pod-grace-period", int64(*k.EvictionMaxPodGracePeriod))
 		}
@@ -149,13 +148,56 @@ func renderBottlerocket(opts Options) (*Result, error) {
 			periods[signal] = d.Duration.String()
 		}
 		m.stringTable("eviction-soft-grace-period", periods)
+		// podsPerCore and the fields of Other without a Bottlerocket setting were refused by
+		// CheckKubelet; every other field of Other has its settings.kubernetes key.
+		for _, name := range slices.Sorted(maps.Keys(k.Other)) {
+			setting, err := bottlerocketKubeletValue(name, k.Other[name].Raw)
+			if err != nil {
+				return nil, fmt.Errorf("spec.kubelet.%s, %w", name, err)
+			}
+			m.scalar(setting.key, setting.value)
+		}
 	}
 	m.stringTable("node-labels", opts.kubeletLabels())
 	m.taints(opts)
+	if opts.InstanceStorePolicy == awsv1.InstanceStorePolicyRAID0 && m.err == nil {
+		m.err = bottlerocketLocalStorage(doc)
+	}
 	if m.err != nil {
 		return nil, m.err
 	}
 	return &Result{UserData: doc.String(), Warnings: m.warnings}, nil
+}
+
+// bottlerocketLocalStorageCommand is the name of the bootstrap command Joiner adds for
+// instanceStorePolicy RAID0 ("000-" so that it runs before the operator's commands, which
+// Bottlerocket runs in name order).
+const bottlerocketLocalStorageCommand = "000-mount-instance-storage"
+
+// bottlerocketLocalStorage adds settings.bootstrap-commands.000-mount-instance-storage: apiclient
+// ephemeral-storage init makes a RAID-0 array of the instance-store disks, and bind mounts the
+// kubelet's, containerd's and the pod logs' directories onto it, before the kubelet starts, on
+// every boot (mode always; the array does not survive a stop). It is essential: a node whose
+// disks could not be set up does not start, rather than starting with the small root volume that
+// scheduling did not count on.
+func bottlerocketLocalStorage(doc bottlerocketSettings) error {
+	settings, _, err := subTable(doc, "settings", true)
+	if err != nil {
+		return fmt.Errorf("bottlerocket userData sets %w", err)
+	}
+	commands, _, err := subTable(settings, "bootstrap-commands", true)
+	if err != nil {
+		return fmt.Errorf("bottlerocket userData sets settings.%w", err)
+	}
+	commands[bottlerocketLocalStorageCommand] = map[string]any{
+		"commands": []any{
+			tomlStrings([]string{"apiclient", "ephemeral-storage", "init"}),
+			tomlStrings([]string{"apiclient", "ephemeral-storage", "bind", "--dirs", "/var/lib/containerd", "/var/lib/kubelet", "/var/log/pods"}),
+		},
+		"essential": true,
+		"mode":      "always",
+	}
+	return nil
 }
 
 // tomlStrings is a TOML array of strings, as the decoder reads one.

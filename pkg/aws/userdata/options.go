@@ -38,6 +38,9 @@ func NewOptions(cluster Cluster, nodeClass *awsv1.EC2NodeClass, nodeClaim *v1.No
 		MaxPods:         maxPods,
 		Kubelet:         nodeClass.Spec.Kubelet,
 	}
+	if p := nodeClass.Spec.InstanceStorePolicy; p != nil {
+		opts.InstanceStorePolicy = *p
+	}
 	if nodeClass.Spec.UserData != nil {
 		opts.UserData = *nodeClass.Spec.UserData
 	}

@@ -41,6 +41,10 @@ type Options struct {
 	MaxPods *int32
 	// Kubelet is the EC2NodeClass's spec.kubelet.
 	Kubelet *awsv1.KubeletConfiguration
+	// InstanceStorePolicy is the EC2NodeClass's spec.instanceStorePolicy; "" leaves
+	// instance-store disks alone. RAID0 has the node stripe them into one array holding the
+	// kubelet's and container runtime's state, each family with its own setting.
+	InstanceStorePolicy awsv1.InstanceStorePolicy
 	// UserData is the EC2NodeClass's spec.userData, the operator's part.
 	UserData string
 }
@@ -100,6 +104,10 @@ func Render(opts Options) (*Result, error) {
 		res *Result
 		err error
 	)
+	// A kubelet field the family cannot pass is refused rather than dropped (see CheckKubelet).
+	if reason, message := CheckKubelet(opts.Family, opts.Kubelet); reason != "" {
+		return nil, fmt.Errorf("rendering userdata, %s", message)
+	}
 	switch opts.Family {
 	case awsv1.AMIFamilyAL2:
 		res, err = renderAL2(opts)

@@ -65,7 +65,8 @@ const (
 // Validate dry-runs, in order, CreateLaunchTemplate, CreateFleet (type instant, on-demand) and
 // RunInstances with the node class's resolved status (newest AMI and its cheapest fitting
 // instance type, first subnet, security groups, instance profile), its rendered userData and
-// the tags a launch carries. A Problem in the rendered userData (the node would not register
+// the tags a launch carries. A spec.kubelet field the AMI family cannot pass to the kubelet
+// fails before anything else (userdata.CheckKubelet). A Problem in the rendered userData (the node would not register
 // with the required taint) fails first, under the Problem's reason. It returns "" when EC2 answers DryRunOperation to all three; for a
 // denial, the reason of the call and a message naming the denied action, the resource, the
 // principal and the statement to add (Explainer). A CreateFleet dry run that gets as far as
@@ -73,6 +74,11 @@ const (
 // launch's own permissions are RunInstances', checked by the third call. Errors that are not
 // EC2's answer to the request (throttling, network) are returned for a retry.
 func (v *Validator) Validate(ctx context.Context, nodeClass *awsv1.EC2NodeClass) (string, string, error) {
+	// A spec.kubelet field that would not reach the kubelet is refused first, naming the field,
+	// under userdata's reasons (InvalidKubeletConfiguration, UnsupportedKubeletConfiguration).
+	if reason, message := userdata.CheckKubelet(userdata.FamilyOf(nodeClass), nodeClass.Spec.Kubelet); reason != "" {
+		return reason, message, nil
+	}
 	if len(nodeClass.Status.AMIs) == 0 || len(nodeClass.Status.Subnets) == 0 {
 		return "", "", errors.New("validating, the node class has no resolved AMIs or subnets")
 	}

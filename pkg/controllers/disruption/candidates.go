@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cluster"
@@ -92,14 +93,48 @@ func timeLeft(nc *v1.NodeClaim, consolidateAfter time.Duration, now time.Time) s
 }
 
 // doNotDisrupt returns which of the objects carries karpenter.sh/do-not-disrupt=true, or "".
+// Only "true" protects a Node or NodeClaim (v1.ObjectDoNotDisrupt); invalidDoNotDisrupt tells
+// other values.
 func doNotDisrupt(node *corev1.Node, nodeClaim *v1.NodeClaim) string {
-	if node.Annotations[v1.DoNotDisruptAnnotationKey] == "true" {
+	if ok, _ := v1.ObjectDoNotDisrupt(node.Annotations); ok {
 		return "node has " + v1.DoNotDisruptAnnotationKey
 	}
-	if nodeClaim.Annotations[v1.DoNotDisruptAnnotationKey] == "true" {
+	if ok, _ := v1.ObjectDoNotDisrupt(nodeClaim.Annotations); ok {
 		return "nodeclaim has " + v1.DoNotDisruptAnnotationKey
 	}
 	return ""
+}
+
+// invalidDoNotDisrupt is an object whose karpenter.sh/do-not-disrupt value protects nothing
+// because it is none of the accepted forms; the controller tells it in an event on the object.
+type invalidDoNotDisrupt struct {
+	object client.Object
+	err    error
+}
+
+// invalidDoNotDisrupts returns the node's Node, NodeClaim and pods (not finished or
+// terminating) whose karpenter.sh/do-not-disrupt value is invalid.
+func invalidDoNotDisrupts(sn *cluster.StateNode, now time.Time) []invalidDoNotDisrupt {
+	var out []invalidDoNotDisrupt
+	if sn.Node != nil {
+		if _, err := v1.ObjectDoNotDisrupt(sn.Node.Annotations); err != nil {
+			out = append(out, invalidDoNotDisrupt{sn.Node, err})
+		}
+	}
+	if sn.NodeClaim != nil {
+		if _, err := v1.ObjectDoNotDisrupt(sn.NodeClaim.Annotations); err != nil {
+			out = append(out, invalidDoNotDisrupt{sn.NodeClaim, err})
+		}
+	}
+	for _, pod := range sn.Pods {
+		if finished(pod) || !pod.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if _, _, err := v1.PodDoNotDisrupt(pod, now); err != nil {
+			out = append(out, invalidDoNotDisrupt{pod, err})
+		}
+	}
+	return out
 }
 
 // reschedulable returns the pods that would have to move if the node went: not finished, not
@@ -123,12 +158,13 @@ func eventual(nodeClaim *v1.NodeClaim) bool {
 	return nodeClaim.Spec.TerminationGracePeriod != nil
 }
 
-// blockingMove returns why the node's pods keep it, or "": a pod that is not finished or
-// terminating and is annotated do-not-disrupt (DaemonSet and mirror pods included, as in
-// blockingPod), or a pod to move that a PodDisruptionBudget allowing no disruption covers, or
-// that more than one covers (the Eviction API refuses both, as Karpenter checks).
-func blockingMove(pods []*corev1.Pod, pdbs []policyv1.PodDisruptionBudget) string {
-	if reason := doNotDisruptPod(pods); reason != "" {
+// blockingMove returns why the node's pods keep it at now, or "": a pod that is not finished or
+// terminating and that karpenter.sh/do-not-disrupt protects (DaemonSet and mirror pods
+// included, as in blockingPod), or a pod to move that a PodDisruptionBudget allowing no
+// disruption covers, or that more than one covers (the Eviction API refuses both, as Karpenter
+// checks).
+func blockingMove(pods []*corev1.Pod, pdbs []policyv1.PodDisruptionBudget, now time.Time) string {
+	if reason, _ := doNotDisruptPod(pods, now); reason != "" {
 		return reason
 	}
 	for _, pod := range reschedulable(pods) {
@@ -157,18 +193,38 @@ func blockingMove(pods []*corev1.Pod, pdbs []policyv1.PodDisruptionBudget) strin
 	return ""
 }
 
-// doNotDisruptPod returns which pod that is not finished or terminating carries
-// karpenter.sh/do-not-disrupt=true, or "".
-func doNotDisruptPod(pods []*corev1.Pod) string {
+// doNotDisruptPod returns which pod that is not finished or terminating karpenter.sh/
+// do-not-disrupt protects at now (v1.PodDoNotDisrupt), or "", and the earliest time a
+// protection by a duration among them ends (zero if none does): the node may become a
+// candidate then.
+func doNotDisruptPod(pods []*corev1.Pod, now time.Time) (string, time.Time) {
+	why := ""
+	var ends time.Time
 	for _, pod := range pods {
 		if finished(pod) || !pod.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if pod.Annotations[v1.DoNotDisruptAnnotationKey] == "true" {
-			return fmt.Sprintf("pod %s/%s has %s", pod.Namespace, pod.Name, v1.DoNotDisruptAnnotationKey)
+		protected, until, _ := v1.PodDoNotDisrupt(pod, now)
+		if !protected {
+			continue
+		}
+		if !until.IsZero() && (ends.IsZero() || until.Before(ends)) {
+			ends = until
+		}
+		if why != "" {
+			continue
+		}
+		value := pod.Annotations[v1.DoNotDisruptAnnotationKey]
+		switch {
+		case value == "true":
+			why = fmt.Sprintf("pod %s/%s has %s", pod.Namespace, pod.Name, v1.DoNotDisruptAnnotationKey)
+		case until.IsZero():
+			why = fmt.Sprintf("pod %s/%s has %s=%s and has not started", pod.Namespace, pod.Name, v1.DoNotDisruptAnnotationKey, value)
+		default:
+			why = fmt.Sprintf("pod %s/%s has %s=%s, until %s", pod.Namespace, pod.Name, v1.DoNotDisruptAnnotationKey, value, until.UTC().Format(time.RFC3339))
 		}
 	}
-	return ""
+	return why, ends
 }
 
 func finished(pod *corev1.Pod) bool {

@@ -139,7 +139,7 @@ func (c *Controller) lastCheck(ctx context.Context, cmd *command, cand *candidat
 	if why := notDisruptable(fresh); why != "" {
 		return fmt.Sprintf("node %s: %s", fresh.Name(), why), nil
 	}
-	if why := blockingMove(fresh.Pods, pdbs); why != "" && (cmd.method != methodDrifted || !eventual(fresh.NodeClaim)) {
+	if why := blockingMove(fresh.Pods, pdbs, c.clock.Now()); why != "" && (cmd.method != methodDrifted || !eventual(fresh.NodeClaim)) {
 		return why, nil
 	}
 	switch cmd.method {

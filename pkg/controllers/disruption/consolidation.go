@@ -16,6 +16,10 @@ import (
 // with one of its own type, nor with one a cent cheaper).
 const MinReplacementSavings = 0.05
 
+// SpotToSpotOff is why spot nodes are kept rather than replaced by spot nodes while the
+// SpotToSpotConsolidation feature gate is off (WithSpotToSpotConsolidation).
+const SpotToSpotOff = "SpotToSpotConsolidation is off (--feature-gates): spot nodes are not replaced by spot nodes"
+
 // MinSpotToSpotOptions is how many cheaper instance types a spot node's spot replacement needs,
 // as in Karpenter: with fewer, the replacement would likely be interrupted sooner than the node
 // it replaces. The replacement keeps the cheapest MinSpotToSpotOptions.
@@ -65,8 +69,9 @@ func (ps *pass) consolidate(cands []*candidate, m method) (*command, string, err
 // under that. Several candidates are never replaced by one NodeClaim of an instance type of
 // one of them (that would just delete the others). One candidate may be replaced by several cheaper NodeClaims
 // (a split: a large node whose pods the plan holds on smaller ones), and several by several,
-// as the solver plans them. A spot node's spot replacement needs MinSpotToSpotOptions cheaper
-// types and keeps that many, and is one NodeClaim.
+// as the solver plans them. Spot nodes are replaced by a NodeClaim that may be spot only with
+// the SpotToSpotConsolidation gate; a spot node's spot replacement needs MinSpotToSpotOptions
+// cheaper types and keeps that many, and is one NodeClaim.
 func (ps *pass) replace(cands []*candidate, planned []scheduling.NodeClaim, m method) (*command, string, error) {
 	current := 0.0
 	allSpot := true
@@ -109,18 +114,10 @@ func (ps *pass) replace(cands []*candidate, planned []scheduling.NodeClaim, m me
 	if cheapest >= limit {
 		return nil, tooDear(planned, cheapest, current), nil
 	}
-	if allSpot && slices.ContainsFunc(options, func(o []scheduling.Launch) bool { return o[0].CapacityType == v1.CapacityTypeSpot }) {
-		if len(planned) > 1 {
-			return nil, fmt.Sprintf("its pods would need %d new nodes, and spot nodes are replaced by spot only one for one", len(planned)), nil
+	if allSpot {
+		if why := ps.spotToSpot(planned, options, limit, current); why != "" {
+			return nil, why, nil
 		}
-		spot := slices.DeleteFunc(slices.Clone(options[0]), func(o scheduling.Launch) bool {
-			return o.CapacityType != v1.CapacityTypeSpot || o.Price+planned[0].NodeCost >= limit
-		})
-		if len(spot) < MinSpotToSpotOptions {
-			return nil, fmt.Sprintf("spot-to-spot replacement needs at least %d cheaper instance types, found %d (cheapest %s at $%.4f/h against $%.4f/h now)",
-				MinSpotToSpotOptions, len(spot), options[0][0].InstanceType, options[0][0].Price+planned[0].NodeCost, current), nil
-		}
-		options[0] = spot[:MinSpotToSpotOptions]
 	}
 	slack := limit - cheapest
 	replacements := make([]scheduling.NodeClaim, len(planned))
@@ -133,6 +130,33 @@ func (ps *pass) replace(cands []*candidate, planned []scheduling.NodeClaim, m me
 		return nil, why, nil
 	}
 	return cmd, "", nil
+}
+
+// spotToSpot applies the rules of replacing spot nodes only by NodeClaims that may be spot, and
+// returns why they cannot be, or "": it needs the SpotToSpotConsolidation gate, and when the
+// cheapest option is spot, one NodeClaim with MinSpotToSpotOptions spot options under limit, of
+// which it keeps the cheapest MinSpotToSpotOptions in options[0].
+func (ps *pass) spotToSpot(planned []scheduling.NodeClaim, options [][]scheduling.Launch, limit, current float64) string {
+	if !ps.spotToSpotGate && slices.ContainsFunc(options, func(o []scheduling.Launch) bool {
+		return slices.ContainsFunc(o, func(l scheduling.Launch) bool { return l.CapacityType == v1.CapacityTypeSpot })
+	}) {
+		return SpotToSpotOff
+	}
+	if !slices.ContainsFunc(options, func(o []scheduling.Launch) bool { return o[0].CapacityType == v1.CapacityTypeSpot }) {
+		return ""
+	}
+	if len(planned) > 1 {
+		return fmt.Sprintf("its pods would need %d new nodes, and spot nodes are replaced by spot only one for one", len(planned))
+	}
+	spot := slices.DeleteFunc(slices.Clone(options[0]), func(o scheduling.Launch) bool {
+		return o.CapacityType != v1.CapacityTypeSpot || o.Price+planned[0].NodeCost >= limit
+	})
+	if len(spot) < MinSpotToSpotOptions {
+		return fmt.Sprintf("spot-to-spot replacement needs at least %d cheaper instance types, found %d (cheapest %s at $%.4f/h against $%.4f/h now)",
+			MinSpotToSpotOptions, len(spot), options[0][0].InstanceType, options[0][0].Price+planned[0].NodeCost, current)
+	}
+	options[0] = spot[:MinSpotToSpotOptions]
+	return ""
 }
 
 // tooDear says that the planned NodeClaims, at cheapest, save too little against current.

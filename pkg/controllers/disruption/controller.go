@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,6 +19,7 @@ import (
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
 	"github.com/joinerhq/joiner/pkg/cluster"
 	"github.com/joinerhq/joiner/pkg/joinfailure"
+	"github.com/joinerhq/joiner/pkg/scheduling"
 )
 
 const name = "disruption"
@@ -57,6 +60,10 @@ type Controller struct {
 	JoinFailureHold time.Duration
 	// nodeCost is what every node costs per hour beyond its instance (WithNodeCost).
 	nodeCost float64
+	// spotToSpot is the SpotToSpotConsolidation feature gate (WithSpotToSpotConsolidation).
+	spotToSpot bool
+	// settings are the scheduling policies and default spreads (WithScheduling).
+	settings scheduling.Settings
 
 	pending  *command
 	inflight []*command
@@ -66,6 +73,9 @@ type Controller struct {
 	// stuck are the NodeClaims the last deciding pass found could not go on their own (see
 	// pass.stuckBefore).
 	stuck map[string]bool
+	// told are the objects whose invalid karpenter.sh/do-not-disrupt value an event has told,
+	// with what it said, so that a value is told once rather than every pass.
+	told map[types.UID]string
 	// cleaned is set once the first pass resumed the commands an earlier leader left in flight
 	// and untainted the nodes it left tainted with none (resume).
 	cleaned bool
@@ -81,7 +91,7 @@ func NewController(kube client.Client, view *cluster.Cluster, cloud cloudprovide
 		return nil, err
 	}
 	c := &Controller{kube: kube, apiReader: kube, cluster: view, cloud: cloud, clock: clk, recorder: recorder, metrics: m,
-		Interval: DefaultInterval, JoinFailureHold: joinfailure.DefaultHold, notes: map[string]string{}}
+		Interval: DefaultInterval, JoinFailureHold: joinfailure.DefaultHold, notes: map[string]string{}, told: map[types.UID]string{}}
 	for _, o := range opts {
 		o(c)
 	}
@@ -96,6 +106,20 @@ type Option func(*Controller)
 // deleted node saves it, a replacement costs it.
 func WithNodeCost(dollarsPerHour float64) Option {
 	return func(c *Controller) { c.nodeCost = dollarsPerHour }
+}
+
+// WithSpotToSpotConsolidation turns on Karpenter's SpotToSpotConsolidation feature gate (the
+// operator's --feature-gates): consolidation may replace spot nodes by cheaper spot nodes.
+// Without it, as upstream's default, a replacement of spot nodes only that could be spot is
+// not made; they may still be deleted, or replaced where only on-demand capacity fits.
+func WithSpotToSpotConsolidation(on bool) Option {
+	return func(c *Controller) { c.spotToSpot = on }
+}
+
+// WithScheduling simulates with the operator's scheduling settings (--min-values-policy,
+// --preference-policy, --scheduler-config), as provisioning's WithScheduling.
+func WithScheduling(st scheduling.Settings) Option {
+	return func(c *Controller) { c.settings = st }
 }
 
 // Name is the controller's name in logs and metrics.
@@ -185,6 +209,10 @@ func (c *Controller) Disrupt(ctx context.Context) (Result, error) {
 		return res, errors.Join(append(errs, err)...)
 	}
 	c.observeBudgets(ps)
+	c.tellInvalid(ps.invalid)
+	if !ps.wake.IsZero() {
+		res.requeue(ps.wake.Sub(now))
+	}
 	switch {
 	case c.pending != nil && now.Before(c.pending.validateAt):
 		res.requeue(c.pending.validateAt.Sub(now))
@@ -310,6 +338,30 @@ func (c *Controller) emitNotes(ps *pass, notes map[string]string) {
 	for name := range c.notes {
 		if _, ok := notes[name]; !ok {
 			delete(c.notes, name)
+		}
+	}
+}
+
+// ReasonInvalidDoNotDisrupt is the reason of the Warning event on a pod, Node or NodeClaim whose
+// karpenter.sh/do-not-disrupt value protects nothing, as Karpenter's.
+const ReasonInvalidDoNotDisrupt = "InvalidDoNotDisruptAnnotation"
+
+// tellInvalid sends a Warning event on each object whose invalid karpenter.sh/do-not-disrupt
+// value no event told yet, and forgets the objects no longer found invalid.
+func (c *Controller) tellInvalid(invalid []invalidDoNotDisrupt) {
+	seen := map[types.UID]bool{}
+	for _, in := range invalid {
+		uid, msg := in.object.GetUID(), in.err.Error()
+		seen[uid] = true
+		if c.told[uid] == msg {
+			continue
+		}
+		c.told[uid] = msg
+		c.recorder.Eventf(in.object, nil, corev1.EventTypeWarning, ReasonInvalidDoNotDisrupt, "Disrupt", "%s", msg)
+	}
+	for uid := range c.told {
+		if !seen[uid] {
+			delete(c.told, uid)
 		}
 	}
 }

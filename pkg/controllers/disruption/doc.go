@@ -36,8 +36,9 @@
 // are the new NodeClaims the solve plans for the candidates' pods, one or several (a node may
 // be split into smaller ones, several merged or re-packed); together they must save at least
 // MinReplacementSavings of the candidates' price, so a cluster at rest makes no moves; a spot
-// node's spot replacement is one NodeClaim and needs MinSpotToSpotOptions cheaper types and
-// keeps that many.
+// node's spot replacement needs the SpotToSpotConsolidation feature gate
+// (WithSpotToSpotConsolidation, off by default as upstream), is one NodeClaim, and needs
+// MinSpotToSpotOptions cheaper types and keeps that many.
 // Candidates are ordered by the least summed eviction cost of their pods (1 each, adjusted by
 // pod-deletion-cost and priority, as Karpenter), then longest quiet. A NodePool with the Balanced
 // policy takes a consolidation move with pods only when its savings, as a fraction of the

@@ -14,6 +14,7 @@ import (
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
+	"github.com/joinerhq/joiner/pkg/cluster"
 	"github.com/joinerhq/joiner/pkg/controllers/disruption"
 )
 
@@ -151,7 +152,8 @@ func launchReplacement(t *testing.T, h *harness, node *corev1.Node) *v1.NodeClai
 }
 
 // TestNoChurn: no replacement is taken that does not save MinReplacementSavings, and a spot node
-// is replaced by spot only with MinSpotToSpotOptions cheaper types; the NodeClaim says why.
+// is replaced by spot only with the SpotToSpotConsolidation gate and MinSpotToSpotOptions
+// cheaper types; the NodeClaim says why.
 func TestNoChurn(t *testing.T) {
 	cheapSpot := func(n int) []*cloudprovider.InstanceType {
 		out := []*cloudprovider.InstanceType{instanceType("m7i.large", 0.10, v1.CapacityTypeSpot)}
@@ -161,22 +163,25 @@ func TestNoChurn(t *testing.T) {
 		return out
 	}
 	for _, tt := range []struct {
-		name     string
-		types    []*cloudprovider.InstanceType
-		node     func(*v1.NodeClaim, *corev1.Node)
-		want     bool
-		wantNote string
+		name  string
+		types []*cloudprovider.InstanceType
+		node  func(*v1.NodeClaim, *corev1.Node)
+		// spotToSpot is the SpotToSpotConsolidation feature gate.
+		spotToSpot bool
+		want       bool
+		wantNote   string
 	}{
 		{name: "same-type", types: []*cloudprovider.InstanceType{instanceType("m7i.large", 0.10, v1.CapacityTypeOnDemand)}, node: onDemand,
 			wantNote: "no cheaper option: the cheapest replacement, m7i.large on-demand, costs $0.1000/h against $0.1000/h now"},
 		{name: "saves-too-little", types: []*cloudprovider.InstanceType{
 			instanceType("m7i.large", 0.10, v1.CapacityTypeOnDemand), instanceType("m6i.large", 0.097, v1.CapacityTypeOnDemand),
 		}, node: onDemand, wantNote: "no cheaper option: the cheapest replacement, m6i.large on-demand, costs $0.0970/h"},
-		{name: "spot-to-spot-few", types: cheapSpot(3), node: sized, wantNote: "spot-to-spot replacement needs at least 15 cheaper instance types, found 3"},
-		{name: "spot-to-spot-enough", types: cheapSpot(15), node: sized, want: true},
+		{name: "spot-to-spot-few", types: cheapSpot(3), node: sized, spotToSpot: true, wantNote: "spot-to-spot replacement needs at least 15 cheaper instance types, found 3"},
+		{name: "spot-to-spot-enough", types: cheapSpot(15), node: sized, spotToSpot: true, want: true},
+		{name: "spot-to-spot-gate-off", types: cheapSpot(15), node: sized, wantNote: disruption.SpotToSpotOff},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newController(t)
+			h := newHarness(t, env.Client, cluster.New(env.Client, false), disruption.WithSpotToSpotConsolidation(tt.spotToSpot))
 			h.cloud.InstanceTypes = tt.types
 			pool := "churn-" + tt.name
 			newNodePool(t, pool, underutilizedPool)

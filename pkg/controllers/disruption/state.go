@@ -56,6 +56,13 @@ type pass struct {
 	// stuckBefore are the NodeClaims that earlier passes found could not go on their own:
 	// multi-node consolidation grows its set from the others first (see unstuck).
 	stuckBefore map[string]bool
+	// wake is the earliest time a pod's karpenter.sh/do-not-disrupt duration ends on a node
+	// classify looked at (zero if none): the next pass is due then. invalid are the objects of
+	// those nodes whose karpenter.sh/do-not-disrupt value protects nothing, to be told.
+	wake    time.Time
+	invalid []invalidDoNotDisrupt
+	// spotToSpotGate is the controller's SpotToSpotConsolidation feature gate.
+	spotToSpotGate bool
 }
 
 // stuck returns, for the next pass, the candidates that could not go on their own: those this
@@ -157,7 +164,8 @@ func (c *Controller) newPass(ctx context.Context, now time.Time, busy map[string
 		// launch a replacement now, which the simulations see; the rest goes ahead.
 		log.FromContext(ctx).Error(err, "Reading instance types for disruption; their NodePools launch no replacement this pass")
 	}
-	ps := &pass{now: now, nodes: nodes, byName: map[string]*cluster.StateNode{}, snapshot: snap, busy: busy}
+	schedulinginput.ApplySettings(ctx, c.kube, c.settings, &snap.Input)
+	ps := &pass{now: now, nodes: nodes, byName: map[string]*cluster.StateNode{}, snapshot: snap, busy: busy, spotToSpotGate: c.spotToSpot}
 	for _, pod := range unbound {
 		if schedulinginput.Provisionable(pod) || unseen(pod) {
 			ps.pending = append(ps.pending, pod)
@@ -193,12 +201,13 @@ func (ps *pass) classify(nodePools []*v1.NodePool, pdbs []policyv1.PodDisruption
 		if ps.busy[sn.Name()] {
 			continue
 		}
+		ps.readDoNotDisrupt(sn)
 		if why := notDisruptable(sn); why != "" {
 			blocked(sn, why)
 			continue
 		}
 		drifted := isTrue(sn.NodeClaim, v1.ConditionTypeDrifted)
-		podsBlock := blockingMove(sn.Pods, pdbs)
+		podsBlock := blockingMove(sn.Pods, pdbs, ps.now)
 		if podsBlock != "" && (!drifted || !eventual(sn.NodeClaim)) {
 			blocked(sn, podsBlock)
 			continue
@@ -219,6 +228,15 @@ func (ps *pass) classify(nodePools []*v1.NodePool, pdbs []policyv1.PodDisruption
 	}
 	for _, p := range ps.pools {
 		slices.SortStableFunc(p.candidates, compareCandidates)
+	}
+}
+
+// readDoNotDisrupt adds the node's invalid do-not-disrupt values to invalid, and moves wake to
+// the end of its pods' first protection by a duration if sooner.
+func (ps *pass) readDoNotDisrupt(sn *cluster.StateNode) {
+	ps.invalid = append(ps.invalid, invalidDoNotDisrupts(sn, ps.now)...)
+	if _, ends := doNotDisruptPod(sn.Pods, ps.now); !ends.IsZero() && (ps.wake.IsZero() || ends.Before(ps.wake)) {
+		ps.wake = ends
 	}
 }
 

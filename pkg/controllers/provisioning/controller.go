@@ -64,6 +64,8 @@ type Controller struct {
 	heldPools bool
 	// nodeCost is added to the cost of every new node (WithNodeCost).
 	nodeCost float64
+	// settings are the scheduling policies and default spreads (WithScheduling).
+	settings scheduling.Settings
 
 	mu sync.Mutex
 	// created are the NodeClaims created by earlier batches that the cache has not shown yet,
@@ -100,6 +102,12 @@ type Option func(*Controller)
 // operator's per-host licences), on top of what the cloud provider prices per node.
 func WithNodeCost(dollarsPerHour float64) Option {
 	return func(c *Controller) { c.nodeCost = dollarsPerHour }
+}
+
+// WithScheduling solves with the operator's scheduling settings (--min-values-policy,
+// --preference-policy, --scheduler-config).
+func WithScheduling(st scheduling.Settings) Option {
+	return func(c *Controller) { c.settings = st }
 }
 
 // Name is the controller's name.
@@ -245,6 +253,7 @@ func (c *Controller) provision(ctx context.Context) error {
 	c.heldPools = b.Held
 	logger := log.FromContext(ctx)
 	logger.Info("Solving pending pods", "pods", len(pods), "nodePools", len(b.Input.NodePools), "nodes", len(b.Input.Nodes), "instanceTypes", len(b.Input.InstanceTypes))
+	schedulinginput.ApplySettings(ctx, c.kube, c.settings, &b.Input)
 	start := c.clock.Now()
 	plan, err := scheduling.Solve(&b.Input)
 	c.metrics.schedulingDuration.WithLabelValues(controllerLabel).Observe(c.clock.Since(start).Seconds())

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -46,12 +47,18 @@ func NewNodeClaim(np *v1.NodePool, planned *scheduling.NodeClaim) *v1.NodeClaim 
 	maps.Copy(labels, planned.Labels)
 	delete(labels, corev1.LabelHostname)
 	labels[v1.NodePoolLabelKey] = np.Name
+	if ref := t.Spec.NodeClassRef; ref != nil {
+		labels[v1.NodeClassLabelKey(ref)] = ref.Name
+	}
 	annotations := maps.Clone(t.Annotations)
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
 	annotations[v1.NodePoolHashAnnotationKey] = np.Hash()
 	annotations[v1.NodePoolHashVersionAnnotationKey] = v1.NodePoolHashVersion
+	// As Karpenter marks every NodeClaim it launches: "true" when minValues were relaxed
+	// (--min-values-policy BestEffort), "false" otherwise.
+	annotations[v1.NodeClaimMinValuesRelaxedAnnotationKey] = strconv.FormatBool(planned.MinValuesRelaxed)
 	// A hostname is never known before launch: the admission rules refuse it, and the solver
 	// only pins it for its own bookkeeping.
 	reqs := slices.DeleteFunc(slices.Clone(planned.Requirements), func(r v1.NodeSelectorRequirementWithMinValues) bool {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/joinerhq/joiner/pkg/agenttaint"
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/scheduling"
 )
@@ -72,6 +73,7 @@ func Plan(in *scheduling.Input, plan *scheduling.Plan) []error {
 		}
 	}
 	c.checkLimits()
+	c.checkMinValues(plan)
 	return c.errs
 }
 
@@ -181,8 +183,14 @@ func (c *checker) buildClaims(plan *scheduling.Plan) {
 				maps.Copy(l, it.Labels)
 				maps.Copy(l, np.Spec.Template.Labels)
 				l[v1.NodePoolLabelKey] = np.Name
+				if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil {
+					l[v1.NodeClassLabelKey(ref)] = ref.Name
+				}
 				l[corev1.LabelInstanceTypeStable] = it.Name
 				l[corev1.LabelTopologyZone] = o.Zone
+				if o.ZoneID != "" {
+					l[awsv1.LabelTopologyZoneID] = o.ZoneID
+				}
 				l[v1.CapacityTypeLabelKey] = o.CapacityType
 				l[corev1.LabelHostname] = nc.Name
 				if !nodeClaimReqsMatch(l, nc.Requirements) {
@@ -338,11 +346,14 @@ func termNamespaces(p *corev1.Pod, term *corev1.PodAffinityTerm) (map[string]boo
 // podsMatching returns every pod on every node that the term of p selects.
 func (c *checker) podsMatching(p *corev1.Pod, term *corev1.PodAffinityTerm) []*corev1.Pod {
 	key := fmt.Sprintf("%s|%s", p.Namespace, term.String())
+	if len(term.MatchLabelKeys) > 0 || len(term.MismatchLabelKeys) > 0 {
+		key += "|" + labels.Set(p.Labels).String()
+	}
 	if m, ok := c.matches[key]; ok {
 		return m
 	}
 	ns, all := termNamespaces(p, term)
-	sel := selectorOf(term.LabelSelector)
+	sel := termSelector(term, p.Labels)
 	var out []*corev1.Pod
 	for _, n := range c.nodes {
 		for _, q := range n.pods {
@@ -420,7 +431,7 @@ func (c *checker) checkOthersAntiAffinity(p *corev1.Pod, n *cnode) {
 			for i := range q.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
 				term := &q.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[i]
 				ns, all := termNamespaces(q, term)
-				if (all || ns[p.Namespace]) && selectorOf(term.LabelSelector).Matches(labels.Set(p.Labels)) && c.sameDomain(nn, n, term.TopologyKey) {
+				if (all || ns[p.Namespace]) && termSelector(term, q.Labels).Matches(labels.Set(p.Labels)) && c.sameDomain(nn, n, term.TopologyKey) {
 					c.fail("pod %s shares %s with pod %s whose anti-affinity excludes it", podName(p), term.TopologyKey, podName(q))
 				}
 			}
@@ -430,8 +441,7 @@ func (c *checker) checkOthersAntiAffinity(p *corev1.Pod, n *cnode) {
 
 // spreadCounts counts, per domain of the nodes eligible for p under tsc's inclusion policies,
 // the pods tsc selects that were bound or placed up to and including p.
-func (c *checker) spreadCounts(p *corev1.Pod, tsc *corev1.TopologySpreadConstraint) map[string]int {
-	sel := selectorOf(tsc.LabelSelector)
+func (c *checker) spreadCounts(p *corev1.Pod, tsc *corev1.TopologySpreadConstraint, sel labels.Selector) map[string]int {
 	counts := map[string]int{}
 	honor := tsc.NodeAffinityPolicy == nil || *tsc.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor
 	honorTaints := tsc.NodeTaintsPolicy != nil && *tsc.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor
@@ -453,8 +463,9 @@ func (c *checker) spreadCounts(p *corev1.Pod, tsc *corev1.TopologySpreadConstrai
 }
 
 func (c *checker) checkSpread(p *corev1.Pod, n *cnode) {
-	for i := range p.Spec.TopologySpreadConstraints {
-		tsc := &p.Spec.TopologySpreadConstraints[i]
+	constraints, selectors := c.spreads(p)
+	for i := range constraints {
+		tsc := &constraints[i]
 		if tsc.WhenUnsatisfiable != corev1.DoNotSchedule {
 			continue
 		}
@@ -463,7 +474,7 @@ func (c *checker) checkSpread(p *corev1.Pod, n *cnode) {
 			c.fail("pod %s on node %s without spread key %s", podName(p), n.name, tsc.TopologyKey)
 			continue
 		}
-		counts := c.spreadCounts(p, tsc)
+		counts := c.spreadCounts(p, tsc, selectors[i])
 		// Replayed as kube-scheduler checks it: the skew p's placement made, counting p in
 		// its own domain and against the other domains' counts (the minimum excluding p).
 		minC := math.MaxInt

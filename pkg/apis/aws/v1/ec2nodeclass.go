@@ -1,6 +1,7 @@
 package v1
 
 import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -212,10 +213,18 @@ type EC2NodeClassSpec struct {
 	// +optional
 	UserData *string `json:"userData,omitempty"`
 
-	// Kubelet overrides kubelet settings on the launched nodes. Joiner also uses maxPods,
-	// podsPerCore, systemReserved, kubeReserved and evictionHard to compute each instance type's
-	// allocatable capacity before launching, so set them here rather than in userData, or the
-	// scheduling simulation will be wrong. Omitted fields keep the AMI's defaults.
+	// Kubelet overrides kubelet settings on the launched nodes: any field of the kubelet's
+	// KubeletConfiguration (kubelet.config.k8s.io/v1beta1), as in Karpenter v1.15. Joiner also uses
+	// maxPods, podsPerCore, systemReserved, kubeReserved and evictionHard to compute each instance
+	// type's allocatable capacity before launching, so set them here rather than in userData, or
+	// the scheduling simulation will be wrong. Omitted fields keep the AMI's defaults.
+	//
+	// AL2023 passes every field to nodeadm's NodeConfig. AL2 passes the fields declared in this
+	// schema (as bootstrap.sh kubelet flags), Bottlerocket those it has a settings.kubernetes key
+	// for. A field the AMI family cannot pass, one that is not a kubelet field or has the wrong
+	// type, and registerWithTaints (Joiner sets it) make ValidationSucceeded False with reason
+	// InvalidKubeletConfiguration or UnsupportedKubeletConfiguration and a message naming the
+	// field; nothing launches from the class until it is removed. See docs/userdata.md.
 	// +optional
 	Kubelet *KubeletConfiguration `json:"kubelet,omitempty"`
 
@@ -338,11 +347,13 @@ type SubnetSelectorTerm struct {
 	ID string `json:"id,omitempty"`
 }
 
-// SecurityGroupSelectorTerm selects security groups. Its fields are ANDed; set id alone, or tags
-// and/or name.
+// SecurityGroupSelectorTerm selects security groups by one of tags, id or name. As in Karpenter,
+// id and name are each alone in their term: a group name is unique in its VPC, so ANDing it with
+// tags would only hide a typo.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.tags) || has(self.id) || has(self.name)",message="each spec.securityGroupSelectorTerms entry must set tags, id or name: add one of them, or remove the empty term"
 // +kubebuilder:validation:XValidation:rule="!has(self.id) || !(has(self.tags) || has(self.name))",message="id must be the only field in its spec.securityGroupSelectorTerms entry: put tags and name in a separate term (terms are ORed)"
+// +kubebuilder:validation:XValidation:rule="!has(self.name) || !has(self.tags)",message="name must be the only field in its spec.securityGroupSelectorTerms entry: put tags in a separate term (terms are ORed)"
 type SecurityGroupSelectorTerm struct {
 	// Tags selects security groups carrying all of these tags. A value of "*" matches any value of
 	// the key. At most 20 tags; keys and values must not be empty.
@@ -395,10 +406,14 @@ type CapacityReservationSelectorTerm struct {
 	InstanceMatchCriteria string `json:"instanceMatchCriteria,omitempty"`
 }
 
-// KubeletConfiguration is the subset of the kubelet's configuration that Joiner lets an operator
-// set per node class. Field names and units follow the upstream KubeletConfiguration
-// (kubelet.config.k8s.io/v1beta1) so values can be copied from it.
+// KubeletConfiguration is the kubelet's configuration of a node class: any field of the upstream
+// KubeletConfiguration (kubelet.config.k8s.io/v1beta1), named and typed as there, as in Karpenter
+// v1.15. The fields declared below are the ones Joiner reads itself (for scheduling and every
+// family's bootstrap); the API server checks them. Every other field is kept as written in Other
+// and checked by Joiner (ValidateOther, per AMI family by pkg/aws/userdata), which reports a
+// field it cannot pass to the family's bootstrap on the ValidationSucceeded condition, naming it.
 //
+// +kubebuilder:pruning:PreserveUnknownFields
 // +kubebuilder:validation:XValidation:rule="!has(self.imageGCHighThresholdPercent) || !has(self.imageGCLowThresholdPercent) || self.imageGCHighThresholdPercent > self.imageGCLowThresholdPercent",message="spec.kubelet.imageGCHighThresholdPercent must be greater than spec.kubelet.imageGCLowThresholdPercent: raise the high threshold or lower the low one"
 // +kubebuilder:validation:XValidation:rule="!has(self.evictionSoft) || self.evictionSoft.all(k, has(self.evictionSoftGracePeriod) && k in self.evictionSoftGracePeriod)",message="every signal in spec.kubelet.evictionSoft needs a grace period: add the same key to spec.kubelet.evictionSoftGracePeriod"
 // +kubebuilder:validation:XValidation:rule="!has(self.evictionSoftGracePeriod) || self.evictionSoftGracePeriod.all(k, has(self.evictionSoft) && k in self.evictionSoft)",message="every signal in spec.kubelet.evictionSoftGracePeriod needs a threshold: add the same key to spec.kubelet.evictionSoft, or remove the grace period"
@@ -497,6 +512,12 @@ type KubeletConfiguration struct {
 	// default, true. Setting false makes CPU limits advisory.
 	// +optional
 	CPUCFSQuota *bool `json:"cpuCFSQuota,omitempty"`
+
+	// Other holds the fields of spec.kubelet not declared above, by their upstream JSON names
+	// (registryPullQPS, containerLogMaxSize, featureGates...), each as its JSON value. It is
+	// read and written inline with the declared fields (see MarshalJSON), not as a field of its
+	// own.
+	Other map[string]apiextensionsv1.JSON `json:"-"`
 }
 
 // ReservedQuantity is a value of kubelet systemReserved or kubeReserved: a non-negative resource

@@ -58,10 +58,31 @@ const (
 	LabelCapacityReservationID = Group + "/capacity-reservation-id"
 	// LabelCapacityReservationType is the reservation's type, "default" or "capacity-block".
 	LabelCapacityReservationType = Group + "/capacity-reservation-type"
+	// LabelInstanceTenancy is the instance's tenancy: "default" (shared hardware), the only one
+	// Joiner launches.
+	LabelInstanceTenancy = Group + "/instance-tenancy"
+	// LabelInstanceCapabilityFlex is "true" for the flex instance types (c7i-flex.large), whose
+	// CPU may be throttled below its baseline, and "false" for the others.
+	LabelInstanceCapabilityFlex = Group + "/instance-capability-flex"
 	// LabelTopologyZoneID is the AWS zone ID ("use1-az1"), which, unlike the zone name, means the
 	// same physical zone in every account.
 	LabelTopologyZoneID = "topology.k8s.aws/zone-id"
 )
+
+// LabelsNotSet returns the karpenter.k8s.aws labels Karpenter documents and may set on its nodes
+// that Joiner never sets: interruptible capacity reservations, Nitro Enclaves support and
+// placement groups are not implemented. The CRDs refuse a NodePool or NodeClaim requirement on
+// them, which could never be met, saying so; keep the list in the requirement rule of
+// pkg/apis/v1/nodeclaim_template.go in step (pkg/apis's admission tests check both). A fresh slice
+// is returned on every call.
+func LabelsNotSet() []string {
+	return []string{
+		Group + "/capacity-reservation-interruptible",
+		Group + "/nitro-sandbox",
+		Group + "/placement-group-id",
+		Group + "/placement-group-partition",
+	}
+}
 
 // Annotations Joiner writes on EC2NodeClasses and NodeClaims. They are Joiner's bookkeeping;
 // operators should read them, not write them.
@@ -155,6 +176,8 @@ func WellKnownLabels() []string {
 		LabelInstanceAcceleratorName,
 		LabelInstanceAcceleratorManufacturer,
 		LabelInstanceAcceleratorCount,
+		LabelInstanceTenancy,
+		LabelInstanceCapabilityFlex,
 		LabelCapacityReservationID,
 		LabelCapacityReservationType,
 		LabelTopologyZoneID,

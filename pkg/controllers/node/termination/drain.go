@@ -32,7 +32,8 @@ const (
 type drainStatus struct {
 	// waiting, blockedByPDB and doNotDisrupt count the pods that must still leave the node.
 	waiting, blockedByPDB, doNotDisrupt int
-	// until is when do-not-disrupt pods stop blocking, if ever.
+	// until is when do-not-disrupt pods stop blocking, if ever: the node's termination time, or
+	// sooner when every protecting pod's protection is a duration that ends before it.
 	until        *time.Time
 	requeueAfter time.Duration
 }
@@ -53,13 +54,15 @@ func (d drainStatus) message(nodeName string) string {
 		if d.until != nil {
 			until = d.until.UTC().Format(time.RFC3339)
 		}
-		parts = append(parts, fmt.Sprintf("%d pods annotated %s=true, until %s", d.doNotDisrupt, v1.DoNotDisruptAnnotationKey, until))
+		parts = append(parts, fmt.Sprintf("%d pods annotated %s, until %s", d.doNotDisrupt, v1.DoNotDisruptAnnotationKey, until))
 	}
 	return fmt.Sprintf("Draining node %s: waiting for %s", nodeName, strings.Join(parts, "; "))
 }
 
 // drain makes one pass over the pods on the node: before deadline it evicts the lowest tier that
-// still has pods, leaving do-not-disrupt pods alone; from deadline on it deletes every pod left.
+// still has pods, leaving the pods karpenter.sh/do-not-disrupt protects alone (v1.PodDoNotDisrupt:
+// "true", or a duration the pod is younger than; it looks again when the first such duration
+// ends); from deadline on it deletes every pod left.
 func (c *Controller) drain(ctx context.Context, node *corev1.Node, deadline *time.Time) (drainStatus, error) {
 	pods := &corev1.PodList{}
 	if err := c.podReader.List(ctx, pods, client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("spec.nodeName", node.Name)}); err != nil {
@@ -69,6 +72,7 @@ func (c *Controller) drain(ctx context.Context, node *corev1.Node, deadline *tim
 	status := drainStatus{until: deadline, requeueAfter: drainPoll}
 	pastDeadline := deadline != nil && !now.Before(*deadline)
 	var tiers [tierCount][]*corev1.Pod
+	var protected protections
 	for i := range pods.Items {
 		pod := &pods.Items[i]
 		if !mustLeave(pod) {
@@ -82,10 +86,10 @@ func (c *Controller) drain(ctx context.Context, node *corev1.Node, deadline *tim
 			}
 		case !pod.DeletionTimestamp.IsZero():
 			status.waiting++
-		case pod.Annotations[v1.DoNotDisruptAnnotationKey] == "true":
-			status.doNotDisrupt++
 		default:
-			tiers[tier(pod)] = append(tiers[tier(pod)], pod)
+			if !protected.add(pod, now) {
+				tiers[tier(pod)] = append(tiers[tier(pod)], pod)
+			}
 		}
 	}
 	evicting := false
@@ -114,7 +118,48 @@ func (c *Controller) drain(ctx context.Context, node *corev1.Node, deadline *tim
 	if deadline != nil && !pastDeadline && deadline.Sub(now) < status.requeueAfter {
 		status.requeueAfter = deadline.Sub(now)
 	}
+	protected.apply(&status, deadline, now)
 	return status, nil
+}
+
+// protections are the karpenter.sh/do-not-disrupt protections of a drain's pods.
+type protections struct {
+	// pods counts the pods protected; forever is set when one's protection has no end.
+	pods    int
+	forever bool
+	// first and last are when the first and the last protection by a duration end.
+	first, last time.Time
+}
+
+// add reports whether the annotation protects the pod at now, and if so counts it.
+func (p *protections) add(pod *corev1.Pod, now time.Time) bool {
+	protected, until, _ := v1.PodDoNotDisrupt(pod, now)
+	if !protected {
+		return false
+	}
+	p.pods++
+	switch {
+	case until.IsZero():
+		p.forever = true
+	case p.first.IsZero() || until.Before(p.first):
+		p.first = until
+	}
+	if until.After(p.last) {
+		p.last = until
+	}
+	return true
+}
+
+// apply counts the protected pods in the status, and makes its until the end of the last
+// protection when that is before the deadline, and its requeue no later than the first.
+func (p *protections) apply(status *drainStatus, deadline *time.Time, now time.Time) {
+	status.doNotDisrupt = p.pods
+	if p.pods > 0 && !p.forever && (deadline == nil || p.last.Before(*deadline)) {
+		status.until = &p.last
+	}
+	if !p.first.IsZero() && p.first.Sub(now) < status.requeueAfter {
+		status.requeueAfter = p.first.Sub(now)
+	}
 }
 
 // mustLeave reports whether the pod is one the drain must see gone: not finished, not a static
@@ -155,8 +200,17 @@ func tier(pod *corev1.Pod) int {
 	return tierDefault
 }
 
+// ReasonInvalidDoNotDisrupt is the reason of the Warning event on a pod whose
+// karpenter.sh/do-not-disrupt value protects nothing, as Karpenter's.
+const ReasonInvalidDoNotDisrupt = "InvalidDoNotDisruptAnnotation"
+
 // evict asks the Eviction API to evict the pod and reports whether a PodDisruptionBudget refused.
+// A pod whose karpenter.sh/do-not-disrupt value is invalid, and so protects nothing, is told so
+// in an event first.
 func (c *Controller) evict(ctx context.Context, node *corev1.Node, pod *corev1.Pod) (bool, error) {
+	if _, _, err := v1.PodDoNotDisrupt(pod, c.clock.Now()); err != nil {
+		c.recorder.Eventf(pod, node, corev1.EventTypeWarning, ReasonInvalidDoNotDisrupt, "Evict", "%s", err.Error())
+	}
 	log.FromContext(ctx).Info("Evicting pod", "pod", klog.KObj(pod))
 	eviction := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}}
 	err := c.kubeClient.SubResource("eviction").Create(ctx, pod, eviction)

@@ -188,12 +188,13 @@ func failed(t *testing.T, nc *v1.NodeClaim) bool {
 // consoleOf returns the console of the NodeClaim's instance in the emulator.
 func consoleOf(t *testing.T, nodeClaim string) string {
 	t.Helper()
+	// By providerID: an instance gets its NodeClaim's tag only once its node registered.
+	nc := get(t, nodeClaim)
+	id := nc.Status.ProviderID[strings.LastIndex(nc.Status.ProviderID, "/")+1:]
 	var lines []string
 	emu.state.View(func(w *state.World) {
-		for _, i := range w.Regions["us-west-2"].Instances {
-			if i.Tags["karpenter.sh/nodeclaim"] == nodeClaim {
-				lines = i.Console
-			}
+		if i := w.Regions["us-west-2"].Instances[id]; i != nil {
+			lines = i.Console
 		}
 	})
 	return strings.Join(lines, "\n")
