@@ -14,8 +14,11 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	awsv1 "github.com/joinerhq/joiner/pkg/apis/aws/v1"
+	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/provider"
 	"github.com/joinerhq/joiner/pkg/cloudprovider"
+	cloudmetrics "github.com/joinerhq/joiner/pkg/cloudprovider/metrics"
 	"github.com/joinerhq/joiner/pkg/cluster"
 	"github.com/joinerhq/joiner/pkg/controllers/aws/housekeeping"
 	"github.com/joinerhq/joiner/pkg/controllers/aws/instancegc"
@@ -23,7 +26,10 @@ import (
 	nodeclassstatus "github.com/joinerhq/joiner/pkg/controllers/aws/nodeclass/status"
 	"github.com/joinerhq/joiner/pkg/controllers/aws/unavailableofferings"
 	"github.com/joinerhq/joiner/pkg/controllers/disruption"
+	"github.com/joinerhq/joiner/pkg/controllers/metrics/lifetime"
+	nodemetrics "github.com/joinerhq/joiner/pkg/controllers/metrics/node"
 	nodeclaimmetrics "github.com/joinerhq/joiner/pkg/controllers/metrics/nodeclaim"
+	nodepoolmetrics "github.com/joinerhq/joiner/pkg/controllers/metrics/nodepool"
 	podmetrics "github.com/joinerhq/joiner/pkg/controllers/metrics/pod"
 	"github.com/joinerhq/joiner/pkg/controllers/node/termination"
 	"github.com/joinerhq/joiner/pkg/controllers/nodeclaim/consolidatable"
@@ -82,8 +88,17 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 		return nil, err
 	}
 	view := cluster.New(mgr.GetClient(), true, cluster.ReadingStores(mgr.GetCache()))
+	// Each controller gets the cloud provider measured under its name
+	// (karpenter_cloudprovider_duration_seconds and _errors_total, as Karpenter's).
+	cloudMetrics, err := cloudmetrics.NewMetrics(deps.Clock, deps.Registry)
+	if err != nil {
+		return nil, err
+	}
+	cloud := func(controller string) cloudprovider.CloudProvider {
+		return cloudMetrics.Decorate(deps.CloudProvider, controller)
+	}
 
-	prov, err := provisioning.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock,
+	prov, err := provisioning.NewController(mgr.GetClient(), view, cloud("provisioning"), deps.Clock,
 		mgr.GetEventRecorder("karpenter"), deps.Registry, deps.BatchIdleDuration, deps.BatchMaxDuration, provisioning.WithNodeCost(deps.NodeCost), provisioning.WithScheduling(deps.Scheduling))
 	if err != nil {
 		return nil, err
@@ -96,31 +111,50 @@ func New(ctx context.Context, mgr manager.Manager, deps Dependencies) ([]Control
 	if err != nil {
 		return nil, err
 	}
+	// Nodes are labelled in metrics by the well-known labels, AWS's included, as Karpenter's AWS
+	// provider labels them.
+	nodeMetrics, err := nodemetrics.NewController(view, deps.Clock, append(v1.WellKnownLabels(), awsv1.WellKnownLabels()...), deps.Registry)
+	if err != nil {
+		return nil, err
+	}
+	poolMetrics, err := nodepoolmetrics.NewController(view, cloud("metrics.nodepool"), deps.Clock, deps.Registry)
+	if err != nil {
+		return nil, err
+	}
+	lifetimeMetrics, err := lifetime.NewController(deps.Clock, deps.Registry)
+	if err != nil {
+		return nil, err
+	}
 	recorder := mgr.GetEventRecorder("karpenter")
-	disrupt, err := disruption.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock, recorder, deps.Registry, disruption.WithNodeCost(deps.NodeCost),
+	disrupt, err := disruption.NewController(mgr.GetClient(), view, cloud("disruption"), deps.Clock, recorder, deps.Registry, disruption.WithNodeCost(deps.NodeCost),
 		disruption.WithSpotToSpotConsolidation(deps.SpotToSpotConsolidation), disruption.WithScheduling(deps.Scheduling))
 	if err != nil {
 		return nil, err
 	}
 	controllers := []Controller{
 		prov,
-		nodepoolstatus.NewController(mgr.GetClient(), view, deps.CloudProvider, deps.Clock),
+		nodepoolstatus.NewController(mgr.GetClient(), view, cloud("nodepool.status"), deps.Clock),
 		// Advice to declare agent taints (Cilium's, the EBS CSI driver's...) in startupTaints.
 		startuptaints.NewController(mgr.GetClient(), recorder),
 		// Lifecycle and termination each rely on the other for deletion: lifecycle finalizes
 		// NodeClaims (Node deleted, instance deleted), termination drains Nodes.
-		lifecycle.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
-		termination.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
-		garbagecollection.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock, recorder),
+		lifecycle.NewController(mgr.GetClient(), cloud("nodeclaim.lifecycle"), deps.Clock, recorder),
+		termination.NewController(mgr.GetClient(), cloud("node.termination"), deps.Clock, recorder),
+		garbagecollection.NewController(mgr.GetClient(), cloud("nodeclaim.garbagecollection"), deps.Clock, recorder),
 		pods,
 		// Launched, registered, initialized and failed joins, counted from NodeClaim transitions.
 		claimMetrics,
+		// Karpenter's node, NodePool, cost and offering gauges, measured periodically.
+		nodeMetrics,
+		poolMetrics,
+		// Nodes and NodeClaims created and terminated, and how long termination took.
+		lifetimeMetrics,
 		// Disruption: podevents records when pods come and go, consolidatable marks NodeClaims
 		// quiet for consolidateAfter, drift marks those that no longer match their NodePool or
 		// node class, disruption removes, replaces and expires nodes within budgets.
 		podevents.NewController(mgr.GetClient(), deps.Clock),
 		consolidatable.NewController(mgr.GetClient(), deps.Clock),
-		drift.NewController(mgr.GetClient(), deps.CloudProvider, deps.Clock),
+		drift.NewController(mgr.GetClient(), cloud("nodeclaim.drift"), deps.Clock),
 		disrupt,
 	}
 	if deps.AWS != nil {

@@ -142,7 +142,7 @@ func TestOperator(t *testing.T) {
 	if body := get(t, "http://"+opts.HealthProbeBindAddress+"/readyz"); body == "" {
 		t.Error("/readyz answered nothing")
 	}
-	if body := get(t, "http://"+opts.MetricsBindAddress+"/metrics"); !strings.Contains(body, `karpenter_nodeclaims_created_total{nodepool="default",reason="provisioning"} 1`) {
+	if body := get(t, "http://"+opts.MetricsBindAddress+"/metrics"); !strings.Contains(body, `karpenter_nodeclaims_created_total{min_values_relaxed="false",nodepool="default",reason="provisioned"} 1`) {
 		t.Errorf("/metrics lacks the NodeClaim created:\n%s", body)
 	}
 	testkit.Poll(t, 30*time.Second, "the pending pod's unbound time in /metrics", func() bool {

@@ -22,6 +22,7 @@ import (
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/cluster"
 	"github.com/joinerhq/joiner/pkg/controllers/provisioning"
+	joinermetrics "github.com/joinerhq/joiner/pkg/metrics"
 )
 
 // Event reasons, as Karpenter's.
@@ -80,7 +81,7 @@ func (c *Controller) execute(ctx context.Context, cmd *command) (deleted, launch
 			return abandon(why, nil)
 		}
 	}
-	c.metrics.decisions.WithLabelValues(cmd.decision(), cmd.method.label, cmd.method.consolidationType).Inc()
+	c.countDecision(cmd.decision(), cmd.method, candidatePools(cmd)...)
 	if len(cmd.replacements) == 0 {
 		deleted, err := c.deleteAll(ctx, cmd)
 		return deleted, nil, err
@@ -108,6 +109,7 @@ func (c *Controller) execute(ctx context.Context, cmd *command) (deleted, launch
 		if err := c.kube.Create(ctx, nc); err != nil {
 			return abandon("creating the replacement failed", fmt.Errorf("launching replacement nodeclaim, %w", err))
 		}
+		c.metrics.nodeClaimsCreated.WithLabelValues(cmd.method.label, nc.Labels[v1.NodePoolLabelKey], provisioning.MinValuesRelaxed(nc)).Inc()
 	}
 	for _, cand := range cmd.candidates {
 		c.recorder.Eventf(cand.node.NodeClaim, nil, corev1.EventTypeNormal, ReasonDisruptionLaunching, "Disrupt", "Launching NodeClaim %v: %s", cmd.launched, cmd.describe())
@@ -219,7 +221,7 @@ func (c *Controller) deleteAll(ctx context.Context, cmd *command) ([]string, err
 	var deleted []string
 	var errs []error
 	for _, cand := range cmd.candidates {
-		done, err := c.deleteNodeClaim(ctx, cand.node.NodeClaim, string(cmd.method.reason), cmd.method.label, cmd.describe())
+		done, err := c.deleteNodeClaim(ctx, cand.node.NodeClaim, string(cmd.method.reason), cmd.method.label, consolidationPolicy(cmd.method, cand), cmd.describe())
 		errs = append(errs, err)
 		if done {
 			deleted = append(deleted, cand.name())
@@ -233,8 +235,10 @@ func (c *Controller) deleteAll(ctx context.Context, cmd *command) ([]string, err
 
 // deleteNodeClaim reads the NodeClaim from the API server, records DisruptionReason=True/reason
 // on it by a patch with optimistic locking, and deletes it with a resourceVersion
-// precondition, so that a change in between stops it. It reports whether it was deleted.
-func (c *Controller) deleteNodeClaim(ctx context.Context, stale *v1.NodeClaim, reason, label, message string) (bool, error) {
+// precondition, so that a change in between stops it. It reports whether it was deleted. label
+// and policy are the reason and consolidation_policy karpenter_nodeclaims_disrupted_total counts
+// it under.
+func (c *Controller) deleteNodeClaim(ctx context.Context, stale *v1.NodeClaim, reason, label, policy, message string) (bool, error) {
 	logger := log.FromContext(ctx).WithValues("nodeclaim", klog.KObj(stale))
 	nodeClaim := &v1.NodeClaim{}
 	if err := c.apiReader.Get(ctx, client.ObjectKeyFromObject(stale), nodeClaim); err != nil {
@@ -270,7 +274,7 @@ func (c *Controller) deleteNodeClaim(ctx context.Context, stale *v1.NodeClaim, r
 		c.recorder.Eventf(&v1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: nodePool}}, nil, corev1.EventTypeNormal, ReasonDisruptionTerminating, "Disrupt",
 			"Disrupting NodeClaim %s: %s", nodeClaim.Name, message)
 	}
-	c.metrics.nodeClaimsDisrupted.WithLabelValues(label, nodePool, nodeClaim.Labels[v1.CapacityTypeLabelKey]).Inc()
+	c.metrics.nodeClaimsDisrupted.WithLabelValues(label, nodePool, nodeClaim.Labels[v1.CapacityTypeLabelKey], policy, joinermetrics.TerminationMode(nodeClaim)).Inc()
 	return true, nil
 }
 
@@ -363,11 +367,11 @@ func (c *Controller) expire(ctx context.Context, now time.Time) ([]string, time.
 			}
 			continue
 		}
-		done, err := c.deleteNodeClaim(ctx, nc, reasonExpired, labelExpired, fmt.Sprintf("Expired, older than expireAfter %s", expireAfter))
+		done, err := c.deleteNodeClaim(ctx, nc, reasonExpired, labelExpired, "", fmt.Sprintf("Expired, older than expireAfter %s", expireAfter))
 		errs = append(errs, err)
 		if done {
 			deleted = append(deleted, nc.Name)
-			c.metrics.decisions.WithLabelValues("delete", labelExpired, "").Inc()
+			c.countDecision("delete", method{label: labelExpired}, nc.Labels[v1.NodePoolLabelKey])
 		}
 	}
 	return deleted, next, errors.Join(errs...)

@@ -281,12 +281,15 @@ func (c *Controller) busy(pending bool) map[string]bool {
 	return out
 }
 
-// observeBudgets sets karpenter_nodepools_allowed_disruptions per NodePool and reason.
+// observeBudgets sets karpenter_nodepools_allowed_disruptions and
+// karpenter_nodepools_nodes_consuming_budgets (the NodePool's nodes disrupting now, the same for
+// every reason, as Karpenter's) per NodePool and reason.
 func (c *Controller) observeBudgets(ps *pass) {
 	for _, p := range ps.pools {
 		for _, reason := range []v1.DisruptionReason{v1.DisruptionReasonEmpty, v1.DisruptionReasonDrifted, v1.DisruptionReasonUnderutilized} {
 			n, _ := ps.room(p, reason)
 			c.metrics.allowed.WithLabelValues(p.nodePool.Name, string(reason)).Set(float64(max(n, 0)))
+			c.metrics.consuming.WithLabelValues(p.nodePool.Name, string(reason)).Set(float64(p.disrupting))
 		}
 	}
 }

@@ -325,11 +325,15 @@ func TestBudget(t *testing.T) {
 	if n != 2 {
 		t.Errorf("%d NodeClaims deleting, want 2", n)
 	}
-	if v := counter(t, h.reg, "karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "empty", "nodepool": "budget-one", "capacity_type": "spot"}); v != 2 {
+	if v := counter(t, h.reg, "karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "empty", "nodepool": "budget-one", "capacity_type": "spot",
+		"consolidation_policy": "when_empty", "termination_mode": "graceful"}); v != 2 {
 		t.Errorf("karpenter_nodeclaims_disrupted_total = %v, want 2", v)
 	}
 	if v := counter(t, h.reg, "karpenter_voluntary_disruption_decisions_total", map[string]string{"decision": "delete", "reason": "empty", "consolidation_type": "empty"}); v != 2 {
 		t.Errorf("karpenter_voluntary_disruption_decisions_total = %v, want 2", v)
+	}
+	if v := counter(t, h.reg, "karpenter_voluntary_disruption_decisions_by_nodepool_total", map[string]string{"nodepool": "budget-one", "decision": "delete", "reason": "empty", "consolidation_type": "empty"}); v != 2 {
+		t.Errorf("karpenter_voluntary_disruption_decisions_by_nodepool_total = %v, want 2", v)
 	}
 }
 

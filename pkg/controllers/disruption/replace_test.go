@@ -102,6 +102,9 @@ func TestReplace(t *testing.T) {
 			if v := counter(t, h.reg, "karpenter_voluntary_disruption_decisions_total", map[string]string{"decision": "replace", "reason": "underutilized", "consolidation_type": "single"}); v != 1 {
 				t.Errorf("replace decisions = %v, want 1", v)
 			}
+			if v := counter(t, h.reg, "karpenter_nodeclaims_created_total", map[string]string{"reason": "underutilized", "nodepool": pool, "min_values_relaxed": "false"}); v != 1 {
+				t.Errorf("replacements created = %v, want 1", v)
+			}
 			if e := h.events.Find(pool, corev1.EventTypeNormal, disruption.ReasonDisruptionTerminating); !strings.Contains(e, "saving $0.0500/h") {
 				t.Errorf("nodepool event %q, want the savings per hour", e)
 			}
@@ -247,7 +250,8 @@ func TestExpire(t *testing.T) {
 	if res, err = h.Disrupt(t.Context()); err != nil || !slices.Contains(res.Deleted, nc.Name) {
 		t.Fatalf("after expiry: deleted %v (%v), want %s", res.Deleted, err, nc.Name)
 	}
-	if v := counter(t, h.reg, "karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "expired", "nodepool": "expire", "capacity_type": "spot"}); v != 1 {
+	if v := counter(t, h.reg, "karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "expired", "nodepool": "expire", "capacity_type": "spot",
+		"consolidation_policy": "", "termination_mode": "graceful"}); v != 1 {
 		t.Errorf("expired disruptions = %v, want 1", v)
 	}
 }

@@ -225,7 +225,8 @@ func TestUnderutilizedMulti(t *testing.T) {
 			if v := counter(t, h.reg, "karpenter_voluntary_disruption_decisions_total", map[string]string{"decision": "delete", "reason": "underutilized", "consolidation_type": tt.consolidationType}); v != 1 {
 				t.Errorf("karpenter_voluntary_disruption_decisions_total{consolidation_type=%s} = %v, want 1", tt.consolidationType, v)
 			}
-			if v := counter(t, h.reg, "karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "underutilized", "nodepool": pool, "capacity_type": "spot"}); v != float64(len(want)) {
+			if v := counter(t, h.reg, "karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "underutilized", "nodepool": pool, "capacity_type": "spot",
+				"consolidation_policy": "when_empty_or_underutilized", "termination_mode": "graceful"}); v != float64(len(want)) {
 				t.Errorf("karpenter_nodeclaims_disrupted_total = %v, want %d", v, len(want))
 			}
 		})

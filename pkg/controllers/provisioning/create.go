@@ -133,7 +133,7 @@ func (c *Controller) create(ctx context.Context, b *schedulinginput.Batch, p *sc
 	c.mu.Lock()
 	c.created[nc.Name] = c.clock.Now()
 	c.mu.Unlock()
-	c.metrics.nodeClaimsCreated.WithLabelValues(np.Name, reasonLabel).Inc()
+	c.metrics.nodeClaimsCreated.WithLabelValues(reasonLabel, np.Name, MinValuesRelaxed(nc)).Inc()
 	for _, pod := range p.Pods {
 		c.nominate(pod, nc)
 		c.waitingOn(pod, np, nil)

@@ -114,7 +114,7 @@ func TestPendingPodsBecomeNodeClaims(t *testing.T) {
 	if diff := cmp.Diff([]string{"a", "b", "c"}, nominated); diff != "" {
 		t.Errorf("Nominated pods (-want +got):\n%s", diff)
 	}
-	created, err := h.registryValue("karpenter_nodeclaims_created_total", map[string]string{"nodepool": "default", "reason": "provisioning"})
+	created, err := h.registryValue("karpenter_nodeclaims_created_total", map[string]string{"nodepool": "default", "reason": "provisioned", "min_values_relaxed": "false"})
 	if err != nil || created != 1 {
 		t.Errorf("karpenter_nodeclaims_created_total = %v (%v), want 1", created, err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	v1 "github.com/joinerhq/joiner/pkg/apis/v1"
 	"github.com/joinerhq/joiner/pkg/aws/instance"
+	joinermetrics "github.com/joinerhq/joiner/pkg/metrics"
 )
 
 const name = "interruption"
@@ -178,7 +179,8 @@ func (c *Controller) act(ctx context.Context, msg Message, nodeClaim *v1.NodeCla
 		return fmt.Errorf("deleting nodeclaim %s on a %s message, %w", nodeClaim.Name, msg.Kind, err)
 	}
 	c.event(nodeClaim, node, corev1.EventTypeWarning, "TerminatingOnInterruption", "Interruption triggered termination")
-	c.metrics.nodeClaimsDisrupted.WithLabelValues(string(msg.Kind), nodeClaim.Labels[v1.NodePoolLabelKey], nodeClaim.Labels[v1.CapacityTypeLabelKey]).Inc()
+	c.metrics.nodeClaimsDisrupted.WithLabelValues(string(msg.Kind), nodeClaim.Labels[v1.NodePoolLabelKey], nodeClaim.Labels[v1.CapacityTypeLabelKey],
+		"", joinermetrics.TerminationMode(nodeClaim)).Inc()
 	return nil
 }
 

@@ -325,7 +325,7 @@ func checkInterrupted(t *testing.T, w *world, reg *prometheus.Registry, victim, 
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(probe), got); err != nil || got.DeletionTimestamp != nil {
 		t.Errorf("the rebalance recommendation deleted the probe NodeClaim (%v)", err)
 	}
-	if n := counter(t, reg, "karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "spot_interrupted", "nodepool": "spot", "capacity_type": "spot"}); n != 1 {
+	if n := counter(t, reg, "karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "spot_interrupted", "nodepool": "spot", "capacity_type": "spot", "consolidation_policy": "", "termination_mode": "graceful"}); n != 1 {
 		t.Errorf("karpenter_nodeclaims_disrupted_total{reason=spot_interrupted} = %v, want 1", n)
 	}
 }

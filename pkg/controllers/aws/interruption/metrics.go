@@ -16,7 +16,7 @@ type metrics struct {
 	// queueDuration is karpenter_interruption_message_queue_duration_seconds: from when SQS got a
 	// message to when it was handled.
 	queueDuration prometheus.Histogram
-	// nodeClaimsDisrupted is karpenter_nodeclaims_disrupted_total{reason,nodepool,capacity_type},
+	// nodeClaimsDisrupted is karpenter_nodeclaims_disrupted_total (labels DisruptedLabels),
 	// shared with the disruption controller; the reason is the message's Kind.
 	nodeClaimsDisrupted *prometheus.CounterVec
 }
@@ -39,8 +39,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		// Help and labels must stay those of pkg/controllers/disruption: the two share it.
 		nodeClaimsDisrupted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "karpenter", Subsystem: "nodeclaims", Name: "disrupted_total",
-			Help: "NodeClaims disrupted, by reason, NodePool and capacity type.",
-		}, []string{"reason", "nodepool", "capacity_type"}),
+			Help: "NodeClaims disrupted, by reason, NodePool, capacity type, consolidation policy and termination mode.",
+		}, joinermetrics.DisruptedLabels()),
 	}
 	var err error
 	if m.received, err = joinermetrics.Register(reg, m.received); err != nil {

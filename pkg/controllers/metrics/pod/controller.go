@@ -3,13 +3,14 @@ package pod
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -175,21 +176,21 @@ func stateValues(pod *corev1.Pod, node *corev1.Node) []string {
 		nodeLabels = node.Labels
 	}
 	return []string{
-		pod.Name, pod.Namespace, owner(pod), pod.Spec.NodeName,
+		pod.Name, pod.Namespace, owner(pod), pod.Spec.NodeName, strconv.FormatBool(pod.Spec.NodeName != ""),
 		nodeLabels[v1.NodePoolLabelKey], nodeLabels[corev1.LabelTopologyZone], nodeLabels[corev1.LabelArchStable],
 		nodeLabels[v1.CapacityTypeLabelKey], nodeLabels[corev1.LabelInstanceTypeStable],
-		string(pod.Status.Phase),
+		string(pod.Status.Phase), strconv.FormatBool(readyCondition(pod) != nil),
+		strconv.FormatBool(nodeLabels[v1.NodePoolLabelKey] != ""),
 	}
 }
 
-// owner is the pod's controlling owner reference, else its first, as kind/name; empty if none.
+// owner is the pod's first owner reference as the self link Karpenter labels it with
+// (/apis/apps/v1/namespaces/default/replicasets/app-7d4b9); empty if none. Karpenter uses the
+// API version as is, so a core owner's link reads /apis/v1/...
 func owner(pod *corev1.Pod) string {
-	ref := metav1.GetControllerOf(pod)
-	if ref == nil && len(pod.OwnerReferences) > 0 {
-		ref = &pod.OwnerReferences[0]
-	}
-	if ref == nil {
+	if len(pod.OwnerReferences) == 0 {
 		return ""
 	}
-	return ref.Kind + "/" + ref.Name
+	ref := pod.OwnerReferences[0]
+	return fmt.Sprintf("/apis/%s/namespaces/%s/%ss/%s", ref.APIVersion, pod.Namespace, strings.ToLower(ref.Kind), ref.Name)
 }

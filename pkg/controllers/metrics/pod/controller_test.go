@@ -53,8 +53,8 @@ func TestPodMetrics(t *testing.T) {
 		clk.SetTime(unbound.CreationTimestamp.Add(30 * time.Second))
 		reconcileAll(t, unbound, bound)
 		expectState(t, reg,
-			`karpenter_pods_state{arch="amd64",capacity_type="on-demand",instance_type="m7i.large",name="app",namespace="default",node="node-a",nodepool="default",owner="ReplicaSet/app-7d4b9",phase="Pending",zone="test-zone-a"} 1`,
-			`karpenter_pods_state{arch="",capacity_type="",instance_type="",name="unbound",namespace="default",node="",nodepool="",owner="",phase="Pending",zone=""} 1`)
+			`karpenter_pods_state{arch="amd64",capacity_type="on-demand",instance_type="m7i.large",managed="true",name="app",namespace="default",node="node-a",nodepool="default",owner="/apis/apps/v1/namespaces/default/replicasets/app-7d4b9",phase="Pending",ready="false",scheduled="true",zone="test-zone-a"} 1`,
+			`karpenter_pods_state{arch="",capacity_type="",instance_type="",managed="false",name="unbound",namespace="default",node="",nodepool="",owner="",phase="Pending",ready="false",scheduled="false",zone=""} 1`)
 		expectUnbound(t, reg, `karpenter_pods_current_unbound_time_seconds{name="unbound",namespace="default"} 30`)
 		if n, _ := startup(t, reg); n != 0 {
 			t.Errorf("startup observations = %d before any pod is Ready, want 0", n)
@@ -73,8 +73,8 @@ func TestPodMetrics(t *testing.T) {
 			t.Errorf("startup observations = %d summing %vs, want 1 of 7s", n, sum)
 		}
 		expectState(t, reg,
-			`karpenter_pods_state{arch="amd64",capacity_type="on-demand",instance_type="m7i.large",name="app",namespace="default",node="node-a",nodepool="default",owner="ReplicaSet/app-7d4b9",phase="Running",zone="test-zone-a"} 1`,
-			`karpenter_pods_state{arch="",capacity_type="",instance_type="",name="unbound",namespace="default",node="",nodepool="",owner="",phase="Pending",zone=""} 1`)
+			`karpenter_pods_state{arch="amd64",capacity_type="on-demand",instance_type="m7i.large",managed="true",name="app",namespace="default",node="node-a",nodepool="default",owner="/apis/apps/v1/namespaces/default/replicasets/app-7d4b9",phase="Running",ready="true",scheduled="true",zone="test-zone-a"} 1`,
+			`karpenter_pods_state{arch="",capacity_type="",instance_type="",managed="false",name="unbound",namespace="default",node="",nodepool="",owner="",phase="Pending",ready="false",scheduled="false",zone=""} 1`)
 	})
 
 	t.Run("ready when first seen is not observed", func(t *testing.T) {
@@ -157,9 +157,15 @@ func expectState(t *testing.T, reg *prometheus.Registry, series ...string) {
 	expect(t, reg, "karpenter_pods_state", series)
 }
 
+// expectUnbound checks the unbound times under both names, Joiner's older and Karpenter v1's.
 func expectUnbound(t *testing.T, reg *prometheus.Registry, series ...string) {
 	t.Helper()
 	expect(t, reg, "karpenter_pods_current_unbound_time_seconds", series)
+	var renamed []string
+	for _, s := range series {
+		renamed = append(renamed, strings.Replace(s, "karpenter_pods_current_unbound_time_seconds", "karpenter_pods_unbound_time_seconds", 1))
+	}
+	expect(t, reg, "karpenter_pods_unbound_time_seconds", renamed)
 }
 
 // expect compares the gauge's series, written as in the text exposition format with labels

@@ -6,15 +6,20 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Label names of karpenter_pods_state, as Karpenter's.
-var stateLabels = []string{"name", "namespace", "owner", "node", "nodepool", "zone", "arch", "capacity_type", "instance_type", "phase"}
+// Label names of karpenter_pods_state, as Karpenter v1.15's.
+var stateLabels = []string{"name", "namespace", "owner", "node", "scheduled", "nodepool", "zone", "arch", "capacity_type", "instance_type", "phase", "ready", "managed"}
 
 var (
 	stateDesc = prometheus.NewDesc("karpenter_pods_state",
-		"Pod state: one series per pod, value 1, labelled with the pod's owner, node, phase and the node's labels.",
+		"Pod state: one series per pod, value 1, labelled with the pod's owner, node, phase, readiness and the node's labels.",
 		stateLabels, nil)
 	unboundDesc = prometheus.NewDesc("karpenter_pods_current_unbound_time_seconds",
 		"Seconds since creation of each pod not yet bound to a node.",
+		[]string{"name", "namespace"}, nil)
+	// unboundTimeDesc is Karpenter v1's name for the same gauge; Joiner serves both, the older
+	// name for its own dashboard and alerts.
+	unboundTimeDesc = prometheus.NewDesc("karpenter_pods_unbound_time_seconds",
+		"The time from pod creation until the pod is bound.",
 		[]string{"name", "namespace"}, nil)
 )
 
@@ -35,10 +40,11 @@ type collector struct{ c *Controller }
 
 var _ prometheus.Collector = collector{}
 
-// Describe sends the two descriptors.
+// Describe sends the descriptors.
 func (col collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- stateDesc
 	ch <- unboundDesc
+	ch <- unboundTimeDesc
 }
 
 // Collect sends one state series per known pod and one unbound time per unbound pod.
@@ -49,7 +55,9 @@ func (col collector) Collect(ch chan<- prometheus.Metric) {
 	for key, rec := range col.c.pods {
 		ch <- prometheus.MustNewConstMetric(stateDesc, prometheus.GaugeValue, 1, rec.labels...)
 		if rec.unbound {
-			ch <- prometheus.MustNewConstMetric(unboundDesc, prometheus.GaugeValue, max(now.Sub(rec.created).Seconds(), 0), key.Name, key.Namespace)
+			unbound := max(now.Sub(rec.created).Seconds(), 0)
+			ch <- prometheus.MustNewConstMetric(unboundDesc, prometheus.GaugeValue, unbound, key.Name, key.Namespace)
+			ch <- prometheus.MustNewConstMetric(unboundTimeDesc, prometheus.GaugeValue, unbound, key.Name, key.Namespace)
 		}
 	}
 }
