@@ -81,7 +81,9 @@ func (c *Controller) Register(_ context.Context, mgr ctrl.Manager) error {
 // otherwise changes with every phase of its lifecycle (launched, registered, initialized) and
 // every pod bound to its node (lastPodEventTime), and each drift check reads the cloud (a
 // DescribeInstances call): in a 1,000-pod scale-up those updates were thousands of checks of
-// instances launched seconds before. What only the cloud sees is polled (PollInterval).
+// instances launched seconds before. What only the cloud sees is polled (PollInterval). The node
+// name is an input too: the check tags the instance with it (its Name tag, as Karpenter's), so
+// that the tag follows registration within seconds rather than at the next poll.
 func driftInputChanged() predicate.Funcs {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		old, oldOK := e.ObjectOld.(*v1.NodeClaim)
@@ -89,7 +91,7 @@ func driftInputChanged() predicate.Funcs {
 		if !oldOK || !newOK {
 			return true
 		}
-		return old.Generation != nc.Generation || old.Status.ProviderID != nc.Status.ProviderID ||
+		return old.Generation != nc.Generation || old.Status.ProviderID != nc.Status.ProviderID || old.Status.NodeName != nc.Status.NodeName ||
 			!old.DeletionTimestamp.Equal(nc.DeletionTimestamp) ||
 			!maps.Equal(old.Labels, nc.Labels) || !maps.Equal(old.Annotations, nc.Annotations)
 	}}
