@@ -1,6 +1,6 @@
 // Package node keeps Karpenter's per-node gauges, named and labelled as Karpenter v1.15's
-// (pkg/controllers/metrics/node upstream), measured on the leader every Interval from the
-// cluster view and served from that measurement at scrape time:
+// (pkg/controllers/metrics/node upstream), measured on the leader from the cluster view at
+// each scrape:
 //
 //   - karpenter_nodes_allocatable: the Node's status.allocatable;
 //   - karpenter_nodes_total_pod_requests and karpenter_nodes_total_pod_limits: the requests
