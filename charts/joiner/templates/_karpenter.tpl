@@ -1,0 +1,88 @@
+{{/* Values of Karpenter's chart that Joiner's chart does not honour, and keys no chart knows.
+
+Every key of the values is honoured (rendered with Joiner's equivalent meaning), or refused here
+with the key and the reason: Helm passes keys a chart does not read through without a word, so a
+Karpenter values file would otherwise lose settings silently. joiner.refusals returns one line per
+refused value, empty when all are honoured; the Deployment fails the render with all of them.
+docs/karpenter-settings.md lists every value and Joiner's answer. */}}
+
+{{/* joiner.unknownKeys: a line for every key of .values (at .path) that is not in .known. */}}
+{{- define "joiner.unknownKeys" -}}
+{{- if kindIs "map" .values }}
+{{- range $key, $_ := .values }}
+{{- if not (has $key $.known) }}
+{{ printf "- %s%s: not a value of Joiner's chart nor of Karpenter's (a typo?); the values are listed in docs/karpenter-settings.md" $.path $key }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* joiner.onlyDefault: a line when .value is set to anything but .want (compared as strings), with
+.why, the reason Joiner has no other. */}}
+{{- define "joiner.onlyDefault" -}}
+{{- if and (not (kindIs "invalid" .value)) (ne (toString .value) (toString .want)) }}
+{{ printf "- %s: %v is refused: %s; remove it or set it to %v" .path .value .why .want }}
+{{- end }}
+{{- end }}
+
+{{/* joiner.logPaths: a line when the log paths at .path name anything but the container's output. */}}
+{{- define "joiner.logPaths" -}}
+{{- range .value }}
+{{- if not (has . (list "stdout" "stderr")) }}
+{{ printf "- %s: %q is refused: Joiner logs to the container's output only (kubectl logs), not to files; use stdout or stderr" $.path . }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "joiner.refusals" -}}
+{{- $v := .Values }}
+{{- include "joiner.unknownKeys" (dict "path" "" "values" $v "known" (list
+  "global"
+  "nameOverride" "fullnameOverride" "additionalLabels" "additionalAnnotations" "imagePullPolicy" "imagePullSecrets"
+  "service" "serviceAccount" "additionalClusterRoleRules" "serviceMonitor" "replicas" "revisionHistoryLimit" "strategy"
+  "podLabels" "podAnnotations" "podDisruptionBudget" "podSecurityContext" "priorityClassName" "terminationGracePeriodSeconds"
+  "hostNetwork" "schedulerName" "dnsPolicy" "dnsConfig" "initContainers" "nodeSelector" "affinity" "topologySpreadConstraints"
+  "tolerations" "extraVolumes" "controller" "logLevel" "logOutputPaths" "logErrorOutputPaths" "settings")) }}
+{{- include "joiner.unknownKeys" (dict "path" "service." "values" $v.service "known" (list "annotations")) }}
+{{- include "joiner.unknownKeys" (dict "path" "serviceAccount." "values" $v.serviceAccount "known" (list "create" "name" "annotations")) }}
+{{- include "joiner.unknownKeys" (dict "path" "serviceMonitor." "values" $v.serviceMonitor "known" (list "enabled" "additionalLabels" "relabelings" "metricRelabelings" "endpointConfig" "sampleLimit")) }}
+{{- include "joiner.unknownKeys" (dict "path" "podDisruptionBudget." "values" $v.podDisruptionBudget "known" (list "name" "maxUnavailable")) }}
+{{- include "joiner.unknownKeys" (dict "path" "controller." "values" $v.controller "known" (list
+  "containerName" "image" "env" "envFrom" "securityContext" "resources" "extraVolumeMounts" "sidecarContainer" "sidecarVolumeMounts" "metrics" "healthProbe")) }}
+{{- with $v.controller }}
+{{- include "joiner.unknownKeys" (dict "path" "controller.image." "values" .image "known" (list "repository" "tag" "digest" "pullPolicy")) }}
+{{- include "joiner.unknownKeys" (dict "path" "controller.metrics." "values" .metrics "known" (list "port")) }}
+{{- include "joiner.unknownKeys" (dict "path" "controller.healthProbe." "values" .healthProbe "known" (list "port")) }}
+{{- if and .image (hasPrefix "public.ecr.aws/karpenter/" (toString .image.repository)) }}
+{{ printf "- controller.image.repository: %s is refused: it is Karpenter's image, so this chart would run Karpenter, not Joiner; remove controller.image to run the chart's own" .image.repository }}
+{{- end }}
+{{- end }}
+{{- include "joiner.logPaths" (dict "path" "logOutputPaths" "value" $v.logOutputPaths) }}
+{{- include "joiner.logPaths" (dict "path" "logErrorOutputPaths" "value" $v.logErrorOutputPaths) }}
+{{- with $v.settings }}
+{{- include "joiner.unknownKeys" (dict "path" "settings." "values" . "known" (list
+  "clusterName" "clusterEndpoint" "clusterCABundle" "region" "interruptionQueue" "featureGates" "awsFeatureGates"
+  "batchIdleDuration" "batchMaxDuration" "minValuesPolicy" "preferencePolicy" "schedulerConfig" "awsRateLimitScale"
+  "isolatedVPC" "eksControlPlane" "vmMemoryOverheadPercent" "enableZonalShift" "reservedENIs" "ignoreDRARequests"
+  "disableClusterStateObservability" "disableDryRun" "amiRefreshInterval" "subnetRefreshInterval")) }}
+{{- include "joiner.unknownKeys" (dict "path" "settings.awsFeatureGates." "values" .awsFeatureGates "known" (list "nodeClassCEL")) }}
+{{- include "joiner.onlyDefault" (dict "path" "settings.isolatedVPC" "value" .isolatedVPC "want" false
+  "why" "Joiner has no isolated-VPC mode: it reads on-demand prices from the AWS Price List API, which has no VPC endpoint, where Karpenter would use its built-in prices") }}
+{{- include "joiner.onlyDefault" (dict "path" "settings.vmMemoryOverheadPercent" "value" .vmMemoryOverheadPercent "want" 0.075
+  "why" "Joiner subtracts Karpenter's default share of memory, 7.5%, from every instance type and has no setting for another") }}
+{{- include "joiner.onlyDefault" (dict "path" "settings.enableZonalShift" "value" .enableZonalShift "want" false
+  "why" "Joiner does not read EKS zonal shifts, so it would keep launching into a zone shifted away") }}
+{{- include "joiner.onlyDefault" (dict "path" "settings.reservedENIs" "value" .reservedENIs "want" 0
+  "why" "Joiner's max-pods and kube-reserved count every network interface of the instance type, and it has no setting to reserve some") }}
+{{- include "joiner.onlyDefault" (dict "path" "settings.ignoreDRARequests" "value" .ignoreDRARequests "want" true
+  "why" "Joiner's scheduling simulation does not model Dynamic Resource Allocation: it always ignores pods' resource claims") }}
+{{- include "joiner.onlyDefault" (dict "path" "settings.disableClusterStateObservability" "value" .disableClusterStateObservability "want" false
+  "why" "Joiner always serves its cluster state metrics and events, with no switch") }}
+{{- include "joiner.onlyDefault" (dict "path" "settings.disableDryRun" "value" .disableDryRun "want" false
+  "why" "Joiner always validates an EC2NodeClass with dry-run EC2 calls (its Ready condition reports the result), with no switch") }}
+{{- include "joiner.onlyDefault" (dict "path" "settings.amiRefreshInterval" "value" .amiRefreshInterval "want" "1m"
+  "why" "Joiner re-resolves every EC2NodeClass's AMIs once a minute, Karpenter's default, with no setting") }}
+{{- include "joiner.onlyDefault" (dict "path" "settings.subnetRefreshInterval" "value" .subnetRefreshInterval "want" "1m"
+  "why" "Joiner re-resolves every EC2NodeClass's subnets once a minute, Karpenter's default, with no setting") }}
+{{- end }}
+{{- end }}
