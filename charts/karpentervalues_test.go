@@ -248,6 +248,8 @@ func TestKarpenterValuesRefused(t *testing.T) {
 		{name: "unknown controller value", set: []string{"controller.topologySpreadConstraints=x"}, want: []string{"controller.topologySpreadConstraints: not a value"}},
 		{name: "unknown aws gate", set: []string{"settings.awsFeatureGates.other=true"}, want: []string{"settings.awsFeatureGates.other: not a value"}},
 		{name: "unknown serviceMonitor value", set: []string{"serviceMonitor.interval=30s"}, want: []string{"serviceMonitor.interval: not a value"}},
+		{name: "Karpenter's environment variable", set: []string{"controller.env[1].name=VM_MEMORY_OVERHEAD_PERCENT", "controller.env[1].value=0.1"}, want: []string{"controller.env VM_MEMORY_OVERHEAD_PERCENT: Karpenter's environment variable, which Joiner does not read"}},
+		{name: "Karpenter's metrics port variable", set: []string{"controller.env[1].name=METRICS_PORT", "controller.env[1].value=9000"}, want: []string{"controller.env METRICS_PORT", "set controller.metrics.port"}},
 		{
 			name: "all at once",
 			set:  []string{"settings.isolatedVPC=true", "settings.disableDryRun=true"},

@@ -57,6 +57,37 @@ docs/karpenter-settings.md lists every value and Joiner's answer. */}}
 {{ printf "- controller.image.repository: %s is refused: it is Karpenter's image, so this chart would run Karpenter, not Joiner; remove controller.image to run the chart's own" .image.repository }}
 {{- end }}
 {{- end }}
+{{- with $v.controller }}
+{{- /* Karpenter's environment variables Joiner does not read, each with Joiner's answer: set
+through controller.env they would be dropped without a word. */}}
+{{- $karpenterEnv := dict
+  "METRICS_PORT" "Joiner reads METRICS_BIND_ADDRESS; set controller.metrics.port"
+  "HEALTH_PROBE_PORT" "Joiner reads HEALTH_PROBE_BIND_ADDRESS; set controller.healthProbe.port"
+  "DISABLE_LEADER_ELECTION" "Joiner reads LEADER_ELECT (true or false)"
+  "LEADER_ELECTION_NAME" "Joiner reads LEADER_ELECTION_ID"
+  "MEMORY_LIMIT" "the chart sets GOMEMLIMIT from controller.resources.limits.memory"
+  "CPU_REQUESTS" "Joiner does not size itself by its CPU request"
+  "KARPENTER_SERVICE" "Joiner serves no webhook"
+  "DISABLE_CONTROLLER_WARMUP" "Joiner has no controller warm-up setting"
+  "LOG_OUTPUT_PATHS" "Joiner logs to the container's output only"
+  "LOG_ERROR_OUTPUT_PATHS" "Joiner logs to the container's output only"
+  "AWS_FEATURE_GATES" "Joiner's EC2NodeClass CRD carries its validation rules whatever the gate (docs/feature-gates.md)"
+  "ISOLATED_VPC" "see settings.isolatedVPC"
+  "EKS_CONTROL_PLANE" "see settings.eksControlPlane"
+  "VM_MEMORY_OVERHEAD_PERCENT" "see settings.vmMemoryOverheadPercent"
+  "RESERVED_ENIS" "see settings.reservedENIs"
+  "ENABLE_ZONAL_SHIFT" "see settings.enableZonalShift"
+  "IGNORE_DRA_REQUESTS" "see settings.ignoreDRARequests"
+  "DISABLE_CLUSTER_STATE_OBSERVABILITY" "see settings.disableClusterStateObservability"
+  "DISABLE_DRY_RUN" "see settings.disableDryRun"
+  "AMI_REFRESH_INTERVAL" "see settings.amiRefreshInterval"
+  "SUBNET_REFRESH_INTERVAL" "see settings.subnetRefreshInterval" }}
+{{- range .env }}
+{{- if and (kindIs "map" .) (hasKey $karpenterEnv (toString .name)) }}
+{{ printf "- controller.env %s: Karpenter's environment variable, which Joiner does not read: %s" .name (get $karpenterEnv (toString .name)) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- include "joiner.logPaths" (dict "path" "logOutputPaths" "value" $v.logOutputPaths) }}
 {{- include "joiner.logPaths" (dict "path" "logErrorOutputPaths" "value" $v.logErrorOutputPaths) }}
 {{- with $v.settings }}
@@ -67,7 +98,7 @@ docs/karpenter-settings.md lists every value and Joiner's answer. */}}
   "disableClusterStateObservability" "disableDryRun" "amiRefreshInterval" "subnetRefreshInterval")) }}
 {{- include "joiner.unknownKeys" (dict "path" "settings.awsFeatureGates." "values" .awsFeatureGates "known" (list "nodeClassCEL")) }}
 {{- include "joiner.onlyDefault" (dict "path" "settings.isolatedVPC" "value" .isolatedVPC "want" false
-  "why" "Joiner has no isolated-VPC mode: it reads on-demand prices from the AWS Price List API, which has no VPC endpoint, where Karpenter would use its built-in prices") }}
+  "why" "Joiner has no isolated-VPC mode: it keeps calling the AWS Price List API, which has no VPC endpoint, and uses its built-in price estimates only when those calls fail") }}
 {{- include "joiner.onlyDefault" (dict "path" "settings.vmMemoryOverheadPercent" "value" .vmMemoryOverheadPercent "want" 0.075
   "why" "Joiner subtracts Karpenter's default share of memory, 7.5%, from every instance type and has no setting for another") }}
 {{- include "joiner.onlyDefault" (dict "path" "settings.enableZonalShift" "value" .enableZonalShift "want" false
@@ -81,8 +112,8 @@ docs/karpenter-settings.md lists every value and Joiner's answer. */}}
 {{- include "joiner.onlyDefault" (dict "path" "settings.disableDryRun" "value" .disableDryRun "want" false
   "why" "Joiner always validates an EC2NodeClass with dry-run EC2 calls (its Ready condition reports the result), with no switch") }}
 {{- include "joiner.onlyDefault" (dict "path" "settings.amiRefreshInterval" "value" .amiRefreshInterval "want" "1m"
-  "why" "Joiner re-resolves every EC2NodeClass's AMIs once a minute, Karpenter's default, with no setting") }}
+  "why" "Joiner re-resolves every EC2NodeClass's AMIs at least once a minute (every 15 s while it is not Ready), with no setting") }}
 {{- include "joiner.onlyDefault" (dict "path" "settings.subnetRefreshInterval" "value" .subnetRefreshInterval "want" "1m"
-  "why" "Joiner re-resolves every EC2NodeClass's subnets once a minute, Karpenter's default, with no setting") }}
+  "why" "Joiner re-resolves every EC2NodeClass's subnets at least once a minute (every 15 s while it is not Ready), with no setting") }}
 {{- end }}
 {{- end }}
