@@ -76,11 +76,14 @@ func checkedKeys(values map[string]any) []string {
 	return keys
 }
 
-// helmTemplate runs helm template as renderWithValues does and returns its output and error
-// output; err is helm's exit.
+// helmTemplate runs helm template as renderWithValues does (valuesFile "" for none) and returns
+// its output and error output; err is helm's exit.
 func helmTemplate(t *testing.T, valuesFile string, set ...string) (out []byte, stderr string, err error) {
 	t.Helper()
-	args := []string{"template", "joiner", "joiner", "--namespace", "kube-system", "--include-crds", "--kube-version", "1.33.0", "--values", valuesFile}
+	args := []string{"template", "joiner", "joiner", "--namespace", "kube-system", "--include-crds", "--kube-version", "1.33.0"}
+	if valuesFile != "" {
+		args = append(args, "--values", valuesFile)
+	}
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
@@ -398,5 +401,26 @@ func controllerHonoured(r rendered, values map[string]any) map[string]bool {
 		// Joiner's EC2NodeClass CRD carries its validation rules whatever the gate
 		// (docs/feature-gates.md).
 		"settings.awsFeatureGates": true,
+	}
+}
+
+// TestKarpenterFeatureGates: the chart refuses a feature gate at true exactly when the controller
+// would (operator.ParseFeatureGates), naming the gate, so that the two cannot drift apart; a name
+// that is no gate is refused by both.
+func TestKarpenterFeatureGates(t *testing.T) {
+	for _, name := range append(operator.FeatureGateNames(), "Drift") {
+		value := strings.ToLower(name[:1]) + name[1:]
+		t.Run(name, func(t *testing.T) {
+			_, controllerErr := operator.ParseFeatureGates(name + "=true")
+			_, stderr, err := helmTemplate(t, karpenterValues, "settings.featureGates."+value+"=true")
+			switch {
+			case controllerErr == nil && err != nil:
+				t.Errorf("the controller takes %s=true, but helm template refuses it: %s", name, stderr)
+			case controllerErr != nil && err == nil:
+				t.Errorf("the controller refuses %s=true (%v), but helm template renders it", name, controllerErr)
+			case err != nil && !strings.Contains(stderr, "settings.featureGates."+value+":"):
+				t.Errorf("helm template refuses %s=true without naming settings.featureGates.%s: %s", name, value, stderr)
+			}
+		})
 	}
 }

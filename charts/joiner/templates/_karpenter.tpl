@@ -97,6 +97,24 @@ through controller.env they would be dropped without a word. */}}
   "isolatedVPC" "eksControlPlane" "vmMemoryOverheadPercent" "enableZonalShift" "reservedENIs" "ignoreDRARequests"
   "disableClusterStateObservability" "disableDryRun" "amiRefreshInterval" "subnetRefreshInterval")) }}
 {{- include "joiner.unknownKeys" (dict "path" "settings.awsFeatureGates." "values" .awsFeatureGates "known" (list "nodeClassCEL")) }}
+{{- /* Feature gates: the controller refuses the same at start (pkg/operator/featuregates.go,
+whose table these reasons follow; TestKarpenterFeatureGates keeps the two in step), but a
+refusal here stops helm install before a pod crash-loops. */}}
+{{- $missing := dict
+  "nodeRepair" "Joiner reports nodes with unhealthy conditions but does not repair them"
+  "reservedCapacity" "Joiner does not launch into capacity reservations, which is Karpenter with the gate off (Karpenter's chart turns it on by default)"
+  "nodeOverlay" "Joiner has no NodeOverlay API"
+  "staticCapacity" "Joiner's NodePools have no spec.replicas"
+  "capacityBuffer" "Joiner has no CapacityBuffer support" }}
+{{- range $name, $on := .featureGates }}
+{{- if not (or (hasKey $missing $name) (eq $name "spotToSpotConsolidation")) }}
+{{ printf "- settings.featureGates.%s: not one of Karpenter's feature gates (spotToSpotConsolidation, %s); see docs/feature-gates.md" $name (keys $missing | sortAlpha | join ", ") }}
+{{- else if not (has (toString $on) (list "true" "false")) }}
+{{ printf "- settings.featureGates.%s: %v is refused: a feature gate is true or false" $name $on }}
+{{- else if and (eq (toString $on) "true") (hasKey $missing $name) }}
+{{ printf "- settings.featureGates.%s: true is refused: %s; set it to false (docs/feature-gates.md)" $name (get $missing $name) }}
+{{- end }}
+{{- end }}
 {{- include "joiner.onlyDefault" (dict "path" "settings.isolatedVPC" "value" .isolatedVPC "want" false
   "why" "Joiner has no isolated-VPC mode: it keeps calling the AWS Price List API, which has no VPC endpoint, and uses its built-in price estimates only when those calls fail") }}
 {{- include "joiner.onlyDefault" (dict "path" "settings.vmMemoryOverheadPercent" "value" .vmMemoryOverheadPercent "want" 0.075
