@@ -31,12 +31,13 @@ func featureGatesEnv(t *testing.T, docs []*unstructured.Unstructured) (string, b
 }
 
 // TestChartFeatureGates: settings.featureGates, under Karpenter's value names, reach the
-// controller's FEATURE_GATES, which the controller reads as the values say, or refuses with the
-// reason: Karpenter's own default values (reservedCapacity: true) are refused naming the gate.
+// controller's FEATURE_GATES, which the controller reads as the values say; what the controller
+// would refuse, helm template refuses first, naming the gate: Karpenter's own default values
+// (reservedCapacity: true) among them.
 func TestChartFeatureGates(t *testing.T) {
-	karpenterValues := filepath.Join(t.TempDir(), "karpenter-values.yaml")
+	karpenterDefaults := filepath.Join(t.TempDir(), "karpenter-values.yaml")
 	// Karpenter's chart's settings.featureGates defaults, as an operator's values file copies them.
-	if err := os.WriteFile(karpenterValues, []byte(`settings:
+	if err := os.WriteFile(karpenterDefaults, []byte(`settings:
   featureGates:
     capacityBuffer: false
     nodeOverlay: false
@@ -54,17 +55,27 @@ func TestChartFeatureGates(t *testing.T) {
 		wantEnv string
 		want    operator.FeatureGates
 		wantErr string
+		// wantRefused is part of helm template's refusal; the render fails.
+		wantRefused string
 	}{
 		{name: "defaults", wantEnv: "CapacityBuffer=false,NodeOverlay=false,NodeRepair=false,ReservedCapacity=false,SpotToSpotConsolidation=false,StaticCapacity=false"},
 		{name: "spot to spot", set: []string{"settings.featureGates.spotToSpotConsolidation=true"}, want: operator.FeatureGates{SpotToSpotConsolidation: true}},
-		{name: "karpenter defaults", values: karpenterValues, wantErr: "feature gate ReservedCapacity=true: Joiner does not implement ReservedCapacity yet"},
-		{name: "karpenter defaults with reserved capacity off", values: karpenterValues, set: []string{"settings.featureGates.reservedCapacity=false"}},
-		{name: "node repair", set: []string{"settings.featureGates.nodeRepair=true"}, wantErr: "Joiner does not implement NodeRepair yet"},
-		{name: "unknown gate", set: []string{"settings.featureGates.drift=true"}, wantErr: `unknown feature gate "Drift"`},
+		{name: "karpenter defaults", values: karpenterDefaults, wantRefused: "settings.featureGates.reservedCapacity: true is refused: Joiner does not launch into capacity reservations"},
+		{name: "karpenter defaults with reserved capacity off", values: karpenterDefaults, set: []string{"settings.featureGates.reservedCapacity=false"}},
+		{name: "node repair", set: []string{"settings.featureGates.nodeRepair=true"}, wantRefused: "settings.featureGates.nodeRepair: true is refused"},
+		{name: "unknown gate", set: []string{"settings.featureGates.drift=true"}, wantRefused: "settings.featureGates.drift: not one of Karpenter's feature gates"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			set := append([]string{"settings.clusterName=demo", "settings.region=us-west-2"}, tt.set...)
+			if tt.wantRefused != "" {
+				// helm install stops before the controller, which would refuse the same at start.
+				_, stderr, err := helmTemplate(t, tt.values, set...)
+				if err == nil || !strings.Contains(stderr, tt.wantRefused) {
+					t.Errorf("helm template: err %v, output %s; want it refused with %q", err, stderr, tt.wantRefused)
+				}
+				return
+			}
 			var docs []*unstructured.Unstructured
 			if tt.values != "" {
 				docs = renderWithValues(t, tt.values, set...)

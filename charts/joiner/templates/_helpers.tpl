@@ -68,3 +68,8 @@ does not implement, saying why. */}}
 {{- end }}
 {{- join "," $pairs }}
 {{- end }}
+
+{{/* The controller container's name (Karpenter's controller.containerName). */}}
+{{- define "joiner.containerName" -}}
+{{- .Values.controller.containerName | default "controller" }}
+{{- end }}
