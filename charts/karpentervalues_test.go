@@ -233,7 +233,6 @@ func TestKarpenterValuesRefused(t *testing.T) {
 		want []string // substrings of helm's error, all of them
 	}{
 		{name: "isolated VPC", set: []string{"settings.isolatedVPC=true"}, want: []string{"settings.isolatedVPC: true is refused", "Price List API"}},
-		{name: "VM memory overhead", set: []string{"settings.vmMemoryOverheadPercent=0.1"}, want: []string{"settings.vmMemoryOverheadPercent: 0.1 is refused", "7.5%"}},
 		{name: "zonal shift", set: []string{"settings.enableZonalShift=true"}, want: []string{"settings.enableZonalShift: true is refused", "zonal shifts"}},
 		{name: "reserved ENIs", set: []string{"settings.reservedENIs=1"}, want: []string{"settings.reservedENIs: 1 is refused", "network interface"}},
 		{name: "DRA requests", set: []string{"settings.ignoreDRARequests=false"}, want: []string{"settings.ignoreDRARequests: false is refused", "Dynamic Resource Allocation"}},
@@ -273,7 +272,7 @@ func TestKarpenterValuesRefused(t *testing.T) {
 		})
 	}
 	// The values' defaults, written out, are honoured: nothing refused.
-	if _, stderr, err := helmTemplate(t, karpenterValues, "settings.vmMemoryOverheadPercent=0.075", "settings.reservedENIs=0", "settings.eksControlPlane=false",
+	if _, stderr, err := helmTemplate(t, karpenterValues, "settings.reservedENIs=0", "settings.eksControlPlane=false",
 		"logOutputPaths[0]=stderr"); err != nil {
 		t.Errorf("helm template with Karpenter's defaults: %v\n%s", err, stderr)
 	}
@@ -375,22 +374,22 @@ func controllerHonoured(r rendered, values map[string]any) map[string]bool {
 		"logLevel":                       vars["LOG_LEVEL"] == "debug",
 		// Joiner logs to the container's output; stdout and stderr are what it can honour
 		// (refusals of the others: TestKarpenterValuesRefused).
-		"logOutputPaths":             true,
-		"logErrorOutputPaths":        true,
-		"settings.batchMaxDuration":  vars["BATCH_MAX_DURATION"] == settings["batchMaxDuration"],
-		"settings.batchIdleDuration": vars["BATCH_IDLE_DURATION"] == settings["batchIdleDuration"],
-		"settings.preferencePolicy":  vars["PREFERENCE_POLICY"] == settings["preferencePolicy"],
-		"settings.minValuesPolicy":   vars["MIN_VALUES_POLICY"] == settings["minValuesPolicy"],
-		"settings.clusterCABundle":   vars["CLUSTER_CA_BUNDLE"] == settings["clusterCABundle"],
-		"settings.clusterName":       vars["CLUSTER_NAME"] == settings["clusterName"],
-		"settings.clusterEndpoint":   vars["CLUSTER_ENDPOINT"] == settings["clusterEndpoint"],
-		"settings.interruptionQueue": vars["INTERRUPTION_QUEUE"] == settings["interruptionQueue"],
-		"settings.featureGates":      strings.Contains(vars["FEATURE_GATES"], "SpotToSpotConsolidation=true"),
+		"logOutputPaths":                   true,
+		"logErrorOutputPaths":              true,
+		"settings.batchMaxDuration":        vars["BATCH_MAX_DURATION"] == settings["batchMaxDuration"],
+		"settings.batchIdleDuration":       vars["BATCH_IDLE_DURATION"] == settings["batchIdleDuration"],
+		"settings.preferencePolicy":        vars["PREFERENCE_POLICY"] == settings["preferencePolicy"],
+		"settings.minValuesPolicy":         vars["MIN_VALUES_POLICY"] == settings["minValuesPolicy"],
+		"settings.clusterCABundle":         vars["CLUSTER_CA_BUNDLE"] == settings["clusterCABundle"],
+		"settings.vmMemoryOverheadPercent": vars["VM_MEMORY_OVERHEAD_PERCENT"] == fmt.Sprint(settings["vmMemoryOverheadPercent"]),
+		"settings.clusterName":             vars["CLUSTER_NAME"] == settings["clusterName"],
+		"settings.clusterEndpoint":         vars["CLUSTER_ENDPOINT"] == settings["clusterEndpoint"],
+		"settings.interruptionQueue":       vars["INTERRUPTION_QUEUE"] == settings["interruptionQueue"],
+		"settings.featureGates":            strings.Contains(vars["FEATURE_GATES"], "SpotToSpotConsolidation=true"),
 		// The values below are Joiner's behaviour as they stand (another is refused:
 		// TestKarpenterValuesRefused); docs/karpenter-settings.md says why.
 		"settings.isolatedVPC":                      settings["isolatedVPC"] == false,
 		"settings.eksControlPlane":                  settings["eksControlPlane"] == true,
-		"settings.vmMemoryOverheadPercent":          settings["vmMemoryOverheadPercent"] == 0.075,
 		"settings.enableZonalShift":                 settings["enableZonalShift"] == false,
 		"settings.reservedENIs":                     settings["reservedENIs"] == "0",
 		"settings.ignoreDRARequests":                settings["ignoreDRARequests"] == true,

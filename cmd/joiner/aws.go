@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/joinerhq/joiner/pkg/aws/instancetype"
 	"github.com/joinerhq/joiner/pkg/aws/provider"
 	"github.com/joinerhq/joiner/pkg/aws/sdk"
 	"github.com/joinerhq/joiner/pkg/aws/userdata"
@@ -32,8 +33,12 @@ type awsOptions struct {
 	KubernetesVersion string
 	// RateLimitScale is sdk.Options.RateLimitScale.
 	RateLimitScale float64
+	// VMMemoryOverheadPercent is provider.Options.VMMemoryOverheadPercent, Karpenter's setting of
+	// the name: the share of an instance type's memory the hypervisor keeps.
+	VMMemoryOverheadPercent float64
 
-	// envErr is AWS_RATE_LIMIT_SCALE when it is not a number; validate reports it.
+	// envErr is AWS_RATE_LIMIT_SCALE or VM_MEMORY_OVERHEAD_PERCENT when not a number; validate
+	// reports it.
 	envErr error
 }
 
@@ -52,6 +57,15 @@ func (o *awsOptions) addFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.RateLimitScale, "aws-rate-limit-scale", scale, fmt.Sprintf("The AWS clients pace themselves to AWS's published API rate limits (EC2's request and instance token buckets, "+
 		"SSM's and the Price List API's) times this share, so the controller slows as a whole instead of being throttled; %v leaves room for the account's other callers, "+
 		"1 is AWS's own rates, 0 turns pacing off [AWS_RATE_LIMIT_SCALE]", sdk.DefaultRateLimitScale))
+	overhead := instancetype.DefaultVMMemoryOverheadPercent
+	if v := os.Getenv("VM_MEMORY_OVERHEAD_PERCENT"); v != "" {
+		var err error
+		if overhead, err = strconv.ParseFloat(v, 64); err != nil {
+			o.envErr = errors.Join(o.envErr, fmt.Errorf("VM_MEMORY_OVERHEAD_PERCENT=%q is not a number: give a share of memory such as %v", v, instancetype.DefaultVMMemoryOverheadPercent))
+		}
+	}
+	fs.Float64Var(&o.VMMemoryOverheadPercent, "vm-memory-overhead-percent", overhead, "The share of each instance type's memory the hypervisor keeps, subtracted before "+
+		"kube-reserved and eviction thresholds, as Karpenter's setting of the name (0.075 is 7.5%) [VM_MEMORY_OVERHEAD_PERCENT]")
 }
 
 // validate refuses what cannot start, before anything is contacted.
@@ -61,6 +75,10 @@ func (o *awsOptions) validate() error {
 	}
 	if !(o.RateLimitScale >= 0) || math.IsInf(o.RateLimitScale, 0) {
 		return fmt.Errorf("--aws-rate-limit-scale %v is not a share of AWS's rate limits: give 0 (off) or a positive number such as %v", o.RateLimitScale, sdk.DefaultRateLimitScale)
+	}
+	// 0 is refused rather than taken: the instance-type provider reads 0 as its default.
+	if !(o.VMMemoryOverheadPercent > 0 && o.VMMemoryOverheadPercent < 1) {
+		return fmt.Errorf("--vm-memory-overhead-percent %v is not a share of memory Joiner takes: give a number above 0 and below 1, such as %v (7.5%%)", o.VMMemoryOverheadPercent, instancetype.DefaultVMMemoryOverheadPercent)
 	}
 	if o.Region == "" {
 		return errors.New("--cloud-provider aws needs --aws-region (AWS_REGION): set it to the cluster's AWS region")
@@ -145,5 +163,5 @@ func newAWS(ctx context.Context, o awsOptions, clusterName string, kube client.R
 	if err != nil {
 		return nil, err
 	}
-	return provider.Build(kube, sdk.NewClients(cfg), provider.Options{Cluster: cluster, Region: o.Region, KubernetesVersion: version}, clk), nil
+	return provider.Build(kube, sdk.NewClients(cfg), provider.Options{Cluster: cluster, Region: o.Region, KubernetesVersion: version, VMMemoryOverheadPercent: o.VMMemoryOverheadPercent}, clk), nil
 }

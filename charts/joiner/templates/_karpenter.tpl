@@ -117,8 +117,6 @@ refusal here stops helm install before a pod crash-loops. */}}
 {{- end }}
 {{- include "joiner.onlyDefault" (dict "path" "settings.isolatedVPC" "value" .isolatedVPC "want" false
   "why" "Joiner has no isolated-VPC mode: it keeps calling the AWS Price List API, which has no VPC endpoint, and uses its built-in price estimates only when those calls fail") }}
-{{- include "joiner.onlyDefault" (dict "path" "settings.vmMemoryOverheadPercent" "value" .vmMemoryOverheadPercent "want" 0.075
-  "why" "Joiner subtracts Karpenter's default share of memory, 7.5%, from every instance type and has no setting for another") }}
 {{- include "joiner.onlyDefault" (dict "path" "settings.enableZonalShift" "value" .enableZonalShift "want" false
   "why" "Joiner does not read EKS zonal shifts, so it would keep launching into a zone shifted away") }}
 {{- include "joiner.onlyDefault" (dict "path" "settings.reservedENIs" "value" .reservedENIs "want" 0
