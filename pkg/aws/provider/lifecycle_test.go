@@ -232,8 +232,8 @@ func TestCreateAfterRestart(t *testing.T) {
 }
 
 // TestLaunchesBatch: NodeClaims alike launched at once go out as one CreateFleet with a target
-// capacity of one each, and each gets its own instance; NodeClaims of another shape go in a
-// fleet of their own. Until tagged, a launched instance is its NodeClaim's in the ledger, so
+// capacity of one each, and each gets its own instance; a NodeClaim whose cheapest option is
+// another goes in a fleet of its own. Until tagged, a launched instance is its NodeClaim's in the ledger, so
 // garbage collection spares it while the NodeClaim launches.
 func TestLaunchesBatch(t *testing.T) {
 	e := newEnv(t)
@@ -257,7 +257,8 @@ func TestLaunchesBatch(t *testing.T) {
 		})
 	}
 	wg.Go(func() {
-		got, err := e.provider.Create(t.Context(), nodeClaim("other", req(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpIn, "c5.large")))
+		// m5.large costs more than c5.large, the others' cheapest: another fleet.
+		got, err := e.provider.Create(t.Context(), nodeClaim("other", req(corev1.LabelInstanceTypeStable, v1.NodeSelectorOpIn, "m5.large")))
 		out <- launched{name: "other", providerID: func() string {
 			if got == nil {
 				return ""
