@@ -619,16 +619,8 @@ func (e *env) send(t *testing.T, r wireRequest, fx fixtures) answer {
 	}
 	req.Header.Set("Authorization", fmt.Sprintf("AWS4-HMAC-SHA256 Credential=%s/20260301/%s/%s/aws4_request, SignedHeaders=host, Signature=0",
 		authz.AdminAccessKey, e.region, r.service))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := answer{status: resp.StatusCode, body: string(raw)}
+	status, raw := send(t, req)
+	a := answer{status: status, body: string(raw)}
 	if a.status == http.StatusOK {
 		return a
 	}

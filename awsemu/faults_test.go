@@ -16,32 +16,12 @@ import (
 
 func TestThrottling(t *testing.T) {
 	e := newEnv(t)
-	_ = e.state.Update(func(w *state.World) error {
-		w.Faults.ThrottleRate = 0.5
-		return nil
-	})
-	var throttled, ok int
-	for range 10 {
-		_, err := e.ec2.DescribeAvailabilityZones(t.Context(), &ec2.DescribeAvailabilityZonesInput{})
-		switch {
-		case err == nil:
-			ok++
-		case errorCode(t, err) == "RequestLimitExceeded":
-			throttled++
-		default:
-			t.Fatal(err)
-		}
-	}
+	e.setFaults(func(f *state.Faults) { f.ThrottleRate = 0.5 })
+	throttled, ok := e.describeZonesFailing(t, 10, "RequestLimitExceeded")
 	if throttled != 5 || ok != 5 {
 		t.Errorf("%d throttled, %d served; want 5 and 5", throttled, ok)
 	}
-	var stsThrottled bool
-	for range 2 {
-		if _, err := e.sts.GetCallerIdentity(t.Context(), &sts.GetCallerIdentityInput{}); err != nil {
-			stsThrottled = errorCode(t, err) == "Throttling"
-		}
-	}
-	if !stsThrottled {
+	if !e.callerIdentityFails(t, 2, "Throttling") {
 		t.Error("STS was never throttled")
 	}
 }
@@ -49,10 +29,7 @@ func TestThrottling(t *testing.T) {
 func TestDescribeInstancesLag(t *testing.T) {
 	e := newEnv(t)
 	f := e.fixture(t)
-	_ = e.state.Update(func(w *state.World) error {
-		w.Faults.DescribeInstancesLag = 3 * time.Second
-		return nil
-	})
+	e.setFaults(func(f *state.Faults) { f.DescribeInstancesLag = 3 * time.Second })
 	run, err := e.ec2.RunInstances(t.Context(), &ec2.RunInstancesInput{MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
 		ImageId: aws.String(f.amd64AMI), InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets[e.zone("a")])})
 	if err != nil {
@@ -69,67 +46,23 @@ func TestDescribeInstancesLag(t *testing.T) {
 
 func TestLatency(t *testing.T) {
 	e := newEnv(t)
-	_ = e.state.Update(func(w *state.World) error {
-		w.Faults.Latency = 2 * time.Second
-		return nil
-	})
-	done := make(chan error, 1)
-	go func() {
-		_, err := e.ec2.DescribeAvailabilityZones(context.Background(), &ec2.DescribeAvailabilityZonesInput{})
-		done <- err
-	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for !e.clock.HasWaiters() {
-		if time.Now().After(deadline) {
-			t.Fatal("the request never waited on the clock")
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("answered before the latency passed: %v", err)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	e.clock.Step(2 * time.Second)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	e.setFaults(func(f *state.Faults) { f.Latency = 2 * time.Second })
+	e.describeZonesDelayed(t, 2*time.Second, "latency")
 }
 
 // TestInternalErrors: ErrorRate answers its share of requests with a 500 of the service's
 // protocol, counted in Injected; throttling takes precedence on a request both would hit.
 func TestInternalErrors(t *testing.T) {
 	e := newEnv(t)
-	_ = e.state.Update(func(w *state.World) error {
-		w.Faults.ErrorRate = 0.25
-		return nil
-	})
-	var failed, ok int
-	for range 8 {
-		_, err := e.ec2.DescribeAvailabilityZones(t.Context(), &ec2.DescribeAvailabilityZonesInput{})
-		switch {
-		case err == nil:
-			ok++
-		case errorCode(t, err) == "InternalError":
-			failed++
-		default:
-			t.Fatal(err)
-		}
-	}
+	e.setFaults(func(f *state.Faults) { f.ErrorRate = 0.25 })
+	failed, ok := e.describeZonesFailing(t, 8, "InternalError")
 	if failed != 2 || ok != 6 {
 		t.Errorf("%d failed, %d served; want 2 and 6", failed, ok)
 	}
-	var stsFailed bool
-	for range 4 {
-		if _, err := e.sts.GetCallerIdentity(t.Context(), &sts.GetCallerIdentityInput{}); err != nil {
-			stsFailed = errorCode(t, err) == "InternalFailure"
-		}
-	}
-	if !stsFailed {
+	if !e.callerIdentityFails(t, 4, "InternalFailure") {
 		t.Error("STS never failed")
 	}
-	var counts state.FaultCounts
-	e.state.View(func(w *state.World) { counts = w.Faults.Injected })
-	if counts.Requests != 12 || counts.Errors != 3 || counts.Throttled != 0 {
+	if counts := e.injectedFaults(); counts.Requests != 12 || counts.Errors != 3 || counts.Throttled != 0 {
 		t.Errorf("injected %+v, want 12 requests and 3 errors", counts)
 	}
 	both := &state.Faults{ThrottleRate: 1, ErrorRate: 1}
@@ -142,37 +75,13 @@ func TestInternalErrors(t *testing.T) {
 // at once.
 func TestSlowResponses(t *testing.T) {
 	e := newEnv(t)
-	_ = e.state.Update(func(w *state.World) error {
-		w.Faults.SlowRate, w.Faults.SlowLatency = 0.5, 5*time.Second
-		return nil
-	})
+	e.setFaults(func(f *state.Faults) { f.SlowRate, f.SlowLatency = 0.5, 5*time.Second })
 	// The first request is not slowed (floor(1*0.5) = 0), the second is.
 	if _, err := e.ec2.DescribeAvailabilityZones(t.Context(), &ec2.DescribeAvailabilityZonesInput{}); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := e.ec2.DescribeAvailabilityZones(context.Background(), &ec2.DescribeAvailabilityZonesInput{})
-		done <- err
-	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for !e.clock.HasWaiters() {
-		if time.Now().After(deadline) {
-			t.Fatal("the slow request never waited on the clock")
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("answered before the slow latency passed: %v", err)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	e.clock.Step(5 * time.Second)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	var counts state.FaultCounts
-	e.state.View(func(w *state.World) { counts = w.Faults.Injected })
-	if counts.Slowed != 1 {
+	e.describeZonesDelayed(t, 5*time.Second, "slow latency")
+	if counts := e.injectedFaults(); counts.Slowed != 1 {
 		t.Errorf("slowed %d requests, want 1", counts.Slowed)
 	}
 }
@@ -181,10 +90,7 @@ func TestSlowResponses(t *testing.T) {
 // the query protocol's XML.
 func TestThrottlingEKS(t *testing.T) {
 	e := newEnv(t)
-	_ = e.state.Update(func(w *state.World) error {
-		w.Faults.ThrottleRate = 1
-		return nil
-	})
+	e.setFaults(func(f *state.Faults) { f.ThrottleRate = 1 })
 	_, err := e.admin(t, "us-west-2").eks.ListClusters(t.Context(), &eks.ListClustersInput{})
 	if err == nil || errorCode(t, err) != "ThrottlingException" {
 		t.Errorf("err = %v, want ThrottlingException", err)
@@ -200,5 +106,78 @@ func TestErrorsSpreadOverUnthrottled(t *testing.T) {
 	}
 	if f.Injected.Throttled != 300 || f.Injected.Errors != 14 {
 		t.Errorf("injected %+v over 1000 requests, want 300 throttled and 14 errors (2%% of the 700 others)", f.Injected)
+	}
+}
+
+// setFaults sets the world's fault injection with set.
+func (e *env) setFaults(set func(*state.Faults)) {
+	_ = e.state.Update(func(w *state.World) error {
+		set(w.Faults)
+		return nil
+	})
+}
+
+// injectedFaults is what the world's fault injection has counted so far.
+func (e *env) injectedFaults() state.FaultCounts {
+	var counts state.FaultCounts
+	e.state.View(func(w *state.World) { counts = w.Faults.Injected })
+	return counts
+}
+
+// describeZonesFailing makes n DescribeAvailabilityZones calls and counts those that failed with
+// code and those served; any other failure fails the test.
+func (e *env) describeZonesFailing(t *testing.T, n int, code string) (failed, served int) {
+	t.Helper()
+	for range n {
+		_, err := e.ec2.DescribeAvailabilityZones(t.Context(), &ec2.DescribeAvailabilityZonesInput{})
+		switch {
+		case err == nil:
+			served++
+		case errorCode(t, err) == code:
+			failed++
+		default:
+			t.Fatal(err)
+		}
+	}
+	return failed, served
+}
+
+// callerIdentityFails makes n GetCallerIdentity calls and reports whether the last of them that
+// failed failed with code (false when none failed).
+func (e *env) callerIdentityFails(t *testing.T, n int, code string) bool {
+	t.Helper()
+	var failed bool
+	for range n {
+		if _, err := e.sts.GetCallerIdentity(t.Context(), &sts.GetCallerIdentityInput{}); err != nil {
+			failed = errorCode(t, err) == code
+		}
+	}
+	return failed
+}
+
+// describeZonesDelayed makes a DescribeAvailabilityZones call that must wait on the fake clock
+// (for the fault named what) and not be answered before the clock steps by delay; it fails the
+// test when the call is answered early, never waits within 10s, or fails.
+func (e *env) describeZonesDelayed(t *testing.T, delay time.Duration, what string) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.ec2.DescribeAvailabilityZones(context.Background(), &ec2.DescribeAvailabilityZonesInput{})
+		done <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !e.clock.HasWaiters() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the request delayed by %s never waited on the clock", what)
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("answered before the %s passed: %v", what, err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	e.clock.Step(delay)
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

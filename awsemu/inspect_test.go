@@ -2,7 +2,6 @@ package awsemu_test
 
 import (
 	"encoding/json"
-	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -22,20 +21,11 @@ import (
 func TestInspectionEndpoint(t *testing.T) {
 	e := newEnv(t)
 	f := e.fixture(t)
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPut, e.url+"/_awsemu/faults",
-		strings.NewReader(`{"insufficientCapacity": [{"instanceType": "m5.large", "zone": "`+e.zone("a")+`", "capacityType": "on-demand"}]}`))
-	if err != nil {
-		t.Fatal(err)
+	if status, body := e.call(t, http.MethodPut, "/_awsemu/faults",
+		strings.NewReader(`{"insufficientCapacity": [{"instanceType": "m5.large", "zone": "`+e.zone("a")+`", "capacityType": "on-demand"}]}`)); status != http.StatusOK {
+		t.Fatalf("PUT faults: %d %s", status, body)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("PUT faults: %s", resp.Status)
-	}
-	_, err = e.ec2.RunInstances(t.Context(), &ec2.RunInstancesInput{MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
+	_, err := e.ec2.RunInstances(t.Context(), &ec2.RunInstancesInput{MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
 		ImageId: aws.String(f.amd64AMI), InstanceType: ec2types.InstanceTypeM5Large, SubnetId: aws.String(f.subnets[e.zone("a")])})
 	wantCode(t, err, "InsufficientInstanceCapacity", "injected capacity fault")
 	if _, err := e.ec2.RunInstances(t.Context(), &ec2.RunInstancesInput{MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
@@ -132,20 +122,12 @@ func TestInspectionInstancePrices(t *testing.T) {
 // inspectInstances returns what GET /_awsemu/instances reports.
 func (e *env) inspectInstances(t *testing.T) []inspect.Instance {
 	t.Helper()
-	get, err := http.NewRequestWithContext(t.Context(), http.MethodGet, e.url+"/_awsemu/instances", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(get)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET instances: %s", resp.Status)
+	status, body := e.call(t, http.MethodGet, "/_awsemu/instances", nil)
+	if status != http.StatusOK {
+		t.Fatalf("GET instances: %d %s", status, body)
 	}
 	var insts []inspect.Instance
-	if err := json.NewDecoder(resp.Body).Decode(&insts); err != nil {
+	if err := json.Unmarshal(body, &insts); err != nil {
 		t.Fatal(err)
 	}
 	return insts
@@ -199,20 +181,8 @@ func TestAuthorizationLog(t *testing.T) {
 // putFaultsRaw PUTs body to the faults endpoint and returns the status and the answer.
 func putFaultsRaw(t *testing.T, e *env, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPut, e.url+"/_awsemu/faults", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(raw)
+	status, raw := e.call(t, http.MethodPut, "/_awsemu/faults", strings.NewReader(body))
+	return status, string(raw)
 }
 
 // getFaults reads the faults endpoint.

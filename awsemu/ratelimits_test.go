@@ -28,18 +28,10 @@ func (e *env) setRateLimits(t *testing.T, mode string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPut, e.url+inspect.Prefix+"faults", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
+	status, answer := e.call(t, http.MethodPut, inspect.Prefix+"faults", bytes.NewReader(body))
 	var got inspect.Faults
-	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusOK || got.RateLimits != mode {
-		t.Fatalf("setting rate limits %s: %s, %+v, %v", mode, resp.Status, got, err)
+	if err := json.Unmarshal(answer, &got); err != nil || status != http.StatusOK || got.RateLimits != mode {
+		t.Fatalf("setting rate limits %s: %d, %+v, %v", mode, status, got, err)
 	}
 }
 

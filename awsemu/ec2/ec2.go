@@ -112,6 +112,26 @@ func arn(w *state.World, region, kind, id string) string {
 	return fmt.Sprintf("arn:aws:ec2:%s:%s:%s/%s", region, w.AccountID, kind, id)
 }
 
+// describedRegion authorizes a Describe* call (as describe does) and then returns the region it
+// is for (as region does): an unauthorized caller is refused before the region is looked at.
+func describedRegion(w *state.World, req request) (*state.Region, error) {
+	if err := describe(w, req); err != nil {
+		return nil, err
+	}
+	return region(w, req)
+}
+
+// onePage is the page of items, at most limit of them, that the request's NextToken starts, and
+// the token of the next page ("" on the last); op (the action) binds tokens to the call that
+// issued them, so another call refuses them.
+func onePage[X any](req request, op string, limit int, items []X) ([]X, string, error) {
+	start, end, next, err := wire.Page(op, len(items), limit, req.form.String("NextToken"))
+	if err != nil {
+		return nil, "", err
+	}
+	return items[start:end], next, nil
+}
+
 func region(w *state.World, req request) (*state.Region, error) {
 	r, ok := w.Regions[req.call.Region]
 	if !ok {

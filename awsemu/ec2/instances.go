@@ -75,10 +75,7 @@ func (h *Handler) describeInstances(req request) (any, error) {
 	}
 	var out describeInstancesResponse
 	err = h.state.Update(func(w *state.World) error {
-		if err := describe(w, req); err != nil {
-			return err
-		}
-		r, err := region(w, req)
+		r, err := describedRegion(w, req)
 		if err != nil {
 			return err
 		}
@@ -99,11 +96,11 @@ func (h *Handler) describeInstances(req request) (any, error) {
 				matched = append(matched, inst)
 			}
 		}
-		start, end, next, err := wire.Page("DescribeInstances", len(matched), limit, req.form.String("NextToken"))
+		shown, next, err := onePage(req, "DescribeInstances", limit, matched)
 		if err != nil {
 			return err
 		}
-		out = describeInstancesResponse{XMLNS: ns, RequestID: req.call.RequestID, Reservations: reservations(w, matched[start:end]), NextToken: next}
+		out = describeInstancesResponse{XMLNS: ns, RequestID: req.call.RequestID, Reservations: reservations(w, shown), NextToken: next}
 		return nil
 	})
 	return out, err
@@ -153,10 +150,7 @@ func (h *Handler) describeInstanceStatus(req request) (any, error) {
 	}
 	var out describeInstanceStatusResponse
 	err = h.state.Update(func(w *state.World) error {
-		if err := describe(w, req); err != nil {
-			return err
-		}
-		r, err := region(w, req)
+		r, err := describedRegion(w, req)
 		if err != nil {
 			return err
 		}
@@ -190,11 +184,11 @@ func (h *Handler) describeInstanceStatus(req request) (any, error) {
 				matched = append(matched, x)
 			}
 		}
-		start, end, next, err := wire.Page("DescribeInstanceStatus", len(matched), limit, req.form.String("NextToken"))
+		shown, next, err := onePage(req, "DescribeInstanceStatus", limit, matched)
 		if err != nil {
 			return err
 		}
-		out = describeInstanceStatusResponse{XMLNS: ns, RequestID: req.call.RequestID, Statuses: matched[start:end], NextToken: next}
+		out = describeInstanceStatusResponse{XMLNS: ns, RequestID: req.call.RequestID, Statuses: shown, NextToken: next}
 		return nil
 	})
 	return out, err

@@ -20,10 +20,7 @@ func (h *Handler) describeInstanceTypes(req request) (any, error) {
 	}
 	var out describeInstanceTypesResponse
 	err = h.state.Update(func(w *state.World) error {
-		if err := describe(w, req); err != nil {
-			return err
-		}
-		r, err := region(w, req)
+		r, err := describedRegion(w, req)
 		if err != nil {
 			return err
 		}
@@ -49,11 +46,11 @@ func (h *Handler) describeInstanceTypes(req request) (any, error) {
 				matched = append(matched, instanceTypeInfo(t))
 			}
 		}
-		start, end, next, err := wire.Page("DescribeInstanceTypes", len(matched), limit, req.form.String("NextToken"))
+		shown, next, err := onePage(req, "DescribeInstanceTypes", limit, matched)
 		if err != nil {
 			return err
 		}
-		out = describeInstanceTypesResponse{XMLNS: ns, RequestID: req.call.RequestID, InstanceTypes: matched[start:end], NextToken: next}
+		out = describeInstanceTypesResponse{XMLNS: ns, RequestID: req.call.RequestID, InstanceTypes: shown, NextToken: next}
 		return nil
 	})
 	return out, err
@@ -142,10 +139,7 @@ func (h *Handler) describeInstanceTypeOfferings(req request) (any, error) {
 	}
 	var out describeInstanceTypeOfferingsResponse
 	err = h.state.Update(func(w *state.World) error {
-		if err := describe(w, req); err != nil {
-			return err
-		}
-		r, err := region(w, req)
+		r, err := describedRegion(w, req)
 		if err != nil {
 			return err
 		}
@@ -182,11 +176,11 @@ func (h *Handler) describeInstanceTypeOfferings(req request) (any, error) {
 				}
 			}
 		}
-		start, end, next, err := wire.Page("DescribeInstanceTypeOfferings", len(matched), limit, req.form.String("NextToken"))
+		shown, next, err := onePage(req, "DescribeInstanceTypeOfferings", limit, matched)
 		if err != nil {
 			return err
 		}
-		out = describeInstanceTypeOfferingsResponse{XMLNS: ns, RequestID: req.call.RequestID, Offerings: matched[start:end], NextToken: next}
+		out = describeInstanceTypeOfferingsResponse{XMLNS: ns, RequestID: req.call.RequestID, Offerings: shown, NextToken: next}
 		return nil
 	})
 	return out, err
@@ -195,10 +189,7 @@ func (h *Handler) describeInstanceTypeOfferings(req request) (any, error) {
 func (h *Handler) describeAvailabilityZones(req request) (any, error) {
 	var out describeAvailabilityZonesResponse
 	err := h.state.Update(func(w *state.World) error {
-		if err := describe(w, req); err != nil {
-			return err
-		}
-		r, err := region(w, req)
+		r, err := describedRegion(w, req)
 		if err != nil {
 			return err
 		}
@@ -246,10 +237,7 @@ func (h *Handler) describeSpotPriceHistory(req request) (any, error) {
 	}
 	var out describeSpotPriceHistoryResponse
 	err = h.state.Update(func(w *state.World) error {
-		if err := describe(w, req); err != nil {
-			return err
-		}
-		r, err := region(w, req)
+		r, err := describedRegion(w, req)
 		if err != nil {
 			return err
 		}
@@ -283,11 +271,11 @@ func (h *Handler) describeSpotPriceHistory(req request) (any, error) {
 				}
 			}
 		}
-		from, to, next, err := wire.Page("DescribeSpotPriceHistory", len(matched), limit, req.form.String("NextToken"))
+		shown, next, err := onePage(req, "DescribeSpotPriceHistory", limit, matched)
 		if err != nil {
 			return err
 		}
-		out = describeSpotPriceHistoryResponse{XMLNS: ns, RequestID: req.call.RequestID, Prices: matched[from:to], NextToken: next}
+		out = describeSpotPriceHistoryResponse{XMLNS: ns, RequestID: req.call.RequestID, Prices: shown, NextToken: next}
 		return nil
 	})
 	return out, err

@@ -141,10 +141,7 @@ func (h *Handler) describeLaunchTemplates(req request) (any, error) {
 	}
 	var out describeLaunchTemplatesResponse
 	err = h.state.Update(func(w *state.World) error {
-		if err := describe(w, req); err != nil {
-			return err
-		}
-		r, err := region(w, req)
+		r, err := describedRegion(w, req)
 		if err != nil {
 			return err
 		}
@@ -171,11 +168,11 @@ func (h *Handler) describeLaunchTemplates(req request) (any, error) {
 				matched = append(matched, launchTemplateXMLOf(lt))
 			}
 		}
-		start, end, next, err := wire.Page("DescribeLaunchTemplates", len(matched), limit, req.form.String("NextToken"))
+		shown, next, err := onePage(req, "DescribeLaunchTemplates", limit, matched)
 		if err != nil {
 			return err
 		}
-		out = describeLaunchTemplatesResponse{XMLNS: ns, RequestID: req.call.RequestID, LaunchTemplates: matched[start:end], NextToken: next}
+		out = describeLaunchTemplatesResponse{XMLNS: ns, RequestID: req.call.RequestID, LaunchTemplates: shown, NextToken: next}
 		return nil
 	})
 	return out, err

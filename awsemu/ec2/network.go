@@ -19,10 +19,7 @@ func (h *Handler) describeSubnets(req request) (any, error) {
 	}
 	var out describeSubnetsResponse
 	err = h.state.Update(func(w *state.World) error {
-		if err := describe(w, req); err != nil {
-			return err
-		}
-		r, err := region(w, req)
+		r, err := describedRegion(w, req)
 		if err != nil {
 			return err
 		}
@@ -53,11 +50,11 @@ func (h *Handler) describeSubnets(req request) (any, error) {
 				})
 			}
 		}
-		start, end, next, err := wire.Page("DescribeSubnets", len(matched), limit, req.form.String("NextToken"))
+		shown, next, err := onePage(req, "DescribeSubnets", limit, matched)
 		if err != nil {
 			return err
 		}
-		out = describeSubnetsResponse{XMLNS: ns, RequestID: req.call.RequestID, Subnets: matched[start:end], NextToken: next}
+		out = describeSubnetsResponse{XMLNS: ns, RequestID: req.call.RequestID, Subnets: shown, NextToken: next}
 		return nil
 	})
 	return out, err
@@ -70,10 +67,7 @@ func (h *Handler) describeSecurityGroups(req request) (any, error) {
 	}
 	var out describeSecurityGroupsResponse
 	err = h.state.Update(func(w *state.World) error {
-		if err := describe(w, req); err != nil {
-			return err
-		}
-		r, err := region(w, req)
+		r, err := describedRegion(w, req)
 		if err != nil {
 			return err
 		}
@@ -100,11 +94,11 @@ func (h *Handler) describeSecurityGroups(req request) (any, error) {
 				})
 			}
 		}
-		start, end, next, err := wire.Page("DescribeSecurityGroups", len(matched), limit, req.form.String("NextToken"))
+		shown, next, err := onePage(req, "DescribeSecurityGroups", limit, matched)
 		if err != nil {
 			return err
 		}
-		out = describeSecurityGroupsResponse{XMLNS: ns, RequestID: req.call.RequestID, SecurityGroups: matched[start:end], NextToken: next}
+		out = describeSecurityGroupsResponse{XMLNS: ns, RequestID: req.call.RequestID, SecurityGroups: shown, NextToken: next}
 		return nil
 	})
 	return out, err
@@ -119,10 +113,7 @@ func (h *Handler) describeImages(req request) (any, error) {
 	}
 	var out describeImagesResponse
 	err = h.state.Update(func(w *state.World) error {
-		if err := describe(w, req); err != nil {
-			return err
-		}
-		r, err := region(w, req)
+		r, err := describedRegion(w, req)
 		if err != nil {
 			return err
 		}
@@ -157,11 +148,11 @@ func (h *Handler) describeImages(req request) (any, error) {
 				matched = append(matched, imageXMLOf(img))
 			}
 		}
-		start, end, next, err := wire.Page("DescribeImages", len(matched), limit, req.form.String("NextToken"))
+		shown, next, err := onePage(req, "DescribeImages", limit, matched)
 		if err != nil {
 			return err
 		}
-		out = describeImagesResponse{XMLNS: ns, RequestID: req.call.RequestID, Images: matched[start:end], NextToken: next}
+		out = describeImagesResponse{XMLNS: ns, RequestID: req.call.RequestID, Images: shown, NextToken: next}
 		return nil
 	})
 	return out, err

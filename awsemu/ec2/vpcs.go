@@ -52,10 +52,7 @@ func (h *Handler) describeVpcs(req request) (any, error) {
 	}
 	var out describeVpcsResponse
 	err = h.state.Update(func(w *state.World) error {
-		if err := describe(w, req); err != nil {
-			return err
-		}
-		r, err := region(w, req)
+		r, err := describedRegion(w, req)
 		if err != nil {
 			return err
 		}
@@ -88,11 +85,11 @@ func (h *Handler) describeVpcs(req request) (any, error) {
 			x.CIDRBlockAssociationSet = []vpcCIDRAssociation{a}
 			matched = append(matched, x)
 		}
-		start, end, next, err := wire.Page("DescribeVpcs", len(matched), limit, req.form.String("NextToken"))
+		shown, next, err := onePage(req, "DescribeVpcs", limit, matched)
 		if err != nil {
 			return err
 		}
-		out = describeVpcsResponse{XMLNS: ns, RequestID: req.call.RequestID, VPCs: matched[start:end], NextToken: next}
+		out = describeVpcsResponse{XMLNS: ns, RequestID: req.call.RequestID, VPCs: shown, NextToken: next}
 		return nil
 	})
 	return out, err

@@ -124,6 +124,17 @@ func maxItems(f wire.Form) (int, error) {
 	return n, nil
 }
 
+// page is the page of items, at most limit of them, that the request's Marker starts, and the
+// marker of the next page ("" on the last); scope binds markers to the call (and principal) that
+// issued them, so another call refuses them.
+func page[X any](f wire.Form, scope string, limit int, items []X) ([]X, string, error) {
+	start, end, next, err := wire.Page(scope, len(items), limit, f.String("Marker"))
+	if err != nil {
+		return nil, "", err
+	}
+	return items[start:end], next, nil
+}
+
 func requireName(f wire.Form, key string) (string, error) {
 	name := f.String(key)
 	if name == "" {
@@ -438,11 +449,11 @@ func listInstanceProfiles(w *state.World, call wire.Call, f wire.Form) (any, err
 			matched = append(matched, profileXMLOf(w, p))
 		}
 	}
-	start, end, next, err := wire.Page("ListInstanceProfiles", len(matched), limit, f.String("Marker"))
+	profiles, next, err := page(f, "ListInstanceProfiles", limit, matched)
 	if err != nil {
 		return nil, err
 	}
-	return listInstanceProfilesResponse{XMLNS: ns, Profiles: matched[start:end], IsTruncated: next != "", Marker: next,
+	return listInstanceProfilesResponse{XMLNS: ns, Profiles: profiles, IsTruncated: next != "", Marker: next,
 		Metadata: metadataXML{RequestID: call.RequestID}}, nil
 }
 

@@ -252,12 +252,11 @@ func listRolePolicies(w *state.World, call wire.Call, f wire.Form) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	names := state.SortedKeys(r.Policies)
-	start, end, next, err := wire.Page("ListRolePolicies/"+r.Name, len(names), limit, f.String("Marker"))
+	names, next, err := page(f, "ListRolePolicies/"+r.Name, limit, state.SortedKeys(r.Policies))
 	if err != nil {
 		return nil, err
 	}
-	return listRolePoliciesResponse{XMLNS: ns, Names: names[start:end], IsTruncated: next != "", Marker: next,
+	return listRolePoliciesResponse{XMLNS: ns, Names: names, IsTruncated: next != "", Marker: next,
 		Metadata: metadataXML{RequestID: call.RequestID}}, nil
 }
 
@@ -336,29 +335,36 @@ func listAttachedRolePolicies(w *state.World, call wire.Call, f wire.Form) (any,
 	if err != nil {
 		return nil, err
 	}
-	limit, err := maxItems(f)
+	policies, next, err := attachedPolicies(f, "ListAttachedRolePolicies/"+r.Name, r.ManagedPolicyARNs)
 	if err != nil {
 		return nil, err
+	}
+	return listAttachedRolePoliciesResponse{XMLNS: ns, Policies: policies, IsTruncated: next != "", Marker: next,
+		Metadata: metadataXML{RequestID: call.RequestID}}, nil
+}
+
+// attachedPolicies is one page, by the request's MaxItems and Marker, of the managed policies
+// arns (in attachment order) whose path (the part of the ARN between "policy" and the name)
+// starts with the request's PathPrefix ("/" when absent), and the marker of the next page ("" on
+// the last). scope binds the marker to the call and the principal.
+func attachedPolicies(f wire.Form, scope string, arns []string) ([]attachedPolicyXML, string, error) {
+	limit, err := maxItems(f)
+	if err != nil {
+		return nil, "", err
 	}
 	prefix := f.String("PathPrefix")
 	if prefix == "" {
 		prefix = "/"
 	}
-	var matched []attachedPolicyXML
-	for _, arn := range r.ManagedPolicyARNs {
+	matched := []attachedPolicyXML{}
+	for _, arn := range arns {
 		_, rest, _ := strings.Cut(arn, ":policy")
 		i := strings.LastIndex(rest, "/")
-		if path := rest[:i+1]; !strings.HasPrefix(path, prefix) {
-			continue
+		if path := rest[:i+1]; strings.HasPrefix(path, prefix) {
+			matched = append(matched, attachedPolicyXML{PolicyName: rest[i+1:], PolicyArn: arn})
 		}
-		matched = append(matched, attachedPolicyXML{PolicyName: rest[i+1:], PolicyArn: arn})
 	}
-	start, end, next, err := wire.Page("ListAttachedRolePolicies/"+r.Name, len(matched), limit, f.String("Marker"))
-	if err != nil {
-		return nil, err
-	}
-	return listAttachedRolePoliciesResponse{XMLNS: ns, Policies: matched[start:end], IsTruncated: next != "", Marker: next,
-		Metadata: metadataXML{RequestID: call.RequestID}}, nil
+	return page(f, scope, limit, matched)
 }
 
 // encodeDocument percent-encodes a policy document as IAM returns it (RFC 3986: a space is

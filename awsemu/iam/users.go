@@ -43,12 +43,10 @@ type getUserResponse struct {
 	Metadata metadataXML `xml:"ResponseMetadata"`
 }
 
-// getUser returns the named user. Without a UserName IAM returns the calling user; the
-// emulator's callers are roles' sessions, for which IAM requires the name.
-func getUser(w *state.World, call wire.Call, f wire.Form) (any, error) {
-	if f.String("UserName") == "" {
-		return nil, wire.NewError(http.StatusBadRequest, "ValidationError", "Must specify userName when calling with non-User credentials")
-	}
+// userFor reads the request's UserName, authorizes action on that user (with the user's tags as
+// the resource context, when the user exists) and returns it, or NoSuchEntity when the user
+// does not exist, checked after authorization as IAM does.
+func userFor(w *state.World, call wire.Call, f wire.Form, action string) (*state.User, error) {
 	name, err := requireName(f, "UserName")
 	if err != nil {
 		return nil, err
@@ -58,11 +56,24 @@ func getUser(w *state.World, call wire.Call, f wire.Form) (any, error) {
 	if u != nil {
 		ctx = resourceContext(u.Tags)
 	}
-	if err := authorize(w, call, "iam:GetUser", userARN(w, name), ctx); err != nil {
+	if err := authorize(w, call, action, userARN(w, name), ctx); err != nil {
 		return nil, err
 	}
 	if u == nil {
 		return nil, wire.NewError(http.StatusNotFound, "NoSuchEntity", "The user with name %s cannot be found.", name)
+	}
+	return u, nil
+}
+
+// getUser returns the named user. Without a UserName IAM returns the calling user; the
+// emulator's callers are roles' sessions, for which IAM requires the name.
+func getUser(w *state.World, call wire.Call, f wire.Form) (any, error) {
+	if f.String("UserName") == "" {
+		return nil, wire.NewError(http.StatusBadRequest, "ValidationError", "Must specify userName when calling with non-User credentials")
+	}
+	u, err := userFor(w, call, f, "iam:GetUser")
+	if err != nil {
+		return nil, err
 	}
 	return getUserResponse{XMLNS: ns, User: userXMLOf(u), Metadata: metadataXML{RequestID: call.RequestID}}, nil
 }
@@ -123,11 +134,7 @@ func listByPath[T, X any](w *state.World, call wire.Call, f wire.Form, action, k
 			matched = append(matched, listed(item))
 		}
 	}
-	start, end, next, err := wire.Page(action[len("iam:"):]+prefix, len(matched), limit, f.String("Marker"))
-	if err != nil {
-		return nil, "", err
-	}
-	return matched[start:end], next, nil
+	return page(f, action[len("iam:"):]+prefix, limit, matched)
 }
 
 type listRolesResponse struct {
@@ -164,41 +171,14 @@ type listAttachedUserPoliciesResponse struct {
 // listAttachedUserPolicies lists a user's managed policies in attachment order, those whose
 // path starts with PathPrefix.
 func listAttachedUserPolicies(w *state.World, call wire.Call, f wire.Form) (any, error) {
-	name, err := requireName(f, "UserName")
+	u, err := userFor(w, call, f, "iam:ListAttachedUserPolicies")
 	if err != nil {
 		return nil, err
 	}
-	u := w.IAM.Users[name]
-	var ctx map[string][]string
-	if u != nil {
-		ctx = resourceContext(u.Tags)
-	}
-	if err := authorize(w, call, "iam:ListAttachedUserPolicies", userARN(w, name), ctx); err != nil {
-		return nil, err
-	}
-	if u == nil {
-		return nil, wire.NewError(http.StatusNotFound, "NoSuchEntity", "The user with name %s cannot be found.", name)
-	}
-	limit, err := maxItems(f)
+	policies, next, err := attachedPolicies(f, "ListAttachedUserPolicies/"+u.Name, u.ManagedPolicyARNs)
 	if err != nil {
 		return nil, err
 	}
-	prefix := f.String("PathPrefix")
-	if prefix == "" {
-		prefix = "/"
-	}
-	matched := []attachedPolicyXML{}
-	for _, arn := range u.ManagedPolicyARNs {
-		_, rest, _ := strings.Cut(arn, ":policy")
-		i := strings.LastIndex(rest, "/")
-		if path := rest[:i+1]; strings.HasPrefix(path, prefix) {
-			matched = append(matched, attachedPolicyXML{PolicyName: rest[i+1:], PolicyArn: arn})
-		}
-	}
-	start, end, next, err := wire.Page("ListAttachedUserPolicies/"+u.Name, len(matched), limit, f.String("Marker"))
-	if err != nil {
-		return nil, err
-	}
-	return listAttachedUserPoliciesResponse{XMLNS: ns, Policies: matched[start:end], IsTruncated: next != "", Marker: next,
+	return listAttachedUserPoliciesResponse{XMLNS: ns, Policies: policies, IsTruncated: next != "", Marker: next,
 		Metadata: metadataXML{RequestID: call.RequestID}}, nil
 }
