@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -219,23 +220,30 @@ func instanceTypes(ctx context.Context, cloud cloudprovider.CloudProvider, np *v
 const maxNodeClaimRequirements = 100
 
 // tooManyRequirements refuses a NodePool whose NodeClaims could not be created: every NodeClaim
-// carries one requirement per key of the template, plus karpenter.sh/nodepool and
-// node.kubernetes.io/instance-type, which Joiner adds when the template lacks them, so a template
-// with 99 or 100 keys is valid as a NodePool and yet makes NodeClaims the API server refuses.
+// carries one requirement per key of the template, plus karpenter.sh/nodepool,
+// node.kubernetes.io/instance-type and the node class's label (karpenter.k8s.aws/ec2nodeclass),
+// which Joiner adds when the template lacks them, so a template with 98 to 100 keys is valid as a
+// NodePool and yet makes NodeClaims the API server refuses.
 func tooManyRequirements(np *v1.NodePool) *scheduling.Reason {
 	template := map[string]bool{}
 	for _, r := range np.Spec.Template.Spec.Requirements {
 		template[r.Key] = true
 	}
 	keys := maps.Clone(template)
-	keys[v1.NodePoolLabelKey], keys[corev1.LabelInstanceTypeStable] = true, true
+	added := []string{v1.NodePoolLabelKey, corev1.LabelInstanceTypeStable}
+	if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil {
+		added = append(added, v1.NodeClassLabelKey(ref))
+	}
+	for _, k := range added {
+		keys[k] = true
+	}
 	if len(keys) <= maxNodeClaimRequirements {
 		return nil
 	}
 	return &scheduling.Reason{NodePool: np.Name, Code: "TooManyRequirements", Message: fmt.Sprintf(
-		"spec.template.spec.requirements names %d keys; with %s and %s, which every NodeClaim also carries, its NodeClaims would have %d requirements, "+
-			"over the NodeClaim API's limit of %d: remove or merge requirements (one per key) so that at most %d keys remain besides those two",
-		len(template), v1.NodePoolLabelKey, corev1.LabelInstanceTypeStable, len(keys), maxNodeClaimRequirements, maxNodeClaimRequirements-2)}
+		"spec.template.spec.requirements names %d keys; with %s, which every NodeClaim also carries, its NodeClaims would have %d requirements, "+
+			"over the NodeClaim API's limit of %d: remove or merge requirements (one per key) so that at most %d keys remain besides those",
+		len(template), strings.Join(added, ", "), len(keys), maxNodeClaimRequirements, maxNodeClaimRequirements-len(added))}
 }
 
 // poolNodeCost is what the cloud provider prices a node of np at beyond its instance, 0 when it

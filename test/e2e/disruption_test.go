@@ -222,7 +222,8 @@ func appCounts(ctx context.Context, c client.Client, namespace string) (ready, t
 }
 
 // disruptingNodes names the NodePool's nodes tainted karpenter.sh/disrupted or being deleted,
-// and its NodeClaims being deleted, each node once; and counts its initialized nodes.
+// and its NodeClaims being deleted, each node once; and counts its initialized nodes with the
+// NodeClaims deleting after their Node went.
 func disruptingNodes(ctx context.Context, c client.Client, pool string) ([]string, int, error) {
 	var nodes corev1.NodeList
 	if err := c.List(ctx, &nodes, client.MatchingLabels{v1.NodePoolLabelKey: pool}); err != nil {
@@ -244,9 +245,13 @@ func disruptingNodes(ctx context.Context, c client.Client, pool string) ([]strin
 			out = append(out, n.Name)
 		}
 	}
+	// A NodeClaim deleting after its Node went (its instance still terminating) is disrupting and,
+	// as the disruption controller counts the NodePool's nodes by their NodeClaims, one of the
+	// nodes the budget's percentage is of.
 	for _, nc := range claims.Items {
 		if nc.DeletionTimestamp != nil && nc.Status.NodeName != "" && !slices.Contains(out, nc.Status.NodeName) {
 			out = append(out, nc.Status.NodeName)
+			initialized++
 		}
 	}
 	return out, initialized, nil

@@ -428,7 +428,7 @@ func hostileCases() []hostileCase {
 			want: podEvent("no-such-type", "FailedScheduling", "no-such-type", "m99.mega")},
 		{name: "too-big", pool: `spec: {}`, pods: hostilePods("too-big", "900"),
 			want: podEvent("too-big", "FailedScheduling", "too-big", "cpu")},
-		{name: "reqs-98", pool: requirements(98), pods: hostilePods("reqs-98", "100m"), want: hostileRunning("reqs-98")},
+		{name: "reqs-97", pool: requirements(97), pods: hostilePods("reqs-97", "100m"), want: hostileRunning("reqs-97")},
 		{name: "reqs-100", pool: requirements(100), pods: hostilePods("reqs-100", "100m"),
 			want: podEvent("reqs-100", "FailedScheduling", "reqs-100", "TooManyRequirements", "spec.template.spec.requirements")},
 		{name: "huge-userdata", class: fmt.Sprintf("spec: {userData: %q}", huge), pool: `spec: {template: {spec: {nodeClassRef: {name: huge-userdata}}}}`,
